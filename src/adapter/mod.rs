@@ -1,0 +1,68 @@
+//! Adapters speak one protocol each and classify what they see into [`Observation`]s.
+//!
+//! An adapter never prints and never decides an exit code. The engine asks it for one
+//! [`TargetRun`] per target per run, then for one attempt at a time of each dimension, each
+//! under an [`Attempt`] that carries the deadline and the watchdog's abort hooks.
+
+pub mod attempt;
+pub mod credential;
+pub mod http;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{Target, TargetType};
+use crate::result::{Dimension, Observation};
+
+pub use attempt::Attempt;
+pub use credential::{CredentialSource, Secret};
+
+/// One protocol family.
+pub trait Adapter: Sync {
+    /// The dimensions this adapter implements besides `configuration` (which every adapter
+    /// has). `latency` and `dependency` belong to the engine.
+    fn dimensions(&self) -> &'static [Dimension];
+
+    /// Starts the per-target-run state. Nothing may touch the network here.
+    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun>;
+}
+
+/// Everything an adapter gets about one target for one run.
+#[derive(Clone)]
+pub struct TargetContext {
+    /// The target as configured.
+    pub target: Arc<Target>,
+    /// The credential source for `Authorization` headers (bearer env today, OAuth later).
+    pub credentials: Arc<dyn CredentialSource>,
+    /// Resolved environment references other than the bearer token (child env name, value),
+    /// e.g. a stdio server's mapped environment.
+    pub env: Arc<Vec<(String, Secret)>>,
+}
+
+/// Per-target-run state, shared by all dimensions of one target in one run.
+pub trait TargetRun: Send {
+    /// Offline validation of the target: no network, no process.
+    fn configure(&mut self) -> Observation;
+
+    /// One attempt of one dimension. Must return by `attempt.deadline()`; the engine's
+    /// watchdog fires the attempt's abort hooks at the deadline regardless.
+    fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation;
+
+    /// Called when an attempt ended at its deadline or was cancelled: the session or process
+    /// that attempt used must not be reused.
+    fn discard(&mut self) {}
+
+    /// End of the target run: best-effort cleanup (e.g. MCP `DELETE`, process shutdown)
+    /// within `budget`. Never changes any result.
+    fn close(&mut self, _budget: Duration) {}
+}
+
+/// The adapter for a target type, if there is one.
+pub fn for_type(kind: TargetType) -> Option<&'static dyn Adapter> {
+    match kind {
+        TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router => {
+            Some(&http::HttpAdapter)
+        }
+        _ => None,
+    }
+}

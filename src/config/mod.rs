@@ -1,0 +1,360 @@
+//! The validated configuration: what a run will check.
+//!
+//! [`load`] turns YAML into these types, rejecting anything malformed with a [`LoadError`]
+//! that names the key path (exit 6). [`adhoc`] builds the same types for `ping`/`doctor`
+//! without a file. Once a [`Config`] exists it is known to be well-formed; problems that
+//! depend on the environment (a missing credential, an endpoint the adapter cannot use) are
+//! reported later as MISCONFIGURED results, never as load errors.
+
+pub mod adhoc;
+pub mod load;
+
+use std::fmt;
+
+use crate::result::Dimension;
+
+pub use load::{LoadError, load_file, load_str};
+
+/// Default per-attempt deadline.
+pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+/// Default delay between retries.
+pub const DEFAULT_RETRY_DELAY_MS: u64 = 100;
+/// Default bound on in-flight targets.
+pub const DEFAULT_CONCURRENCY: usize = 16;
+/// Default body limit of the HTTP functional check.
+pub const DEFAULT_MAX_BODY_BYTES: u64 = 65_536;
+
+/// A whole configuration: the targets as a graph of nodes.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Bound on simultaneously running nodes (1–256).
+    pub concurrency: usize,
+    /// Every node, each run at most once per run. Top-level targets and inline dependencies
+    /// each get their own node; `ref` entries point at an existing node.
+    pub nodes: Vec<Target>,
+    /// The top-level targets, in declaration order (indices into `nodes`).
+    pub roots: Vec<NodeId>,
+}
+
+/// Index of a node in [`Config::nodes`].
+pub type NodeId = usize;
+
+/// One target: something to check.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Optional graph id (`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`, unique).
+    pub id: Option<String>,
+    /// Display name.
+    pub name: String,
+    /// The target type; selects the adapter.
+    pub kind: TargetType,
+    /// The endpoint, as written (validated by the adapter's configuration check).
+    pub endpoint: String,
+    /// Requested dimensions; `None` means the adapter's passive defaults. `Some(vec![])` is
+    /// meaningful: no checks, so the result is UNKNOWN.
+    pub checks: Option<Vec<Dimension>>,
+    /// Latency threshold in ms (`thresholds.latency_ms`).
+    pub latency_threshold_ms: Option<f64>,
+    /// Per-attempt deadline.
+    pub timeout_ms: u64,
+    /// Per-dimension deadline overrides.
+    pub check_timeouts_ms: Vec<(Dimension, u64)>,
+    /// Extra attempts for passive checks that got no response.
+    pub retries: u32,
+    /// Delay between attempts.
+    pub retry_delay_ms: u64,
+    /// Bound on this node's own checks, retries and queue waits.
+    pub budget_ms: Option<u64>,
+    /// Name of the env var holding a bearer token (`auth.bearer_env`).
+    pub bearer_env: Option<String>,
+    /// Edges to dependencies, in declaration order.
+    pub dependencies: Vec<Edge>,
+    /// Options of the `http` family.
+    pub http: Option<HttpOptions>,
+    /// Options of `mcp` targets.
+    pub mcp: Option<McpOptions>,
+    /// Where the target was declared (`targets[0].dependencies[1]`), for messages.
+    pub path: String,
+}
+
+impl Target {
+    /// The attempt deadline for a dimension: its override, else `timeout_ms`.
+    pub fn timeout_for(&self, dim: Dimension) -> u64 {
+        self.check_timeouts_ms
+            .iter()
+            .find(|(d, _)| *d == dim)
+            .map(|(_, ms)| *ms)
+            .unwrap_or(self.timeout_ms)
+    }
+
+    /// Whether `checks` lists `dim` explicitly.
+    pub fn explicitly_requests(&self, dim: Dimension) -> bool {
+        self.checks.as_ref().is_some_and(|c| c.contains(&dim))
+    }
+
+    /// Every environment variable this target reads, as (role, name).
+    pub fn env_refs(&self) -> Vec<&str> {
+        let mut refs = Vec::new();
+        if let Some(b) = &self.bearer_env {
+            refs.push(b.as_str());
+        }
+        if let Some(m) = &self.mcp {
+            if let Some(s) = &m.stdio {
+                refs.extend(s.env.iter().map(|(_, host)| host.as_str()));
+            }
+            if let Some(o) = &m.oauth {
+                refs.extend(o.client_secret_env.as_deref());
+                refs.extend(o.refresh_token_env.as_deref());
+            }
+        }
+        refs
+    }
+}
+
+/// An edge from a node to a dependency.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    /// The dependency node.
+    pub node: NodeId,
+    /// Critical edges make the parent UNHEALTHY/UNKNOWN; optional ones only DEGRADED.
+    pub critical: bool,
+    /// Optional label.
+    pub relationship: Option<Relationship>,
+}
+
+/// Edge labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Relationship {
+    Supporting,
+    Downstream,
+    Path,
+    Gateway,
+    Router,
+}
+
+impl Relationship {
+    /// Every label.
+    pub const ALL: [Relationship; 5] = [
+        Relationship::Supporting,
+        Relationship::Downstream,
+        Relationship::Path,
+        Relationship::Gateway,
+        Relationship::Router,
+    ];
+
+    /// The configuration spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relationship::Supporting => "supporting",
+            Relationship::Downstream => "downstream",
+            Relationship::Path => "path",
+            Relationship::Gateway => "gateway",
+            Relationship::Router => "router",
+        }
+    }
+}
+
+/// Target types of the v1 contract.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum TargetType {
+    Agent,
+    MultiAgent,
+    A2a,
+    Mcp,
+    Tool,
+    Model,
+    Llm,
+    Http,
+    Api,
+    VectorStore,
+    Database,
+    Runtime,
+    Gateway,
+    Router,
+    Custom,
+}
+
+impl TargetType {
+    /// Every type, in the contract's order.
+    pub const ALL: [TargetType; 15] = [
+        TargetType::Agent,
+        TargetType::MultiAgent,
+        TargetType::A2a,
+        TargetType::Mcp,
+        TargetType::Tool,
+        TargetType::Model,
+        TargetType::Llm,
+        TargetType::Http,
+        TargetType::Api,
+        TargetType::VectorStore,
+        TargetType::Database,
+        TargetType::Runtime,
+        TargetType::Gateway,
+        TargetType::Router,
+        TargetType::Custom,
+    ];
+
+    /// The configuration spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TargetType::Agent => "agent",
+            TargetType::MultiAgent => "multi-agent",
+            TargetType::A2a => "a2a",
+            TargetType::Mcp => "mcp",
+            TargetType::Tool => "tool",
+            TargetType::Model => "model",
+            TargetType::Llm => "llm",
+            TargetType::Http => "http",
+            TargetType::Api => "api",
+            TargetType::VectorStore => "vector-store",
+            TargetType::Database => "database",
+            TargetType::Runtime => "runtime",
+            TargetType::Gateway => "gateway",
+            TargetType::Router => "router",
+            TargetType::Custom => "custom",
+        }
+    }
+
+    /// Parses the configuration spelling.
+    pub fn parse(s: &str) -> Option<TargetType> {
+        TargetType::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+
+    /// Whether the `http` section is allowed on this type.
+    pub fn is_http_family(self) -> bool {
+        matches!(
+            self,
+            TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router
+        )
+    }
+}
+
+impl fmt::Display for TargetType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// HTTP methods allowed for the passive probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpMethod {
+    /// `HEAD`
+    Head,
+    /// `GET`
+    Get,
+}
+
+/// The `http` section.
+#[derive(Clone, Debug, Default)]
+pub struct HttpOptions {
+    /// Passive method override.
+    pub method: Option<HttpMethod>,
+    /// Accepted statuses; `None` means any 2xx.
+    pub expected_status: Option<Vec<u16>>,
+    /// Required response headers (name as written, exact value).
+    pub headers: Vec<(String, String)>,
+    /// Text the functional GET body must contain.
+    pub body_contains: Option<String>,
+    /// Body read limit for the functional check.
+    pub max_body_bytes: u64,
+}
+
+/// MCP transports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum McpTransport {
+    /// Streamable HTTP (the default).
+    #[default]
+    Http,
+    /// A local subprocess speaking newline-delimited JSON-RPC.
+    Stdio,
+}
+
+/// The `mcp` section.
+#[derive(Clone, Debug, Default)]
+pub struct McpOptions {
+    /// Transport.
+    pub transport: McpTransport,
+    /// A pinned revision as written; validated by the adapter (MISCONFIGURED when unknown).
+    pub protocol_version: Option<String>,
+    /// Tool names that must be advertised.
+    pub required_tools: Vec<String>,
+    /// Resource URIs that must be advertised.
+    pub required_resources: Vec<String>,
+    /// Prompt names that must be advertised.
+    pub required_prompts: Vec<String>,
+    /// The opted-in functional probe.
+    pub functional: Option<McpFunctional>,
+    /// Subprocess settings.
+    pub stdio: Option<StdioOptions>,
+    /// OAuth token acquisition.
+    pub oauth: Option<OAuthOptions>,
+}
+
+/// `mcp.functional`.
+#[derive(Clone, Debug, Default)]
+pub struct McpFunctional {
+    /// The tool to call.
+    pub tool: String,
+    /// The operator's declaration that the call is safe (must be `true`).
+    pub safe: bool,
+    /// The arguments, exactly as written (a JSON object, ≤ 64 KiB).
+    pub arguments_json: String,
+    /// Expectations on the result.
+    pub expect: McpExpect,
+}
+
+/// `mcp.functional.expect`.
+#[derive(Clone, Debug, Default)]
+pub struct McpExpect {
+    /// JSON Pointer → expected JSON value (as canonical JSON text).
+    pub json: Vec<(String, serde_json::Value)>,
+    /// Text some text block must contain.
+    pub text_contains: Option<String>,
+    /// JSON Pointer → maximum age in seconds of the RFC 3339 timestamp found there.
+    pub fresh_within_s: Vec<(String, f64)>,
+}
+
+/// `mcp.stdio`.
+#[derive(Clone, Debug, Default)]
+pub struct StdioOptions {
+    /// Executable (looked up on `PATH` when it has no slash). Never run through a shell.
+    pub command: String,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// Working directory.
+    pub directory: Option<String>,
+    /// Child env name → host env var name.
+    pub env: Vec<(String, String)>,
+}
+
+/// OAuth grants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum OAuthGrant {
+    ClientCredentials,
+    RefreshToken,
+    AuthorizationCode,
+}
+
+/// `mcp.oauth` (parsed and validated; acquisition is a later feature).
+#[derive(Clone, Debug)]
+pub struct OAuthOptions {
+    /// Trusted issuer.
+    pub issuer: String,
+    /// Pre-registered client id.
+    pub client_id: String,
+    /// Grant type.
+    pub grant: OAuthGrant,
+    /// Env var holding the client secret.
+    pub client_secret_env: Option<String>,
+    /// Env var holding a refresh token.
+    pub refresh_token_env: Option<String>,
+    /// Token persistence file.
+    pub token_file: Option<String>,
+    /// Requested scopes.
+    pub scopes: Vec<String>,
+    /// Loopback callback port for login (0 = ephemeral).
+    pub redirect_port: Option<u16>,
+}

@@ -1,0 +1,489 @@
+//! The health model: statuses, dimensions, diagnostic codes and what one check observed.
+//!
+//! Everything here is plain data. Adapters produce [`Observation`]s, the engine turns them
+//! into [`Check`]s and node results, and the output layer renders them. Nothing in this module
+//! ever holds text that came from a server: messages are fixed strings chosen by [`Code`] or
+//! [`Note`], and [`Evidence`] only carries numbers, fixed words and names from the
+//! configuration.
+
+pub mod document;
+
+use std::fmt;
+
+/// A health status, ordered from best to worst (`Ord` follows the contract's severity order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Every requested check passed.
+    Healthy,
+    /// Working, but impaired (latency over threshold, optional dependency down).
+    Degraded,
+    /// The target answered and is not fit for use.
+    Unhealthy,
+    /// No response from the target.
+    Unreachable,
+    /// The configuration or credentials cannot work.
+    Misconfigured,
+    /// Inconclusive evidence.
+    Unknown,
+}
+
+impl Status {
+    /// Every status, best first.
+    pub const ALL: [Status; 6] = [
+        Status::Healthy,
+        Status::Degraded,
+        Status::Unhealthy,
+        Status::Unreachable,
+        Status::Misconfigured,
+        Status::Unknown,
+    ];
+
+    /// The contract spelling (`HEALTHY`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Healthy => "HEALTHY",
+            Status::Degraded => "DEGRADED",
+            Status::Unhealthy => "UNHEALTHY",
+            Status::Unreachable => "UNREACHABLE",
+            Status::Misconfigured => "MISCONFIGURED",
+            Status::Unknown => "UNKNOWN",
+        }
+    }
+
+    /// HEALTHY and DEGRADED count as passed for gates.
+    pub fn passed(self) -> bool {
+        matches!(self, Status::Healthy | Status::Degraded)
+    }
+
+    /// The worst of a set of statuses; an empty set is UNKNOWN.
+    pub fn worst<I: IntoIterator<Item = Status>>(statuses: I) -> Status {
+        statuses.into_iter().max().unwrap_or(Status::Unknown)
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A health dimension. The declaration order is the order in which the engine runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dimension {
+    /// Offline validation of the target's configuration and credentials.
+    Configuration,
+    /// Can the target be reached at all.
+    Reachability,
+    /// Are our credentials accepted.
+    Authentication,
+    /// Does the target speak the expected protocol.
+    Protocol,
+    /// Does the target offer what we need (inventories, requirements).
+    Capability,
+    /// An explicitly opted-in active probe.
+    Functional,
+    /// Reachability latency against a threshold (no request of its own).
+    Latency,
+    /// Summary of the dependencies' contributions.
+    Dependency,
+}
+
+impl Dimension {
+    /// Every dimension, in execution order.
+    pub const ALL: [Dimension; 8] = [
+        Dimension::Configuration,
+        Dimension::Reachability,
+        Dimension::Authentication,
+        Dimension::Protocol,
+        Dimension::Capability,
+        Dimension::Functional,
+        Dimension::Latency,
+        Dimension::Dependency,
+    ];
+
+    /// The configuration and result spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dimension::Configuration => "configuration",
+            Dimension::Reachability => "reachability",
+            Dimension::Authentication => "authentication",
+            Dimension::Protocol => "protocol",
+            Dimension::Capability => "capability",
+            Dimension::Functional => "functional",
+            Dimension::Latency => "latency",
+            Dimension::Dependency => "dependency",
+        }
+    }
+
+    /// Parses the configuration spelling.
+    pub fn parse(s: &str) -> Option<Dimension> {
+        Dimension::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+
+    /// Active dimensions send requests with side effects the operator must opt into.
+    pub fn is_active(self) -> bool {
+        self == Dimension::Functional
+    }
+}
+
+impl fmt::Display for Dimension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A transport stage of a network exchange, reported as a check's `steps`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stage {
+    /// Name resolution.
+    Dns,
+    /// TCP connect.
+    Tcp,
+    /// TLS handshake.
+    Tls,
+    /// HTTP request and response head.
+    Http,
+}
+
+impl Stage {
+    /// The result spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Dns => "dns",
+            Stage::Tcp => "tcp",
+            Stage::Tls => "tls",
+            Stage::Http => "http",
+        }
+    }
+}
+
+/// The stages an exchange went through, each with its status and (when it completed) its
+/// duration in milliseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Steps(pub Vec<(Stage, Status, Option<f64>)>);
+
+impl Steps {
+    /// Records (or replaces) a stage.
+    pub fn set(&mut self, stage: Stage, status: Status, ms: Option<f64>) {
+        match self.0.iter_mut().find(|(s, _, _)| *s == stage) {
+            Some(entry) => *entry = (stage, status, ms),
+            None => {
+                self.0.push((stage, status, ms));
+                self.0.sort_by_key(|(s, _, _)| *s);
+            }
+        }
+    }
+
+    /// True when no stage was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A diagnostic code: a classified failure with a fixed, canonical message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // each variant's meaning is its message
+pub enum Code {
+    HttpStatus,
+    HttpHeaders,
+    HttpBody,
+    HttpBodyLimit,
+    HttpAuth,
+    McpProcess,
+    McpOauth,
+    McpLogin,
+    McpInput,
+    McpAuth,
+    McpHttp,
+    McpProtocol,
+    McpVersion,
+    McpLimit,
+    McpRpc,
+    McpRequired,
+    McpUnsafe,
+    McpFunctional,
+}
+
+impl Code {
+    /// The result spelling (`http_status`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::HttpStatus => "http_status",
+            Code::HttpHeaders => "http_headers",
+            Code::HttpBody => "http_body",
+            Code::HttpBodyLimit => "http_body_limit",
+            Code::HttpAuth => "http_auth",
+            Code::McpProcess => "mcp_process",
+            Code::McpOauth => "mcp_oauth",
+            Code::McpLogin => "mcp_login",
+            Code::McpInput => "mcp_input",
+            Code::McpAuth => "mcp_auth",
+            Code::McpHttp => "mcp_http",
+            Code::McpProtocol => "mcp_protocol",
+            Code::McpVersion => "mcp_version",
+            Code::McpLimit => "mcp_limit",
+            Code::McpRpc => "mcp_rpc",
+            Code::McpRequired => "mcp_required",
+            Code::McpUnsafe => "mcp_unsafe",
+            Code::McpFunctional => "mcp_functional",
+        }
+    }
+
+    /// The canonical message shown for this code.
+    pub fn message(self) -> &'static str {
+        match self {
+            Code::HttpStatus => "HTTP status did not match expected status",
+            Code::HttpHeaders => "required HTTP response header did not match",
+            Code::HttpBody => "HTTP response body did not contain the expected text",
+            Code::HttpBodyLimit => "HTTP response body exceeded the configured size limit",
+            Code::HttpAuth => "HTTP authentication rejected (401 or 403)",
+            Code::McpProcess => "MCP subprocess could not start or exited before responding",
+            Code::McpOauth => "MCP OAuth configuration, discovery or token acquisition failed",
+            Code::McpLogin => "MCP OAuth login is required; use agenthealth login",
+            Code::McpInput => "MCP response requires unsupported input or continuation",
+            Code::McpAuth => "MCP authentication rejected (401 or 403)",
+            Code::McpHttp => "MCP endpoint returned an unexpected HTTP status",
+            Code::McpProtocol => "invalid MCP initialization or JSON-RPC response",
+            Code::McpVersion => {
+                "MCP protocol version is unsupported or differs from the pinned version"
+            }
+            Code::McpLimit => "MCP response or discovery exceeded safety limits",
+            Code::McpRpc => "MCP server rejected the protocol request",
+            Code::McpRequired => "required MCP tool, resource or prompt is missing",
+            Code::McpUnsafe => {
+                "functional tool lacks explicit read-only and non-destructive annotations"
+            }
+            Code::McpFunctional => "MCP functional invocation failed",
+        }
+    }
+}
+
+/// A fixed engine message for failures that carry no diagnostic code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Note {
+    /// A referenced credential environment variable is unset or empty.
+    CredentialMissing,
+    /// The target type has no adapter.
+    NoAdapter,
+    /// A requested dimension is not implemented by the adapter.
+    DimensionUnsupported,
+    /// An active check was requested without its explicit opt-in.
+    ActiveNotOptedIn,
+    /// Measured latency is over the configured threshold (ms).
+    LatencyExceeds(f64),
+    /// The configuration check did not finish within its deadline.
+    ConfigurationIncomplete,
+    /// The deadline passed before any response byte.
+    CommunicationFailed,
+    /// The deadline passed after the response had started.
+    IncompleteResponse,
+    /// The run was cancelled (SIGINT/SIGTERM) while the check was in flight.
+    Cancelled,
+    /// The node's `budget_ms` ran out before the check could start.
+    BudgetExhausted,
+}
+
+impl Note {
+    /// The message text.
+    pub fn message(&self) -> String {
+        match self {
+            Note::CredentialMissing => "credential environment variable is missing or empty".into(),
+            Note::NoAdapter => "no adapter registered for target type".into(),
+            Note::DimensionUnsupported => "requested dimension is not supported by adapter".into(),
+            Note::ActiveNotOptedIn => "active check requires explicit opt-in".into(),
+            Note::LatencyExceeds(t) => format!("latency exceeds threshold {t:.2}ms"),
+            Note::ConfigurationIncomplete => "configuration check did not complete".into(),
+            Note::CommunicationFailed => "communication failed".into(),
+            Note::IncompleteResponse => "incomplete response".into(),
+            Note::Cancelled => "check cancelled before it completed".into(),
+            Note::BudgetExhausted => "node budget exhausted before the check could run".into(),
+        }
+    }
+}
+
+/// One observed fact. Values are numbers, fixed words chosen by our code, or names taken from
+/// the configuration — never text received from a server, never a credential.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fact {
+    /// A count or code (HTTP status, JSON-RPC error code, inventory size).
+    Int(i64),
+    /// A duration in milliseconds.
+    Ms(f64),
+    /// A yes/no observation.
+    Bool(bool),
+    /// A fixed word from our own vocabulary (`"sse"`, `"2025-06-18"` after validation, …).
+    Word(&'static str),
+    /// A name copied from the configuration (a required tool, an env var name).
+    Config(String),
+    /// Several names copied from the configuration.
+    ConfigList(Vec<String>),
+}
+
+/// Facts a check observed, in insertion order, keyed by fixed names.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evidence(pub Vec<(&'static str, Fact)>);
+
+impl Evidence {
+    /// Records (or replaces) a fact.
+    pub fn set(&mut self, key: &'static str, fact: Fact) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = fact,
+            None => self.0.push((key, fact)),
+        }
+    }
+
+    /// Looks a fact up.
+    pub fn get(&self, key: &str) -> Option<&Fact> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, f)| f)
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds every fact of `other`, replacing equal keys.
+    pub fn extend(&mut self, other: &Evidence) {
+        for (k, f) in &other.0 {
+            self.set(k, f.clone());
+        }
+    }
+}
+
+/// What one attempt of one dimension observed. Produced by adapters; classified, never printed
+/// by them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// The classification.
+    pub status: Status,
+    /// A diagnostic code with a canonical message, when the failure is classified.
+    pub code: Option<Code>,
+    /// An engine message, when the failure has no code.
+    pub note: Option<Note>,
+    /// Transport stages.
+    pub steps: Steps,
+    /// Facts that explain the status.
+    pub evidence: Evidence,
+    /// Whether any response byte arrived during the attempt (decides UNREACHABLE vs UNKNOWN
+    /// on a deadline, and whether a retry is allowed).
+    pub response_seen: bool,
+    /// For reachability: the latency to report, when the adapter measures it more precisely
+    /// than the engine's wall clock around the attempt.
+    pub latency: Option<std::time::Duration>,
+}
+
+impl Observation {
+    /// An observation with a status and nothing else.
+    pub fn new(status: Status) -> Observation {
+        Observation {
+            status,
+            code: None,
+            note: None,
+            steps: Steps::default(),
+            evidence: Evidence::default(),
+            response_seen: false,
+            latency: None,
+        }
+    }
+
+    /// HEALTHY.
+    pub fn healthy() -> Observation {
+        Observation::new(Status::Healthy)
+    }
+
+    /// A classified failure.
+    pub fn coded(status: Status, code: Code) -> Observation {
+        Observation {
+            code: Some(code),
+            ..Observation::new(status)
+        }
+    }
+
+    /// A failure with an engine note.
+    pub fn noted(status: Status, note: Note) -> Observation {
+        Observation {
+            note: Some(note),
+            ..Observation::new(status)
+        }
+    }
+
+    /// Builder: adds a fact.
+    pub fn with(mut self, key: &'static str, fact: Fact) -> Observation {
+        self.evidence.set(key, fact);
+        self
+    }
+
+    /// Builder: marks that a response was seen.
+    pub fn responded(mut self) -> Observation {
+        self.response_seen = true;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_order_follows_the_contract() {
+        let mut v = Status::ALL.to_vec();
+        v.reverse();
+        v.sort();
+        assert_eq!(v, Status::ALL.to_vec());
+        assert_eq!(Status::worst([]), Status::Unknown);
+        assert_eq!(
+            Status::worst([Status::Healthy, Status::Unreachable, Status::Degraded]),
+            Status::Unreachable
+        );
+        assert!(Status::Degraded.passed() && !Status::Unhealthy.passed());
+    }
+
+    #[test]
+    fn dimensions_round_trip() {
+        for d in Dimension::ALL {
+            assert_eq!(Dimension::parse(d.as_str()), Some(d));
+        }
+        assert_eq!(Dimension::parse("Latency"), None);
+    }
+
+    #[test]
+    fn codes_are_valid_identifiers() {
+        let all = [
+            Code::HttpStatus,
+            Code::HttpHeaders,
+            Code::HttpBody,
+            Code::HttpBodyLimit,
+            Code::HttpAuth,
+            Code::McpProcess,
+            Code::McpOauth,
+            Code::McpLogin,
+            Code::McpInput,
+            Code::McpAuth,
+            Code::McpHttp,
+            Code::McpProtocol,
+            Code::McpVersion,
+            Code::McpLimit,
+            Code::McpRpc,
+            Code::McpRequired,
+            Code::McpUnsafe,
+            Code::McpFunctional,
+        ];
+        for c in all {
+            let s = c.as_str();
+            assert!(s.len() <= 64 && s.starts_with(|ch: char| ch.is_ascii_lowercase()));
+            assert!(
+                s.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+            );
+            assert!(!c.message().is_empty());
+        }
+    }
+
+    #[test]
+    fn latency_note_has_two_decimals() {
+        assert_eq!(
+            Note::LatencyExceeds(1000.0).message(),
+            "latency exceeds threshold 1000.00ms"
+        );
+    }
+}
