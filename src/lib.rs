@@ -7,5 +7,115 @@
 #![warn(missing_docs)]
 
 pub mod adapter;
+pub mod cli;
 pub mod config;
+pub mod engine;
+pub mod error;
+pub mod exit;
+pub mod output;
 pub mod result;
+pub mod signals;
+
+use std::ffi::OsString;
+use std::io::{IsTerminal, Write};
+
+use cli::{ColorChoice, Command, RunArgs, Source};
+use error::Error;
+use output::{Format, Redactor, Style};
+
+/// Runs the command line and returns the process exit code.
+pub fn run<I>(args: I) -> i32
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let redactor_for_errors = Redactor::default();
+    match dispatch(args) {
+        Ok(code) => code,
+        Err((e, redactor)) => {
+            let redactor = redactor.unwrap_or(redactor_for_errors);
+            let line = redactor.apply(&format!("agenthealth: {e}"));
+            let line = output::terminal::clean(&line);
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            exit::TOOL_FAILURE
+        }
+    }
+}
+
+type Failure = (Error, Option<Redactor>);
+
+fn dispatch<I>(args: I) -> Result<i32, Failure>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let command = cli::parse(args).map_err(|e| (Error::from(e), None))?;
+    match command {
+        Command::Help(verb) => write_stdout(&cli::help::usage(verb.as_deref())).map(|_| 0),
+        Command::Version => {
+            write_stdout(concat!("agenthealth ", env!("CARGO_PKG_VERSION"), "\n")).map(|_| 0)
+        }
+        Command::Validate(path) => {
+            config::load_file(&path).map_err(|e| (Error::from(e), None))?;
+            Ok(0)
+        }
+        Command::Run(args) => run_checks(args),
+    }
+}
+
+fn run_checks(args: RunArgs) -> Result<i32, Failure> {
+    let config = match &args.source {
+        Source::File(path) => config::load_file(path).map_err(|e| (Error::from(e), None))?,
+        Source::Adhoc {
+            name,
+            kind,
+            endpoint,
+            options,
+        } => config::adhoc::single(name, *kind, endpoint, options),
+    };
+    let cancel = engine::Cancel::new();
+    signals::install(&cancel);
+    let env = engine::ResolvedEnv::from_process(&config);
+    let redactor = Redactor::new(env.secrets());
+    let progress = output::progress::Progress::new();
+    let mut doc = engine::run(&config, &env, &cancel, &|done, total| {
+        progress.update(done, total)
+    });
+    progress.finish();
+    doc.map_strings(&|s| redactor.apply(s));
+    let style = Style {
+        color: match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        },
+        unicode: args.format == Format::Terminal && locale_is_utf8(),
+    };
+    let text = output::render(&doc, args.format, style, args.doctor)
+        .map_err(|_| (Error::Write, Some(redactor.clone())))?;
+    write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+    Ok(exit::for_status(doc.worst()))
+}
+
+fn locale_is_utf8() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .is_some_and(|v| {
+            let v = v.to_ascii_lowercase();
+            v.contains("utf-8") || v.contains("utf8")
+        })
+}
+
+/// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is.
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(_) => Err((Error::Write, None)),
+    }
+}

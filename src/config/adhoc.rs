@@ -5,7 +5,7 @@ use super::{
 };
 
 /// Options a person can give on the command line instead of writing a file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AdhocOptions {
     /// `--timeout <ms>`.
     pub timeout_ms: Option<u64>,

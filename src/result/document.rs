@@ -1,1 +1,312 @@
-//! The v1 result document (stub; being written).
+//! The v1 result document: what `--format json|yaml` prints and what the terminal renders.
+//!
+//! Key order follows the contract: `relationship`, `critical`, `target`, `status`,
+//! `latency_ms`, `checks`, `dependencies`; a check is `code`, `status`, `message`, `steps`,
+//! then our additive `evidence`. `latency_ms` is always present (a number or `null`).
+
+use std::collections::BTreeMap;
+
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use crate::config::{Relationship, TargetType};
+use crate::result::{Code, Dimension, Evidence, Fact, Status, Steps};
+
+/// The contract version of the document.
+pub const SPEC_VERSION: &str = "v1";
+
+/// One check's entry under `checks`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// Diagnostic code, when classified.
+    pub code: Option<Code>,
+    /// Status.
+    pub status: Status,
+    /// Canonical message (absent when HEALTHY).
+    pub message: Option<String>,
+    /// Transport stages.
+    pub steps: Steps,
+    /// Observed facts.
+    pub evidence: Evidence,
+}
+
+/// Identity of a target as shown in results (never its endpoint).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetInfo {
+    /// Graph id, when configured.
+    pub id: Option<String>,
+    /// Display name.
+    pub name: String,
+    /// Type.
+    pub kind: TargetType,
+}
+
+/// A target's result, with its dependencies' results nested.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeResult {
+    /// Edge label (dependencies only, when configured).
+    pub relationship: Option<Relationship>,
+    /// Edge policy (present on every dependency entry).
+    pub critical: Option<bool>,
+    /// Who.
+    pub target: TargetInfo,
+    /// Overall status: own checks and dependency contributions.
+    pub status: Status,
+    /// Reachability latency in ms, when reachability passed.
+    pub latency_ms: Option<f64>,
+    /// Checks by dimension (sorted by name on output).
+    pub checks: BTreeMap<Dimension, Check>,
+    /// Dependencies in declaration order.
+    pub dependencies: Vec<NodeResult>,
+}
+
+/// A whole document: one result, or a batch for two or more targets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// Top-level results in declaration order.
+    pub results: Vec<NodeResult>,
+}
+
+impl Document {
+    /// The worst top-level status (what the exit code reports).
+    pub fn worst(&self) -> Status {
+        Status::worst(self.results.iter().map(|r| r.status))
+    }
+
+    /// Applies `f` to every string that came from the configuration (names, ids, evidence
+    /// names) — the hook for the single redaction pass.
+    pub fn map_strings(&mut self, f: &dyn Fn(&str) -> String) {
+        fn walk(r: &mut NodeResult, f: &dyn Fn(&str) -> String) {
+            r.target.name = f(&r.target.name);
+            if let Some(id) = &mut r.target.id {
+                *id = f(id);
+            }
+            for check in r.checks.values_mut() {
+                if let Some(m) = &mut check.message {
+                    *m = f(m);
+                }
+                for (_, fact) in check.evidence.0.iter_mut() {
+                    match fact {
+                        Fact::Config(s) => *s = f(s),
+                        Fact::ConfigList(v) => v.iter_mut().for_each(|s| *s = f(s)),
+                        _ => {}
+                    }
+                }
+            }
+            for d in &mut r.dependencies {
+                walk(d, f);
+            }
+        }
+        for r in &mut self.results {
+            walk(r, f);
+        }
+    }
+}
+
+impl Serialize for Document {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.results.as_slice() {
+            [single] => {
+                let mut m = s.serialize_map(None)?;
+                m.serialize_entry("spec_version", SPEC_VERSION)?;
+                single.serialize_fields(&mut m)?;
+                m.end()
+            }
+            many => {
+                let mut st = s.serialize_struct("Batch", 2)?;
+                st.serialize_field("spec_version", SPEC_VERSION)?;
+                st.serialize_field("results", many)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl NodeResult {
+    fn serialize_fields<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
+        if let Some(r) = self.relationship {
+            m.serialize_entry("relationship", r.as_str())?;
+        }
+        if let Some(c) = self.critical {
+            m.serialize_entry("critical", &c)?;
+        }
+        m.serialize_entry("target", &self.target)?;
+        m.serialize_entry("status", self.status.as_str())?;
+        m.serialize_entry("latency_ms", &self.latency_ms.map(round_ms))?;
+        m.serialize_entry("checks", &ChecksMap(&self.checks))?;
+        m.serialize_entry("dependencies", &self.dependencies)?;
+        Ok(())
+    }
+}
+
+impl Serialize for NodeResult {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        self.serialize_fields(&mut m)?;
+        m.end()
+    }
+}
+
+impl Serialize for TargetInfo {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        if let Some(id) = &self.id {
+            m.serialize_entry("id", id)?;
+        }
+        m.serialize_entry("name", &self.name)?;
+        m.serialize_entry("type", self.kind.as_str())?;
+        m.end()
+    }
+}
+
+struct ChecksMap<'a>(&'a BTreeMap<Dimension, Check>);
+
+impl Serialize for ChecksMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut sorted: Vec<_> = self.0.iter().collect();
+        sorted.sort_by_key(|(d, _)| d.as_str());
+        let mut m = s.serialize_map(Some(sorted.len()))?;
+        for (d, c) in sorted {
+            m.serialize_entry(d.as_str(), c)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Check {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        if let Some(c) = self.code {
+            m.serialize_entry("code", c.as_str())?;
+        }
+        m.serialize_entry("status", self.status.as_str())?;
+        if let Some(msg) = &self.message {
+            m.serialize_entry("message", msg)?;
+        }
+        if !self.steps.is_empty() {
+            let steps: BTreeMap<&str, &str> = self
+                .steps
+                .0
+                .iter()
+                .map(|(st, status, _)| (st.as_str(), status.as_str()))
+                .collect();
+            m.serialize_entry("steps", &steps)?;
+        }
+        let evidence = evidence_with_stage_timings(self);
+        if !evidence.is_empty() {
+            m.serialize_entry("evidence", &EvidenceMap(&evidence))?;
+        }
+        m.end()
+    }
+}
+
+/// The check's evidence plus `<stage>_ms` facts for every timed stage.
+pub fn evidence_with_stage_timings(check: &Check) -> Evidence {
+    let mut ev = check.evidence.clone();
+    for (stage, _, ms) in &check.steps.0 {
+        if let Some(ms) = ms {
+            let key = match stage {
+                crate::result::Stage::Dns => "dns_ms",
+                crate::result::Stage::Tcp => "tcp_ms",
+                crate::result::Stage::Tls => "tls_ms",
+                crate::result::Stage::Http => "http_ms",
+            };
+            ev.set(key, Fact::Ms(*ms));
+        }
+    }
+    ev
+}
+
+struct EvidenceMap<'a>(&'a Evidence);
+
+impl Serialize for EvidenceMap<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.0.len()))?;
+        for (k, fact) in &self.0.0 {
+            match fact {
+                Fact::Int(i) => m.serialize_entry(k, i)?,
+                Fact::Ms(ms) => m.serialize_entry(k, &round_ms(*ms))?,
+                Fact::Bool(b) => m.serialize_entry(k, b)?,
+                Fact::Word(w) => m.serialize_entry(k, w)?,
+                Fact::Config(c) => m.serialize_entry(k, c)?,
+                Fact::ConfigList(v) => m.serialize_entry(k, v)?,
+            }
+        }
+        m.end()
+    }
+}
+
+/// Milliseconds rounded to microsecond precision; non-finite values become 0.
+pub fn round_ms(ms: f64) -> f64 {
+    if ms.is_finite() && ms >= 0.0 {
+        (ms * 1000.0).round() / 1000.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, status: Status) -> NodeResult {
+        NodeResult {
+            relationship: None,
+            critical: None,
+            target: TargetInfo {
+                id: None,
+                name: name.into(),
+                kind: TargetType::Http,
+            },
+            status,
+            latency_ms: None,
+            checks: BTreeMap::new(),
+            dependencies: vec![],
+        }
+    }
+
+    #[test]
+    fn single_document_shape_and_key_order() {
+        let mut n = node("ping", Status::Unhealthy);
+        n.latency_ms = Some(1.23456);
+        n.checks.insert(
+            Dimension::Protocol,
+            Check {
+                code: Some(Code::HttpStatus),
+                status: Status::Unhealthy,
+                message: Some(Code::HttpStatus.message().into()),
+                steps: Steps::default(),
+                evidence: Evidence(vec![("http_status", Fact::Int(404))]),
+            },
+        );
+        n.checks.insert(
+            Dimension::Configuration,
+            Check {
+                code: None,
+                status: Status::Healthy,
+                message: None,
+                steps: Steps::default(),
+                evidence: Evidence::default(),
+            },
+        );
+        let doc = Document { results: vec![n] };
+        let json = serde_json::to_string(&doc).unwrap_or_default();
+        assert_eq!(
+            json,
+            r#"{"spec_version":"v1","target":{"name":"ping","type":"http"},"status":"UNHEALTHY","latency_ms":1.235,"checks":{"configuration":{"status":"HEALTHY"},"protocol":{"code":"http_status","status":"UNHEALTHY","message":"HTTP status did not match expected status","evidence":{"http_status":404}}},"dependencies":[]}"#
+        );
+    }
+
+    #[test]
+    fn batch_and_null_latency() {
+        let doc = Document {
+            results: vec![node("a", Status::Healthy), node("b", Status::Unknown)],
+        };
+        let v: serde_json::Value = serde_json::to_value(&doc).unwrap_or_default();
+        assert_eq!(v["spec_version"], "v1");
+        assert_eq!(v["results"][1]["status"], "UNKNOWN");
+        assert!(v["results"][0]["latency_ms"].is_null());
+        assert!(v["results"][0].get("latency_ms").is_some());
+        assert_eq!(doc.worst(), Status::Unknown);
+    }
+}

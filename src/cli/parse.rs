@@ -1,0 +1,329 @@
+//! The lexopt loop: arguments → [`Command`]. Options may come before or after positionals;
+//! `--` ends options. Nothing here reads files or the environment.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use super::{ColorChoice, Command, FLAGS, RunArgs, Source, UsageError};
+use crate::config::TargetType;
+use crate::config::adhoc::AdhocOptions;
+use crate::output::Format;
+
+/// Parses the arguments after the program name.
+pub fn parse<I>(args: I) -> Result<Command, UsageError>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    use lexopt::prelude::*;
+    let mut p = lexopt::Parser::from_args(args);
+    let mut positionals: Vec<String> = Vec::new();
+    let mut values: Vec<(&'static str, String)> = Vec::new();
+    loop {
+        let arg = match p.next() {
+            Ok(Some(arg)) => arg,
+            Ok(None) => break,
+            Err(e) => return Err(lexopt_error(e)),
+        };
+        match arg {
+            Short('h') | Long("help") => {
+                let verb = positionals.first().cloned();
+                return Ok(Command::Help(verb.filter(|v| v != "help")));
+            }
+            Long("version") => positionals.push("version".into()),
+            Long(name) => {
+                let Some(flag) = FLAGS.iter().find(|f| f.long == name && f.value.is_some()) else {
+                    return Err(unknown_option(&format!("--{name}")));
+                };
+                let value = p.value().map_err(|_| {
+                    UsageError(format!(
+                        "--{} needs a value ({})",
+                        flag.long,
+                        flag.value.unwrap_or("value")
+                    ))
+                })?;
+                let value = value
+                    .into_string()
+                    .map_err(|_| UsageError(format!("--{} takes UTF-8 text", flag.long)))?;
+                values.push((flag.long, value));
+            }
+            Short(c) => return Err(unknown_option(&format!("-{c}"))),
+            Value(v) => {
+                let v = v
+                    .into_string()
+                    .map_err(|_| UsageError("arguments must be UTF-8 text".into()))?;
+                positionals.push(v);
+            }
+        }
+    }
+    let Some(verb) = positionals.first().cloned() else {
+        return Err(UsageError("missing command; use --help".into()));
+    };
+    let rest = &positionals[1..];
+    for (name, _) in &values {
+        let flag = FLAGS.iter().find(|f| f.long == *name);
+        if let Some(flag) = flag
+            && !flag.verbs.is_empty()
+            && !flag.verbs.contains(&verb.as_str())
+        {
+            return Err(UsageError(format!(
+                "--{name} does not apply to `{verb}`; use --help"
+            )));
+        }
+    }
+    let get = |name: &str| {
+        values
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    let format = match get("format") {
+        None => Format::Terminal,
+        Some(f) => Format::parse(f)
+            .ok_or_else(|| UsageError("--format must be one of terminal, json, yaml".into()))?,
+    };
+    let color = match get("color") {
+        None | Some("auto") => ColorChoice::Auto,
+        Some("always") => ColorChoice::Always,
+        Some("never") => ColorChoice::Never,
+        Some(_) => {
+            return Err(UsageError(
+                "--color must be one of auto, always, never".into(),
+            ));
+        }
+    };
+    let adhoc_options = || -> Result<AdhocOptions, UsageError> {
+        let timeout_ms = match get("timeout") {
+            None => None,
+            Some(t) => Some(
+                t.parse::<u64>()
+                    .ok()
+                    .filter(|ms| (1..=300_000).contains(ms))
+                    .ok_or_else(|| {
+                        UsageError(
+                            "--timeout must be a whole number of milliseconds from 1 to 300000"
+                                .into(),
+                        )
+                    })?,
+            ),
+        };
+        let bearer_env = match get("bearer-env") {
+            None => None,
+            Some(n) if n.trim().is_empty() || n.contains('=') || n.contains('\0') => {
+                return Err(UsageError(
+                    "--bearer-env must name an environment variable (non-blank, no `=`)".into(),
+                ));
+            }
+            Some(n) => Some(n.to_string()),
+        };
+        Ok(AdhocOptions {
+            timeout_ms,
+            bearer_env,
+        })
+    };
+    let run = |doctor: bool, source: Source| {
+        Ok(Command::Run(RunArgs {
+            doctor,
+            source,
+            format,
+            color,
+        }))
+    };
+    match (verb.as_str(), rest) {
+        ("version", []) => Ok(Command::Version),
+        ("version", _) => Err(usage("version")),
+        ("help", []) => Ok(Command::Help(None)),
+        ("help", [v]) => Ok(Command::Help(Some(v.clone()))),
+        ("help", _) => Err(usage("help [verb]")),
+        ("validate", [file]) => Ok(Command::Validate(PathBuf::from(file))),
+        ("validate", _) => Err(usage("validate <config.yaml>")),
+        ("check", [file]) => {
+            reject_adhoc_flags(&values, "check")?;
+            run(false, Source::File(PathBuf::from(file)))
+        }
+        ("check", _) => Err(usage("check <config.yaml>")),
+        ("doctor", [file]) => {
+            reject_adhoc_flags(&values, "doctor <config.yaml>")?;
+            run(true, Source::File(PathBuf::from(file)))
+        }
+        ("doctor", [kind, endpoint]) => {
+            run(true, adhoc("doctor", kind, endpoint, adhoc_options()?)?)
+        }
+        ("doctor", _) => Err(usage("doctor <config.yaml> | doctor <type> <endpoint>")),
+        ("ping", [kind, endpoint]) => run(false, adhoc("ping", kind, endpoint, adhoc_options()?)?),
+        ("ping", _) => Err(usage("ping <type> <endpoint>")),
+        _ => Err(UsageError("unknown command; use --help".into())),
+    }
+}
+
+fn adhoc(
+    name: &'static str,
+    kind: &str,
+    endpoint: &str,
+    options: AdhocOptions,
+) -> Result<Source, UsageError> {
+    let kind = TargetType::parse(kind)
+        .filter(|_| !endpoint.trim().is_empty())
+        .ok_or_else(|| {
+            UsageError(
+                "invalid target; use a specification target type and a nonempty endpoint".into(),
+            )
+        })?;
+    Ok(Source::Adhoc {
+        name,
+        kind,
+        endpoint: endpoint.to_string(),
+        options,
+    })
+}
+
+fn reject_adhoc_flags(values: &[(&'static str, String)], form: &str) -> Result<(), UsageError> {
+    match values
+        .iter()
+        .find(|(n, _)| *n == "timeout" || *n == "bearer-env")
+    {
+        Some((n, _)) => Err(UsageError(format!(
+            "--{n} applies to ad-hoc targets only, not `{form}`; set it in the configuration file"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn usage(synopsis: &str) -> UsageError {
+    UsageError(format!("usage: agenthealth {synopsis}"))
+}
+
+fn unknown_option(opt: &str) -> UsageError {
+    let bare = opt.trim_start_matches('-');
+    let near = FLAGS
+        .iter()
+        .map(|f| f.long)
+        .find(|l| crate::cli::parse::close(l, bare));
+    match near {
+        Some(l) => UsageError(format!(
+            "unknown option `{opt}` (did you mean `--{l}`?); use --help"
+        )),
+        None => UsageError(format!("unknown option `{opt}`; use --help")),
+    }
+}
+
+fn lexopt_error(e: lexopt::Error) -> UsageError {
+    match e {
+        lexopt::Error::UnexpectedValue { option, .. } => {
+            UsageError(format!("{option} does not take a value; use --help"))
+        }
+        lexopt::Error::NonUnicodeValue(_) => UsageError("arguments must be UTF-8 text".into()),
+        _ => UsageError("invalid arguments; use --help".into()),
+    }
+}
+
+/// Whether two names are within a small edit distance (for suggestions).
+pub fn close(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 2 {
+        return false;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()] <= 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, UsageError> {
+        parse(args.iter().copied())
+    }
+
+    #[test]
+    fn options_before_and_after_positionals() {
+        let a = p(&["--format", "json", "ping", "http", "http://x"]);
+        let b = p(&["ping", "http", "http://x", "--format=json"]);
+        assert_eq!(a, b);
+        let Ok(Command::Run(r)) = a else {
+            panic!("expected run")
+        };
+        assert_eq!(r.format, Format::Json);
+        assert!(matches!(r.source, Source::Adhoc { name: "ping", .. }));
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(p(&["--help"]), Ok(Command::Help(None)));
+        assert_eq!(p(&["ping", "-h"]), Ok(Command::Help(Some("ping".into()))));
+        assert_eq!(
+            p(&["help", "check"]),
+            Ok(Command::Help(Some("check".into())))
+        );
+        assert_eq!(p(&["--version"]), Ok(Command::Version));
+        assert_eq!(p(&["version"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn misuse_is_an_error() {
+        for args in [
+            &[][..],
+            &["bad"],
+            &["ping"],
+            &["ping", "bad", "http://localhost"],
+            &["ping", "http", " "],
+            &["version", "extra"],
+            &["version", "--format=bad"],
+            &["check", "--format"],
+            &["--unknown"],
+            &["check", "a.yaml", "--timeout", "5"],
+            &["ping", "http", "u", "--timeout", "0"],
+            &["ping", "http", "u", "--timeout", "x"],
+            &["ping", "http", "u", "--bearer-env", "A=B"],
+            &["login"],
+            &["validate"],
+            &["ping", "http", "u", "--color", "pink"],
+            &["-"],
+        ] {
+            assert!(p(args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn double_dash_ends_options() {
+        let r = p(&["ping", "--", "http", "--weird"]);
+        assert!(matches!(r, Ok(Command::Run(_))));
+    }
+
+    #[test]
+    fn suggestions() {
+        let Err(e) = p(&["--formt", "json"]) else {
+            panic!("expected error")
+        };
+        assert!(e.0.contains("--format"), "{e}");
+    }
+
+    #[test]
+    fn doctor_forms() {
+        assert!(matches!(
+            p(&["doctor", "c.yaml"]),
+            Ok(Command::Run(RunArgs {
+                doctor: true,
+                source: Source::File(_),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            p(&["doctor", "mcp", "http://x/mcp", "--timeout", "100"]),
+            Ok(Command::Run(RunArgs {
+                doctor: true,
+                source: Source::Adhoc { name: "doctor", .. },
+                ..
+            }))
+        ));
+    }
+}

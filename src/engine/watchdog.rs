@@ -1,0 +1,217 @@
+//! Runs one adapter call under a deadline it cannot overstay.
+//!
+//! The call runs on a worker thread that owns the target's [`TargetRun`]; this thread is the
+//! watchdog. At the deadline, or when the run is cancelled, it aborts the [`Attempt`] (the
+//! adapter's hooks cut sockets and kill process groups), waits a short grace for the worker to
+//! hand the state back, and otherwise abandons it. Either way the caller gets an answer by
+//! `deadline + GRACE`, whatever the peer does.
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::adapter::{Attempt, TargetRun};
+use crate::engine::cancel::Cancel;
+use crate::result::Observation;
+
+/// How long an aborted call may take to hand its state back.
+pub const GRACE: Duration = Duration::from_millis(40);
+
+/// Stack size of attempt workers: adapters are shallow; keep many of them cheap.
+const WORKER_STACK: usize = 512 * 1024;
+
+/// How a bounded call ended.
+pub enum Ended {
+    /// The call returned in time.
+    Returned(Observation),
+    /// The deadline passed first. `response_seen` tells UNKNOWN from UNREACHABLE.
+    TimedOut {
+        /// Whether a response byte arrived before the deadline.
+        response_seen: bool,
+    },
+    /// The run was cancelled while the call was in flight.
+    Cancelled,
+}
+
+enum Msg {
+    Done(Box<dyn TargetRun>, Observation),
+    Cancelled,
+}
+
+/// Runs `call` against `run` until `deadline`. Returns the state (unless the worker had to be
+/// abandoned; then the caller must start a fresh one) and how the call ended. A state whose
+/// call did not return in time has been `discard`ed already.
+pub fn bounded<F>(
+    run: Box<dyn TargetRun>,
+    deadline: Instant,
+    cancel: &Cancel,
+    call: F,
+) -> (Option<Box<dyn TargetRun>>, Ended)
+where
+    F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
+{
+    if cancel.is_cancelled() {
+        return (Some(run), Ended::Cancelled);
+    }
+    let attempt = Attempt::new(deadline);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let wake = tx.clone();
+    let _registration = cancel.register(move || {
+        let _ = wake.send(Msg::Cancelled);
+    });
+    let worker_attempt = attempt.clone();
+    let spawned = thread::Builder::new()
+        .name("attempt".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            let mut run = run;
+            let obs = call(run.as_mut(), &worker_attempt);
+            let _ = tx.send(Msg::Done(run, obs));
+        });
+    if spawned.is_err() {
+        // The state moved into the closure that never ran; the caller starts afresh.
+        return (
+            None,
+            Ended::TimedOut {
+                response_seen: false,
+            },
+        );
+    }
+    let first = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+    let cancelled = match first {
+        Ok(Msg::Done(run, obs)) => return (Some(run), Ended::Returned(obs)),
+        Ok(Msg::Cancelled) => true,
+        Err(_) => false,
+    };
+    let response_seen = attempt.response_seen();
+    attempt.abort();
+    let returned = wait_for_done(&rx, Instant::now() + GRACE);
+    let state = returned.map(|mut run| {
+        run.discard();
+        run
+    });
+    let ended = if cancelled {
+        Ended::Cancelled
+    } else {
+        Ended::TimedOut { response_seen }
+    };
+    (state, ended)
+}
+
+fn wait_for_done(rx: &mpsc::Receiver<Msg>, until: Instant) -> Option<Box<dyn TargetRun>> {
+    loop {
+        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(Msg::Done(run, _)) => return Some(run),
+            Ok(Msg::Cancelled) => continue,
+            Err(_) => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Dimension, Status};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+
+    struct Stuck {
+        released: Arc<(Mutex<bool>, Condvar)>,
+        discarded: Arc<AtomicBool>,
+    }
+
+    impl TargetRun for Stuck {
+        fn configure(&mut self) -> Observation {
+            Observation::healthy()
+        }
+        fn check(&mut self, _dim: Dimension, attempt: &Attempt) -> Observation {
+            let rel = self.released.clone();
+            let rel2 = rel.clone();
+            attempt.on_abort(move || {
+                *rel2.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+                rel2.1.notify_all();
+            });
+            let g = rel.0.lock().unwrap_or_else(|p| p.into_inner());
+            let _g = rel.1.wait_while(g, |r| !*r);
+            Observation::new(Status::Unknown)
+        }
+        fn discard(&mut self) {
+            self.discarded.store(true, Ordering::SeqCst);
+        }
+    }
+
+    fn stuck() -> (Box<dyn TargetRun>, Arc<AtomicBool>) {
+        let discarded = Arc::new(AtomicBool::new(false));
+        (
+            Box::new(Stuck {
+                released: Arc::new((Mutex::new(false), Condvar::new())),
+                discarded: discarded.clone(),
+            }),
+            discarded,
+        )
+    }
+
+    #[test]
+    fn deadline_aborts_and_discards() {
+        let (run, discarded) = stuck();
+        let start = Instant::now();
+        let (state, ended) = bounded(
+            run,
+            start + Duration::from_millis(30),
+            &Cancel::new(),
+            |r, a| r.check(Dimension::Reachability, a),
+        );
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert!(state.is_some());
+        assert!(discarded.load(Ordering::SeqCst));
+        assert!(matches!(
+            ended,
+            Ended::TimedOut {
+                response_seen: false
+            }
+        ));
+    }
+
+    #[test]
+    fn cancellation_ends_the_call() {
+        let (run, _) = stuck();
+        let cancel = Cancel::new();
+        let c2 = cancel.clone();
+        let start = Instant::now();
+        let (_, ended) = bounded(
+            run,
+            start + Duration::from_secs(30),
+            &cancel,
+            move |r, a| {
+                c2.cancel();
+                r.check(Dimension::Reachability, a)
+            },
+        );
+        assert!(matches!(ended, Ended::Cancelled));
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_call_that_ignores_abort_is_abandoned_in_time() {
+        struct Deaf;
+        impl TargetRun for Deaf {
+            fn configure(&mut self) -> Observation {
+                Observation::healthy()
+            }
+            fn check(&mut self, _: Dimension, _: &Attempt) -> Observation {
+                std::thread::sleep(Duration::from_secs(3));
+                Observation::healthy()
+            }
+        }
+        let start = Instant::now();
+        let (state, ended) = bounded(
+            Box::new(Deaf),
+            start + Duration::from_millis(20),
+            &Cancel::new(),
+            |r, a| r.check(Dimension::Protocol, a),
+        );
+        assert!(start.elapsed() < Duration::from_secs(1));
+        assert!(state.is_none());
+        assert!(matches!(ended, Ended::TimedOut { .. }));
+    }
+}

@@ -1,0 +1,226 @@
+//! `doctor`: after the tree, advice for each result — the contract's line per status, then,
+//! for every check that did not pass, the likely fix read from its evidence, and for graphs
+//! the root cause (the deepest failing critical dependencies).
+
+use std::fmt::Write;
+
+use crate::output::Style;
+use crate::output::terminal::{clean, paint, title};
+use crate::result::document::{Check, Document, NodeResult};
+use crate::result::{Code, Dimension, Fact, Note, Status};
+
+/// The contract's advice per status.
+pub fn status_advice(status: Status) -> &'static str {
+    match status {
+        Status::Healthy => {
+            "Checks passed. Review the check list to confirm it covers your readiness requirements."
+        }
+        Status::Degraded => {
+            "Inspect latency thresholds and optional dependencies marked as impaired."
+        }
+        Status::Unhealthy => {
+            "Inspect failed checks and critical dependencies before using this target."
+        }
+        Status::Unreachable => {
+            "Verify the endpoint, service availability, network access, and timeout policy."
+        }
+        Status::Misconfigured => {
+            "Verify target configuration, adapter availability, and referenced environment credentials."
+        }
+        Status::Unknown => {
+            "Review requested checks and adapter support; the available evidence is inconclusive."
+        }
+    }
+}
+
+/// All advice lines for the document.
+pub fn advise(doc: &Document, style: Style) -> String {
+    let mut out = String::from("\n");
+    for r in &doc.results {
+        node(&mut out, r, style);
+        if !r.status.passed() && !r.dependencies.is_empty() {
+            let mut causes = Vec::new();
+            root_causes(r, &mut vec![clean(&r.target.name)], &mut causes);
+            for (path, status) in causes {
+                let _ = writeln!(
+                    out,
+                    "Doctor: root cause: {path} is {}",
+                    paint(status, style)
+                );
+            }
+        }
+    }
+    out
+}
+
+fn node(out: &mut String, r: &NodeResult, style: Style) {
+    let _ = writeln!(
+        out,
+        "Doctor: {} is {}. {}",
+        title(r),
+        paint(r.status, style),
+        status_advice(r.status)
+    );
+    let mut checks: Vec<_> = r.checks.iter().collect();
+    checks.sort_by_key(|(d, _)| d.as_str());
+    for (dim, check) in checks {
+        if check.status == Status::Healthy {
+            continue;
+        }
+        if let Some(advice) = check_advice(*dim, check) {
+            let _ = writeln!(out, "  - {dim}: {advice}");
+        }
+    }
+    for d in &r.dependencies {
+        node(out, d, style);
+    }
+}
+
+/// Follows critical edges whose dependency failed down to the deepest failing nodes.
+fn root_causes(r: &NodeResult, path: &mut Vec<String>, out: &mut Vec<(String, Status)>) {
+    let failing: Vec<&NodeResult> = r
+        .dependencies
+        .iter()
+        .filter(|d| d.critical != Some(false) && !d.status.passed())
+        .collect();
+    if failing.is_empty() {
+        if path.len() > 1 {
+            out.push((path.join(" → "), r.status));
+        }
+        return;
+    }
+    for d in failing {
+        path.push(clean(&d.target.name));
+        root_causes(d, path, out);
+        path.pop();
+    }
+}
+
+fn int(check: &Check, key: &str) -> Option<i64> {
+    match check.evidence.get(key) {
+        Some(Fact::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+fn word(check: &Check, key: &str) -> Option<String> {
+    match check.evidence.get(key) {
+        Some(Fact::Word(w)) => Some((*w).to_string()),
+        Some(Fact::Config(s)) => Some(clean(s)),
+        Some(Fact::ConfigList(v)) => {
+            Some(v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(", "))
+        }
+        _ => None,
+    }
+}
+
+/// The likely fix for one failed check, from its code, message and evidence.
+pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
+    let status_code = int(check, "http_status");
+    let env = word(check, "credential_env");
+    match check.code {
+        Some(Code::HttpAuth | Code::McpAuth) => {
+            let s = status_code.map_or("401/403".to_string(), |c| c.to_string());
+            return Some(match env {
+                Some(env) => {
+                    format!("HTTP {s}: the token in ${env} was rejected; check its value and scope")
+                }
+                None => format!(
+                    "HTTP {s}: the endpoint requires credentials; set auth.bearer_env to a variable holding a token"
+                ),
+            });
+        }
+        Some(Code::HttpStatus) => {
+            let s = status_code.map_or("status".to_string(), |c| format!("HTTP {c}"));
+            return Some(format!(
+                "{s} is not an accepted status; check the endpoint path, or list the status in http.expected_status"
+            ));
+        }
+        Some(Code::HttpHeaders) => {
+            return Some("a required response header is missing or differs; compare http.headers with what the service sends".into());
+        }
+        Some(Code::HttpBody) => {
+            return Some("the body did not contain http.body_contains; check the endpoint and the expected text".into());
+        }
+        Some(Code::HttpBodyLimit) => {
+            return Some("the body is larger than http.max_body_bytes; raise the limit or probe a smaller endpoint".into());
+        }
+        Some(Code::McpRequired) => {
+            let mut parts = Vec::new();
+            for (key, what) in [
+                ("missing_tools", "tool"),
+                ("missing_resources", "resource"),
+                ("missing_prompts", "prompt"),
+            ] {
+                if let Some(names) = word(check, key) {
+                    parts.push(format!("{what} `{names}` not advertised"));
+                }
+            }
+            if let Some(names) = word(check, "excluded_tools") {
+                parts.push(format!(
+                    "tool `{names}` excluded for invalid x-mcp-header annotations"
+                ));
+            }
+            if !parts.is_empty() {
+                return Some(parts.join("; "));
+            }
+        }
+        Some(Code::McpVersion) => {
+            return Some("the server does not speak the pinned or a supported MCP revision; check mcp.protocol_version".into());
+        }
+        Some(Code::McpHttp) => {
+            let s = status_code.map_or("an unexpected status".to_string(), |c| format!("HTTP {c}"));
+            return Some(format!(
+                "the MCP endpoint answered {s}; check that the URL is the server's MCP endpoint (no /mcp is appended)"
+            ));
+        }
+        Some(Code::McpProtocol) => {
+            return Some("the server's answer is not valid MCP/JSON-RPC; check that the URL is an MCP endpoint".into());
+        }
+        Some(Code::McpLimit) => {
+            return Some("the server's answers exceed safety limits (1 MiB per response, 100 pages, 10,000 entries)".into());
+        }
+        Some(Code::McpProcess) => {
+            return Some("the server process did not start or exited; run the configured command by hand to see why".into());
+        }
+        _ => {}
+    }
+    match check.message.as_deref() {
+        Some(m) if m == Note::CredentialMissing.message() => {
+            return Some(match word(check, "missing_env") {
+                Some(names) => format!("set the environment variable(s) {names}"),
+                None => "set the referenced environment variables".into(),
+            });
+        }
+        Some(m) if m == Note::NoAdapter.message() => {
+            return Some("this target type has no adapter in this build; use http, api, gateway, router or mcp".into());
+        }
+        Some(m) if m == Note::DimensionUnsupported.message() => {
+            return Some(
+                "remove the dimensions this target type does not implement from `checks`".into(),
+            );
+        }
+        _ => {}
+    }
+    if dim == Dimension::Latency {
+        return Some("raise thresholds.latency_ms or investigate the slow response".into());
+    }
+    if check.status == Status::Unreachable || check.status == Status::Unknown {
+        let store = word(check, "trust_store");
+        return Some(match word(check, "failure").as_deref() {
+            Some("dns") => "the host name does not resolve; check the endpoint's host and DNS".into(),
+            Some("connect_refused") => "nothing is listening at the endpoint's host and port".into(),
+            Some("tls_untrusted") => format!(
+                "the server certificate is not trusted (trust store: {}); set SSL_CERT_FILE to the CA bundle that signed it",
+                store.unwrap_or_else(|| "unknown".into())
+            ),
+            Some("tls_name_mismatch") => "the certificate does not match the endpoint's host name".into(),
+            Some("tls_expired") => "the server certificate has expired".into(),
+            _ if check.status == Status::Unknown => {
+                "the response started but did not complete in time; check the server's health and timeout_ms".into()
+            }
+            _ => "no response before the deadline; check that the service is up, reachable, and timeout_ms is adequate".into(),
+        });
+    }
+    None
+}

@@ -1,0 +1,201 @@
+//! The single redaction pass: every string that reaches stdout or stderr goes through
+//! [`Redactor::apply`].
+//!
+//! Three rules, in order: resolved credential values (longest first) become `[REDACTED]`;
+//! URL-looking text becomes `[REDACTED URL]`; credential assignments (`token=…`,
+//! `password: …`, `Bearer …`) become `[REDACTED CREDENTIAL]`.
+
+/// Knows the run's secret values.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+const URL_SCHEMES: [&str; 10] = [
+    "https://",
+    "http://",
+    "postgresql://",
+    "postgres://",
+    "mysql://",
+    "mongodb+srv://",
+    "mongodb://",
+    "rediss://",
+    "redis://",
+    "stdio://",
+];
+
+const CREDENTIAL_WORDS: [&str; 9] = [
+    "authorization",
+    "api_key",
+    "api-key",
+    "apikey",
+    "api key",
+    "password",
+    "secret",
+    "token",
+    "passwd",
+];
+
+impl Redactor {
+    /// A redactor for these secret values (empty values are ignored).
+    pub fn new<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Redactor {
+        let mut secrets: Vec<String> = secrets
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    /// Applies every rule.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[REDACTED]");
+            }
+        }
+        let out = redact_urls(&out);
+        redact_assignments(&out)
+    }
+}
+
+fn redact_urls(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let hit = URL_SCHEMES
+            .iter()
+            .find(|scheme| lower[i..].starts_with(*scheme) && word_boundary_before(text, i));
+        match hit {
+            Some(_) => {
+                let end = text[i..]
+                    .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == '`')
+                    .map_or(text.len(), |n| i + n);
+                out.push_str("[REDACTED URL]");
+                i = end;
+            }
+            None => {
+                let ch = text[i..].chars().next().unwrap_or(' ');
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+    }
+    out
+}
+
+fn word_boundary_before(text: &str, i: usize) -> bool {
+    text[..i]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !c.is_ascii_alphanumeric())
+}
+
+fn redact_assignments(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if let Some(end) = assignment_at(text, &lower, i) {
+            out.push_str("[REDACTED CREDENTIAL]");
+            i = end;
+            continue;
+        }
+        let ch = text[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// If a credential assignment starts at `i`, the byte index where it ends.
+fn assignment_at(text: &str, lower: &str, i: usize) -> Option<usize> {
+    if !word_boundary_before(text, i) {
+        return None;
+    }
+    let rest = &lower[i..];
+    if let Some(after) = rest.strip_prefix("bearer ") {
+        let value_start = i + "bearer ".len() + (after.len() - after.trim_start().len());
+        return value_end(text, value_start);
+    }
+    let word = CREDENTIAL_WORDS.iter().find(|w| rest.starts_with(*w))?;
+    let mut j = i + word.len();
+    // Allow `_id`-style suffixes to be part of another word: `token_file` is not a value.
+    let bytes = text.as_bytes();
+    while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+        j += 1;
+    }
+    if j < bytes.len() && (bytes[j] == b'=' || bytes[j] == b':') {
+        j += 1;
+        while j < bytes.len() && (bytes[j] == b' ' || bytes[j] == b'\t') {
+            j += 1;
+        }
+        // `Authorization: Bearer abc` — the scheme word belongs to the value.
+        for scheme in ["bearer ", "basic "] {
+            if lower[j..].starts_with(scheme) {
+                j += scheme.len();
+            }
+        }
+        return value_end(text, j);
+    }
+    None
+}
+
+fn value_end(text: &str, start: usize) -> Option<usize> {
+    let len = text[start..]
+        .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',' || c == ';')
+        .unwrap_or(text.len() - start);
+    (len > 0).then_some(start + len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_longest_first() {
+        let r = Redactor::new(["abc", "abcdef", ""]);
+        assert_eq!(r.apply("x abcdef y abc"), "x [REDACTED] y [REDACTED]");
+    }
+
+    #[test]
+    fn urls() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.apply("see https://user:pw@h/x?token=1 now"),
+            "see [REDACTED URL] now"
+        );
+        assert_eq!(r.apply("POSTGRES://a/b"), "[REDACTED URL]");
+        assert_eq!(r.apply("no url here"), "no url here");
+    }
+
+    #[test]
+    fn assignments() {
+        let r = Redactor::default();
+        assert_eq!(r.apply("token=abc123 ok"), "[REDACTED CREDENTIAL] ok");
+        assert_eq!(r.apply("Password: hunter2"), "[REDACTED CREDENTIAL]");
+        assert_eq!(
+            r.apply("Authorization: Bearer xyz"),
+            "[REDACTED CREDENTIAL]"
+        );
+        assert_eq!(r.apply("use Bearer abc.def"), "use [REDACTED CREDENTIAL]");
+        assert_eq!(r.apply("api key = k1"), "[REDACTED CREDENTIAL]");
+    }
+
+    #[test]
+    fn canonical_messages_survive() {
+        let r = Redactor::default();
+        for m in [
+            "MCP OAuth configuration, discovery or token acquisition failed",
+            "credential environment variable is missing or empty",
+            "MCP OAuth login is required; use agenthealth login",
+            "HTTP authentication rejected (401 or 403)",
+        ] {
+            assert_eq!(r.apply(m), m);
+        }
+    }
+}
