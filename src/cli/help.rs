@@ -23,7 +23,7 @@ pub fn usage(verb: Option<&str>) -> String {
             out.push_str(concat!(
                 "agenthealth ",
                 env!("CARGO_PKG_VERSION"),
-                ": can this MCP server, and what it depends on, do its work right now?\n\n"
+                "\ncan this MCP server, and what it depends on, do its work right now?\n\n"
             ));
             out.push_str("usage:\n");
             for (_, synopsis, summary) in VERBS {
