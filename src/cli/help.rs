@@ -37,7 +37,7 @@ pub fn usage(verb: Option<&str>) -> String {
                 "\ntypes: agent multi-agent a2a mcp tool model llm http api vector-store database\n",
                 "       runtime gateway router custom (adapters: http api gateway router mcp)\n",
                 "\nexit codes: 0 HEALTHY, 1 DEGRADED, 2 UNHEALTHY, 3 UNREACHABLE, 4 MISCONFIGURED,\n",
-                "            5 UNKNOWN, 6 tool failure (bad usage, invalid configuration, write error)\n",
+                "            5 UNKNOWN, 6 tool failure (usage, invalid configuration, output)\n",
             ));
         }
     }
