@@ -11,8 +11,8 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::Secret;
-use crate::config::{Config, NodeId, Target};
+use crate::adapter::{Adapter, Secret};
+use crate::config::{Config, NodeId, Target, TargetType};
 use crate::result::document::Document;
 
 pub use aggregate::NodeOutcome;
@@ -67,8 +67,23 @@ impl ResolvedEnv {
 /// Progress callback: (nodes done, nodes total).
 pub type Progress<'a> = &'a dyn Fn(usize, usize);
 
-/// Runs every node once and builds the document.
+/// Finds the adapter for a target type ([`crate::adapter::for_type`] in production; tests
+/// substitute scripted adapters).
+pub type Adapters = fn(TargetType) -> Option<&'static dyn Adapter>;
+
+/// Runs every node once with the built-in adapters and builds the document.
 pub fn run(config: &Config, env: &ResolvedEnv, cancel: &Cancel, progress: Progress) -> Document {
+    run_with(config, env, cancel, progress, crate::adapter::for_type)
+}
+
+/// Runs every node once with the given adapters and builds the document.
+pub fn run_with(
+    config: &Config,
+    env: &ResolvedEnv,
+    cancel: &Cancel,
+    progress: Progress,
+    adapters: Adapters,
+) -> Document {
     let start = Instant::now();
     let run_deadline = start + RUN_CAP;
     let order = execution_order(config);
@@ -100,7 +115,7 @@ pub fn run(config: &Config, env: &ResolvedEnv, cancel: &Cancel, progress: Progre
                         start,
                         run_deadline,
                     };
-                    let outcome = node::run_node(&targets[id], &env, &clock, &cancel);
+                    let outcome = node::run_node(&targets[id], adapters, &env, &clock, &cancel);
                     if tx.send((id, outcome)).is_err() {
                         break;
                     }
@@ -164,3 +179,6 @@ fn execution_order(config: &Config) -> Vec<NodeId> {
     }
     order
 }
+
+#[cfg(test)]
+mod tests;

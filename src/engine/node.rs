@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::adapter::credential::{BearerToken, NoCredentials};
-use crate::adapter::{self, Adapter, CredentialSource, TargetContext, TargetRun};
+use crate::adapter::{Adapter, CredentialSource, TargetContext, TargetRun};
 use crate::config::Target;
 use crate::engine::aggregate::NodeOutcome;
 use crate::engine::cancel::Cancel;
@@ -56,11 +56,12 @@ pub fn requested(target: &Target, adapter: Option<&dyn Adapter>) -> Vec<Dimensio
 /// Runs one node's own checks.
 pub fn run_node(
     target: &Arc<Target>,
+    adapters: crate::engine::Adapters,
     env: &ResolvedEnv,
     clock: &Clock,
     cancel: &Cancel,
 ) -> NodeOutcome {
-    let adapter = adapter::for_type(target.kind);
+    let adapter = adapters(target.kind);
     let dims = requested(target, adapter);
     let mut out = NodeOutcome {
         wants_dependency_check: dims.contains(&Dimension::Dependency),

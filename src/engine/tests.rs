@@ -1,0 +1,396 @@
+//! Engine behaviour with scripted adapters: gates, retries, deadlines, aggregation,
+//! concurrency. The target's endpoint is the script: `dim=behaviour` pairs separated by `,`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
+use crate::config::{Config, Edge, Target, TargetType, adhoc};
+use crate::engine::{Cancel, ResolvedEnv, run_with};
+use crate::result::document::{Document, NodeResult};
+use crate::result::{Dimension, Observation, Status};
+
+struct Scripted;
+
+static SCRIPTED: Scripted = Scripted;
+
+fn calls() -> &'static Mutex<HashMap<String, Vec<Dimension>>> {
+    static CALLS: OnceLock<Mutex<HashMap<String, Vec<Dimension>>>> = OnceLock::new();
+    CALLS.get_or_init(Default::default)
+}
+
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn lookup(kind: TargetType) -> Option<&'static dyn Adapter> {
+    match kind {
+        TargetType::Custom => None,
+        _ => Some(&SCRIPTED),
+    }
+}
+
+impl Adapter for Scripted {
+    fn dimensions(&self) -> &'static [Dimension] {
+        &[
+            Dimension::Reachability,
+            Dimension::Authentication,
+            Dimension::Protocol,
+            Dimension::Capability,
+            Dimension::Functional,
+        ]
+    }
+    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
+        Box::new(Run {
+            script: ctx.target.endpoint.clone(),
+        })
+    }
+}
+
+struct Run {
+    script: String,
+}
+
+impl Run {
+    fn behaviour(&self, dim: Dimension) -> &str {
+        self.script
+            .split(',')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(d, _)| *d == dim.as_str())
+            .map_or("ok", |(_, b)| b)
+    }
+}
+
+fn block_until_abort(attempt: &Attempt) {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let p2 = pair.clone();
+    attempt.on_abort(move || {
+        *p2.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        p2.1.notify_all();
+    });
+    let g = pair.0.lock().unwrap_or_else(|p| p.into_inner());
+    let _g = pair.1.wait_while(g, |done| !*done);
+}
+
+impl TargetRun for Run {
+    fn configure(&mut self) -> Observation {
+        match self.behaviour(Dimension::Configuration) {
+            "misconf" => Observation::new(Status::Misconfigured),
+            _ => Observation::healthy(),
+        }
+    }
+    fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
+        calls()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(self.script.clone())
+            .or_default()
+            .push(dim);
+        let now = IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+        PEAK.fetch_max(now, Ordering::SeqCst);
+        let obs = match self.behaviour(dim) {
+            "ok" => Observation::healthy(),
+            "unhealthy" => Observation::new(Status::Unhealthy).responded(),
+            "misconf" => Observation::new(Status::Misconfigured).responded(),
+            "noresp" => Observation::new(Status::Unreachable),
+            "hang" => {
+                block_until_abort(attempt);
+                Observation::new(Status::Unreachable)
+            }
+            "partial" => {
+                attempt.mark_response();
+                block_until_abort(attempt);
+                Observation::new(Status::Unknown)
+            }
+            "slow" => {
+                std::thread::sleep(Duration::from_millis(30));
+                Observation::healthy()
+            }
+            _ => Observation::new(Status::Unknown),
+        };
+        IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+        obs
+    }
+}
+
+fn target(name: &str, script: &str) -> Target {
+    let mut c = adhoc::single(name, TargetType::Http, script, &Default::default());
+    c.nodes.remove(0)
+}
+
+fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
+    Config {
+        concurrency: 16,
+        nodes,
+        roots,
+    }
+}
+
+fn run(c: &Config) -> Document {
+    run_with(
+        c,
+        &ResolvedEnv::default(),
+        &Cancel::new(),
+        &|_, _| {},
+        lookup,
+    )
+}
+
+fn calls_for(script: &str) -> Vec<Dimension> {
+    calls()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(script)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn shown(r: &NodeResult) -> Vec<&'static str> {
+    let mut v: Vec<_> = r.checks.keys().map(|d| d.as_str()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn defaults_hide_nothing_and_call_in_order() {
+    let s = "t1,";
+    let doc = run(&config(vec![target("a", s)], vec![0]));
+    let r = &doc.results[0];
+    assert_eq!(r.status, Status::Healthy);
+    assert!(r.latency_ms.is_some());
+    assert_eq!(
+        shown(r),
+        vec![
+            "authentication",
+            "capability",
+            "configuration",
+            "latency",
+            "protocol",
+            "reachability"
+        ]
+    );
+    use Dimension::*;
+    assert_eq!(
+        calls_for(s),
+        vec![Reachability, Authentication, Protocol, Capability]
+    );
+}
+
+#[test]
+fn failed_gate_is_shown_and_blocks_the_rest() {
+    let s = "t2,authentication=misconf";
+    let mut t = target("a", s);
+    t.checks = Some(vec![
+        Dimension::Functional,
+        Dimension::Protocol,
+        Dimension::Latency,
+    ]);
+    let doc = run(&config(vec![t], vec![0]));
+    let r = &doc.results[0];
+    assert_eq!(shown(r), vec!["authentication", "latency", "protocol"]);
+    assert_eq!(r.status, Status::Misconfigured);
+    assert!(!calls_for(s).contains(&Dimension::Functional));
+}
+
+#[test]
+fn passing_gates_are_hidden() {
+    let s = "t3,";
+    let mut t = target("a", s);
+    t.checks = Some(vec![Dimension::Functional]);
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(shown(&doc.results[0]), vec!["functional"]);
+    use Dimension::*;
+    assert_eq!(calls_for(s), vec![Reachability, Authentication, Functional]);
+}
+
+#[test]
+fn empty_checks_is_unknown_with_no_calls() {
+    let s = "t4,";
+    let mut t = target("a", s);
+    t.checks = Some(vec![]);
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Unknown);
+    assert!(doc.results[0].checks.is_empty());
+    assert!(calls_for(s).is_empty());
+}
+
+#[test]
+fn retries_only_no_response_passive() {
+    let s = "t5,reachability=noresp";
+    let mut t = target("a", s);
+    t.retries = 3;
+    t.retry_delay_ms = 0;
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Unreachable);
+    assert!(doc.results[0].latency_ms.is_none());
+    assert_eq!(calls_for(s).len(), 4);
+
+    let s = "t5b,functional=noresp";
+    let mut t = target("a", s);
+    t.retries = 3;
+    t.retry_delay_ms = 0;
+    t.checks = Some(vec![Dimension::Functional]);
+    run(&config(vec![t], vec![0]));
+    assert_eq!(
+        calls_for(s)
+            .iter()
+            .filter(|d| **d == Dimension::Functional)
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn deadline_without_response_is_unreachable_with_response_unknown() {
+    for (s, want) in [
+        ("t6,reachability=hang", Status::Unreachable),
+        ("t6b,reachability=partial", Status::Unknown),
+    ] {
+        let mut t = target("a", s);
+        t.timeout_ms = 20;
+        t.retries = 3;
+        let start = Instant::now();
+        let doc = run(&config(vec![t], vec![0]));
+        assert!(start.elapsed() < Duration::from_secs(2));
+        assert_eq!(doc.results[0].status, want, "{s}");
+        if want == Status::Unknown {
+            assert_eq!(calls_for(s).len(), 1, "partial responses are never retried");
+        }
+    }
+}
+
+#[test]
+fn check_timeouts_override_timeout() {
+    let s = "t7,protocol=hang";
+    let mut t = target("a", s);
+    t.timeout_ms = 60_000;
+    t.check_timeouts_ms = vec![(Dimension::Protocol, 20)];
+    let start = Instant::now();
+    let doc = run(&config(vec![t], vec![0]));
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert_eq!(
+        doc.results[0].checks[&Dimension::Protocol].status,
+        Status::Unreachable
+    );
+}
+
+#[test]
+fn latency_threshold_zero_degrades() {
+    let mut t = target("a", "t8,");
+    t.latency_threshold_ms = Some(0.0);
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Degraded);
+    let l = &doc.results[0].checks[&Dimension::Latency];
+    assert!(
+        l.message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("latency exceeds threshold 0.00ms"))
+    );
+}
+
+#[test]
+fn missing_adapter_and_credentials_are_misconfigured_without_calls() {
+    let mut t = target("a", "t9,");
+    t.kind = TargetType::Custom;
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Misconfigured);
+
+    let s = "t9b,";
+    let mut t = target("a", s);
+    t.bearer_env = Some("AGENTHEALTH_TEST_SURELY_UNSET".into());
+    let doc = run(&config(vec![t], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Misconfigured);
+    assert!(calls_for(s).is_empty());
+}
+
+#[test]
+fn dependency_contributions_and_shared_nodes_run_once() {
+    let shared = "t10-shared,protocol=unhealthy";
+    let mut parent = target("parent", "t10-parent,");
+    parent.dependencies = vec![
+        Edge {
+            node: 1,
+            critical: false,
+            relationship: None,
+        },
+        Edge {
+            node: 1,
+            critical: true,
+            relationship: None,
+        },
+    ];
+    parent.checks = Some(vec![Dimension::Protocol, Dimension::Dependency]);
+    let mut child = target("child", shared);
+    child.id = Some("child".into());
+    let doc = run(&config(vec![parent, child], vec![0]));
+    let r = &doc.results[0];
+    assert_eq!(r.status, Status::Unhealthy);
+    assert_eq!(r.dependencies.len(), 2);
+    assert_eq!(r.dependencies[0].critical, Some(false));
+    assert_eq!(r.checks[&Dimension::Dependency].status, Status::Unhealthy);
+    let protocol_calls = calls_for(shared)
+        .iter()
+        .filter(|d| **d == Dimension::Protocol)
+        .count();
+    assert_eq!(protocol_calls, 1, "a shared node runs once per run");
+
+    // Optional edge only: DEGRADED.
+    let mut parent = target("parent", "t10b-parent,");
+    parent.dependencies = vec![Edge {
+        node: 1,
+        critical: false,
+        relationship: None,
+    }];
+    let doc = run(&config(
+        vec![parent, target("child", "t10b,reachability=noresp")],
+        vec![0],
+    ));
+    assert_eq!(doc.results[0].status, Status::Degraded);
+}
+
+#[test]
+fn parent_misconfigured_with_unknown_child_is_unknown() {
+    let mut parent = target("parent", "t11,configuration=misconf");
+    parent.dependencies = vec![Edge {
+        node: 1,
+        critical: true,
+        relationship: None,
+    }];
+    let mut child = target("child", "t11-child,");
+    child.checks = Some(vec![]);
+    let doc = run(&config(vec![parent, child], vec![0]));
+    assert_eq!(doc.results[0].status, Status::Unknown);
+    assert!(!doc.results[0].checks.contains_key(&Dimension::Dependency));
+}
+
+#[test]
+fn cancellation_makes_in_flight_checks_unknown() {
+    let mut t = target("a", "t12,protocol=hang");
+    t.timeout_ms = 60_000;
+    let c = config(vec![t], vec![0]);
+    let cancel = Cancel::new();
+    let c2 = cancel.clone();
+    let watcher = std::thread::spawn(move || {
+        // Cancel as soon as the protocol attempt is in flight.
+        while !calls_for("t12,protocol=hang").contains(&Dimension::Protocol) {
+            std::thread::yield_now();
+        }
+        c2.cancel();
+    });
+    let start = Instant::now();
+    let doc = run_with(&c, &ResolvedEnv::default(), &cancel, &|_, _| {}, lookup);
+    let _ = watcher.join();
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(doc.results[0].status, Status::Unknown);
+}
+
+#[test]
+fn budget_bounds_a_node() {
+    let mut t = target("a", "t13,protocol=hang");
+    t.budget_ms = Some(30);
+    let start = Instant::now();
+    let doc = run(&config(vec![t], vec![0]));
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert_ne!(doc.results[0].status, Status::Healthy);
+}
