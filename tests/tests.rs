@@ -1,1 +1,5 @@
-mod placeholder {}
+//! The one integration test binary: runs the built `agenthealth` against servers on
+//! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines.
+
+mod cli;
+mod util;

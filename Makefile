@@ -1,0 +1,37 @@
+# agenthealth — build, test, static binary, demo, bench.
+CARGO ?= cargo
+MUSL := x86_64-unknown-linux-musl
+STATIC_BIN := target/$(MUSL)/release/agenthealth
+PREFIX ?= /usr/local
+
+.PHONY: build test static install demo bench fmt clippy
+
+build:
+	$(CARGO) build --release
+
+## test: formatting, lints, and every test (unit, integration, interop)
+test:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) test --all-targets
+
+## static: the statically linked musl release binary, and its size
+static:
+	@rustup target list --installed 2>/dev/null | grep -qx $(MUSL) || rustup target add $(MUSL)
+	CC_x86_64_unknown_linux_musl=gcc $(CARGO) build --release --target $(MUSL)
+	@ls -l $(STATIC_BIN) | awk '{printf "%s: %d bytes (%.2f MiB)\n", $$9, $$5, $$5/1048576}'
+	@file $(STATIC_BIN) 2>/dev/null | grep -o 'static[a-z-]* linked' || true
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 target/release/agenthealth $(DESTDIR)$(PREFIX)/bin/agenthealth
+
+## demo: start the bundled fake MCP server, run doctor against it, stop it
+demo: build
+	$(CARGO) build --release --example fake_mcp_server
+	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server
+
+## bench: wall time and peak RSS of agenthealth against local servers
+bench: static
+	$(CARGO) build --release --example fake_mcp_server
+	@bash examples/bench.sh $(STATIC_BIN) target/release/examples/fake_mcp_server
