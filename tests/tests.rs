@@ -2,4 +2,5 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines.
 
 mod cli;
+mod interop;
 mod util;
