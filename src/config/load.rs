@@ -2,17 +2,17 @@
 //!
 //! Loading happens in three steps, each in its own module:
 //!
-//! 1. [`super::yaml`] parses exactly one YAML document into an untyped tree that keeps key
+//! 1. `yaml.rs` parses exactly one YAML document into an untyped tree that keeps key
 //!    order, duplicate keys, non-string keys and each scalar's YAML type;
-//! 2. [`super::schema`] reads that tree strictly into targets: unknown keys (with a "did you
+//! 2. `schema.rs` reads that tree strictly into targets: unknown keys (with a "did you
 //!    mean"), duplicate keys, `null`s, wrong scalar types (no coercion: `'200'` is not a
 //!    number, `yes` is not a boolean), ranges and cross-field rules;
-//! 3. [`super::graph`] builds the node arena and validates ids, references and size bounds.
+//! 3. `graph.rs` builds the node arena and validates ids, references and size bounds.
 //!
 //! Any failure is a [`LoadError`] naming the key path, what was expected and, when known, the
 //! line. Messages never contain a value from the file: a secret pasted in the wrong place must
 //! not be printed back. The line of a semantic error is found by re-parsing the text up to the
-//! failing node (see [`super::yaml::line_of`]), so it is the parser's own position.
+//! failing node (see `yaml::line_of`), so it is the parser's own position.
 //!
 //! Decisions beyond the contract:
 //! - YAML aliases (`*a`) are accepted and expand to copies; the expanded tree is bounded.
@@ -22,6 +22,10 @@
 //!   bound is 140; the parser's bound is hit first).
 //! - Values under `mcp.functional.expect.json` may be `null`: there `null` is an expected JSON
 //!   value, not a missing setting. `null` anywhere else is rejected.
+//! - `mcp.protocol_version` accepts any non-blank string: an unknown revision is a
+//!   MISCONFIGURED result at run time (the normative spec), not a load failure.
+//! - The contract's `agent` and `a2a` sections have no types here yet; they are rejected by
+//!   name ("not supported by this version") rather than as unknown keys.
 
 use std::fmt;
 use std::fs::OpenOptions;

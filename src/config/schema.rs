@@ -36,26 +36,8 @@ const TARGET_KEYS: &[&str] = &[
     "http",
     "mcp",
 ];
-/// Keys of an inline dependency entry: a target plus its edge.
-const INLINE_KEYS: &[&str] = &[
-    "name",
-    "type",
-    "endpoint",
-    "id",
-    "checks",
-    "thresholds",
-    "timeout_ms",
-    "check_timeouts_ms",
-    "retries",
-    "retry_delay_ms",
-    "budget_ms",
-    "auth",
-    "dependencies",
-    "http",
-    "mcp",
-    "critical",
-    "relationship",
-];
+/// Keys an inline dependency entry has besides the target's: its edge.
+const EDGE_KEYS: &[&str] = &["critical", "relationship"];
 /// Keys of a `ref` dependency entry.
 const REF_KEYS: &[&str] = &["ref", "critical", "relationship"];
 const HTTP_KEYS: &[&str] = &[
@@ -157,7 +139,7 @@ pub(crate) fn top_level_target(at: At<'_, '_>) -> Result<Decl, Fail> {
             .path
             .fail_key("only allowed on dependency entries; a top-level entry must be a target"));
     }
-    check_keys(&fields, TARGET_KEYS)?;
+    check_keys(&fields, &[])?;
     target(&fields)
 }
 
@@ -182,7 +164,7 @@ fn dependency(at: At<'_, '_>) -> Result<DepDecl, Fail> {
             },
         });
     }
-    check_keys(&fields, INLINE_KEYS)?;
+    check_keys(&fields, EDGE_KEYS)?;
     let (critical, relationship) = edge(&fields)?;
     let decl = target(&fields)?;
     Ok(DepDecl {
@@ -221,8 +203,9 @@ fn one_of(what: &str, names: &[&str], found: &str) -> String {
 }
 
 /// Rejects keys a target mapping cannot have: the contract's `agent`/`a2a` sections (not
-/// supported here yet) by name, anything else not in `known` with a suggestion.
-fn check_keys(fields: &Fields<'_>, known: &[&str]) -> Result<(), Fail> {
+/// supported here yet) by name, anything else not a target key or in `extra` with a
+/// suggestion.
+fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail> {
     for key in ["agent", "a2a"] {
         if let Some(f) = fields.get(key) {
             return Err(f.path.fail_key(format!(
@@ -230,7 +213,8 @@ fn check_keys(fields: &Fields<'_>, known: &[&str]) -> Result<(), Fail> {
             )));
         }
     }
-    fields.only(known)
+    let known: Vec<&str> = TARGET_KEYS.iter().chain(extra).copied().collect();
+    fields.only(&known)
 }
 
 /// Reads the fields of a target whose key set has been checked.
