@@ -7,7 +7,14 @@
 //! reported later as MISCONFIGURED results, never as load errors.
 
 pub mod adhoc;
+mod graph;
 pub mod load;
+mod reader;
+mod schema;
+mod yaml;
+
+#[cfg(test)]
+mod load_tests;
 
 use std::fmt;
 
@@ -51,7 +58,8 @@ pub struct Target {
     /// The endpoint, as written (validated by the adapter's configuration check).
     pub endpoint: String,
     /// Requested dimensions; `None` means the adapter's passive defaults. `Some(vec![])` is
-    /// meaningful: no checks, so the result is UNKNOWN.
+    /// meaningful: no checks, so the result is UNKNOWN. Repeats in the file are tolerated and
+    /// dropped here (first occurrence kept).
     pub checks: Option<Vec<Dimension>>,
     /// Latency threshold in ms (`thresholds.latency_ms`).
     pub latency_threshold_ms: Option<f64>,
