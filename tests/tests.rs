@@ -4,3 +4,6 @@
 mod cli;
 mod interop;
 mod util;
+
+#[path = "support/fake_mcp/mod.rs"]
+mod fake_mcp;

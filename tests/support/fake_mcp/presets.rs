@@ -1,0 +1,205 @@
+//! Named configurations for the CLI wrapper, the demo and the benchmark.
+
+use std::time::Duration;
+
+use super::config::{Action, DiscoverReply, Era, FakeConfig, Fault, LegacyOpts, Mode, SseOpts};
+
+/// Description of a named preset.
+#[derive(Clone, Copy, Debug)]
+pub struct PresetInfo {
+    /// Name used on the command line.
+    pub name: &'static str,
+    /// One-line description.
+    pub about: &'static str,
+    /// The preset chooses its own era (`--era` does not override it).
+    pub sets_era: bool,
+    /// The preset chooses its own response mode (`--mode` does not override it).
+    pub sets_mode: bool,
+}
+
+const fn p(name: &'static str, about: &'static str, sets_era: bool, sets_mode: bool) -> PresetInfo {
+    PresetInfo {
+        name,
+        about,
+        sets_era,
+        sets_mode,
+    }
+}
+
+/// Every preset, in `--help` order.
+pub const PRESETS: &[PresetInfo] = &[
+    p(
+        "healthy",
+        "legacy 2025-11-25, JSON, sessions, the default inventory",
+        false,
+        false,
+    ),
+    p(
+        "missing-tool",
+        "healthy, but the `echo` tool is missing",
+        false,
+        false,
+    ),
+    p(
+        "hang",
+        "reads every POST and never answers (HEAD still answers)",
+        false,
+        false,
+    ),
+    p("modern", "stateless 2026-07-28 only", true, false),
+    p(
+        "dual",
+        "answers both server/discover and initialize (legacy 2025-11-25)",
+        true,
+        false,
+    ),
+    p(
+        "legacy-2025-03-26",
+        "legacy server whose newest revision is 2025-03-26",
+        true,
+        false,
+    ),
+    p(
+        "legacy-2025-06-18",
+        "legacy server whose newest revision is 2025-06-18",
+        true,
+        false,
+    ),
+    p(
+        "legacy-2025-11-25",
+        "legacy server whose newest revision is 2025-11-25",
+        true,
+        false,
+    ),
+    p(
+        "sse",
+        "healthy, SSE answers with a priming event, ids and one notification",
+        false,
+        true,
+    ),
+    p(
+        "auth",
+        "healthy, but requires `Authorization: Bearer demo-token`",
+        false,
+        false,
+    ),
+    p(
+        "unauthorized",
+        "401 with `WWW-Authenticate: Bearer` on every request",
+        false,
+        false,
+    ),
+    p("error-500", "HTTP 500 on every POST", false, false),
+    p("slow", "every POST answered after 1.5 s", false, false),
+    p(
+        "wrong-version",
+        "initialize always answers protocolVersion 2099-01-01",
+        true,
+        false,
+    ),
+    p(
+        "malformed",
+        "every POST answered with truncated JSON",
+        false,
+        false,
+    ),
+    p(
+        "reset",
+        "every POST: partial answer, then connection reset",
+        false,
+        false,
+    ),
+    p(
+        "pagination-loop",
+        "tools/list repeats its cursor forever",
+        false,
+        false,
+    ),
+    p(
+        "discover-404",
+        "legacy server answering server/discover with a bare 404",
+        false,
+        false,
+    ),
+    p(
+        "html",
+        "answers carry `Content-Type: text/html`",
+        false,
+        false,
+    ),
+];
+
+/// The configuration of preset `name`, or `None` if unknown.
+pub fn preset(name: &str) -> Option<FakeConfig> {
+    let d = FakeConfig::default;
+    Some(match name {
+        "healthy" => d(),
+        "missing-tool" => d().without_tool("echo"),
+        "hang" => d().with_fault(Fault::post(Action::HangBeforeHeaders)),
+        "modern" => FakeConfig {
+            era: Era::Modern,
+            ..d()
+        },
+        "dual" => FakeConfig {
+            era: Era::Dual("2025-11-25"),
+            ..d()
+        },
+        "legacy-2025-03-26" => FakeConfig {
+            era: Era::Legacy("2025-03-26"),
+            ..d()
+        },
+        "legacy-2025-06-18" => FakeConfig {
+            era: Era::Legacy("2025-06-18"),
+            ..d()
+        },
+        "legacy-2025-11-25" => FakeConfig {
+            era: Era::Legacy("2025-11-25"),
+            ..d()
+        },
+        "sse" => FakeConfig {
+            response: Mode::Sse,
+            sse: SseOpts {
+                priming: true,
+                event_ids: true,
+                retry_ms: Some(1000),
+                notifications: 1,
+                ..SseOpts::default()
+            },
+            ..d()
+        },
+        "auth" => FakeConfig {
+            require_bearer: Some("demo-token".into()),
+            ..d()
+        },
+        "unauthorized" => d().with_fault(Fault::always(Action::Status(401))),
+        "error-500" => d().with_fault(Fault::post(Action::Status(500))),
+        "slow" => d().with_fault(Fault::post(Action::Delay(Duration::from_millis(1500)))),
+        "wrong-version" => FakeConfig {
+            era: Era::Legacy("2099-01-01"),
+            legacy: LegacyOpts {
+                supported: Some(vec!["2099-01-01"]),
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "malformed" => d().with_fault(Fault::post(Action::MalformedJson)),
+        "reset" => d().with_fault(Fault::post(Action::Reset)),
+        "pagination-loop" => d().with_fault(Fault::on("tools/list", Action::RepeatCursor)),
+        "discover-404" => FakeConfig {
+            legacy: LegacyOpts {
+                discover: Some(DiscoverReply::NotFound),
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "html" => d().with_fault(Fault::post(Action::ContentType(Some(
+            "text/html; charset=utf-8",
+        )))),
+        _ => return None,
+    })
+}
+
+/// Metadata of preset `name`.
+pub fn preset_info(name: &str) -> Option<&'static PresetInfo> {
+    PRESETS.iter().find(|p| p.name == name)
+}
