@@ -264,7 +264,8 @@ impl HttpTransport {
                 continue;
             }
             let fed = parser.feed(buf.get(..n).unwrap_or_default(), &mut events);
-            for event in events.drain(..) {
+            // Events without data (an MCP priming event) carry only their id and retry.
+            for event in events.drain(..).filter(|e| !e.data.is_empty()) {
                 if let Some(outcome) =
                     self.on_message(event.data.as_bytes(), want, framing, attempt)
                 {
@@ -328,6 +329,56 @@ impl HttpTransport {
         Ok(response.into_body())
     }
 
+    /// One request and its response (see [`Transport::request`]).
+    fn exchange(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
+        let want = out.id.unwrap_or(0);
+        let response = self.post(out.method, out.body, out.framing, attempt)?;
+        let status = response.status().as_u16();
+        if matches!(status, 401 | 403) {
+            return Err(TransportError::Status { status });
+        }
+        if status != 200 {
+            return Err(Self::rejection(status, response.into_body()));
+        }
+        let session_issued = match out.framing {
+            Framing::Handshake => self.adopt_session(response.headers(), None)?,
+            _ => false,
+        };
+        let mode = media_type(response.headers()).ok_or(TransportError::Malformed(
+            "response content type is neither json nor an event stream",
+        ))?;
+        let result = match mode {
+            ResponseMode::Json => {
+                let bytes = read_limited(response.into_body())?;
+                self.on_message(&bytes, want, out.framing, attempt)
+                    .unwrap_or(Err(TransportError::Malformed("body holds no response")))
+            }
+            ResponseMode::Sse => self.stream(response.into_body(), want, out.framing, attempt),
+        }?;
+        Ok(Reply {
+            result,
+            mode,
+            session_issued,
+        })
+    }
+
+    /// One notification; any 2xx accepts it (see [`Transport::notify`]).
+    fn deliver(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
+        if let Framing::Session { version } = out.framing {
+            if let Some(session) = &mut self.session {
+                session.version = Some(version);
+            }
+        }
+        let response = self.post(out.method, out.body, out.framing, attempt)?;
+        let status = response.status().as_u16();
+        drain(response);
+        if (200..300).contains(&status) {
+            Ok(())
+        } else {
+            Err(TransportError::Status { status })
+        }
+    }
+
     /// The outcome of a response whose status is not 200 (nor 401/403).
     fn rejection(status: u16, body: ureq::Body) -> TransportError {
         match read_limited(body) {
@@ -386,51 +437,24 @@ impl Transport for HttpTransport {
     }
 
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
-        let want = out.id.unwrap_or(0);
-        let response = self.post(out.method, out.body, out.framing, attempt)?;
-        let status = response.status().as_u16();
-        if matches!(status, 401 | 403) {
-            return Err(TransportError::Status { status });
-        }
-        if status != 200 {
-            return Err(Self::rejection(status, response.into_body()));
-        }
-        let session_issued = match out.framing {
-            Framing::Handshake => self.adopt_session(response.headers(), None)?,
-            _ => false,
-        };
-        let mode = media_type(response.headers()).ok_or(TransportError::Malformed(
-            "response content type is neither json nor an event stream",
-        ))?;
-        let result = match mode {
-            ResponseMode::Json => {
-                let bytes = read_limited(response.into_body())?;
-                self.on_message(&bytes, want, out.framing, attempt)
-                    .unwrap_or(Err(TransportError::Malformed("body holds no response")))
+        // Whatever an aborted exchange met last (an EOF from the shutdown) is not an answer.
+        self.exchange(out, attempt).map_err(|e| {
+            if attempt.is_aborted() {
+                network(attempt)
+            } else {
+                e
             }
-            ResponseMode::Sse => self.stream(response.into_body(), want, out.framing, attempt),
-        }?;
-        Ok(Reply {
-            result,
-            mode,
-            session_issued,
         })
     }
 
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
-        if let Framing::Session { version } = out.framing {
-            if let Some(session) = &mut self.session {
-                session.version = Some(version);
+        self.deliver(out, attempt).map_err(|e| {
+            if attempt.is_aborted() {
+                network(attempt)
+            } else {
+                e
             }
-        }
-        let response = self.post(out.method, out.body, out.framing, attempt)?;
-        let status = response.status().as_u16();
-        drain(response);
-        if (200..300).contains(&status) {
-            Ok(())
-        } else {
-            Err(TransportError::Status { status })
-        }
+        })
     }
 
     fn discard(&mut self) {

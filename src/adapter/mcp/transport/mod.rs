@@ -171,3 +171,8 @@ pub trait Transport: Send {
     /// this run was assigned). Never reports anything.
     fn close(&mut self, budget: Duration);
 }
+
+#[cfg(test)]
+mod http_tests;
+#[cfg(test)]
+mod loopback;
