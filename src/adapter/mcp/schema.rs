@@ -3,10 +3,20 @@
 //!
 //! The validator is deliberately conservative: it must never reject
 //! arguments that a full JSON-Schema implementation would accept. Keywords
-//! outside the subset (`$ref`, `pattern`, `format`, `if`/`then`, `not`,
-//! `prefixItems`, `minItems`, ...) are ignored, as are keywords whose value
-//! has an unexpected JSON type. If evaluation becomes too deep
-//! ([`MAX_DEPTH`]) or too costly ([`MAX_STEPS`]), the instance is accepted.
+//! outside the subset (`pattern`, `format`, `if`/`then`, `not`, `minItems`,
+//! ...) are ignored, as are keywords whose value has an unexpected JSON type.
+//! Every check is monotone (ignoring more can only accept more), which is why
+//! `oneOf` reports only "no alternative matched" and never "several matched":
+//! an ignored keyword could be what tells two alternatives apart. Subschemas
+//! nested deeper than [`MAX_DEPTH`], or reached after [`MAX_STEPS`]
+//! evaluations, are accepted.
+//!
+//! Compatibility rules that avoid false failures: a schema object containing
+//! `$ref` (or `$dynamicRef` / `$recursiveRef`) is accepted as a whole, since
+//! we do not resolve references and draft-07 ignores a reference's siblings;
+//! `items` does not apply to the elements covered by `prefixItems`; an
+//! OpenAPI-style `"nullable": true` lets `null` pass the `type` check; and
+//! `patternProperties` disables `additionalProperties`.
 //!
 //! Supported keywords: `type`, `enum`, `const`, `minimum`, `maximum`,
 //! `exclusiveMinimum`, `exclusiveMaximum` (numeric forms only), `minLength`,
@@ -19,11 +29,11 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
-/// Subschema nesting depth beyond which evaluation gives up and accepts.
+/// Subschema nesting depth beyond which a subschema is accepted unevaluated.
 pub const MAX_DEPTH: usize = 32;
 
-/// Number of subschema evaluations beyond which evaluation gives up and
-/// accepts (guards against exponential `anyOf`/`oneOf` nesting).
+/// Number of subschema evaluations after which every further subschema is
+/// accepted unevaluated (guards against exponential `anyOf`/`allOf` nesting).
 pub const MAX_STEPS: usize = 100_000;
 
 /// Whether `schema` is acceptable as an MCP tool `inputSchema`: a JSON object
@@ -80,7 +90,8 @@ pub enum Rule {
     TooLong,
     /// No subschema of `anyOf` accepts the value.
     NoAlternativeMatched,
-    /// Zero or several subschemas of `oneOf` accept the value.
+    /// No subschema of `oneOf` accepts the value. (Several matching
+    /// alternatives are not reported; see the module documentation.)
     NotExactlyOneMatched,
     /// Some subschema of `allOf` rejects the value.
     AllOfFailed,
@@ -138,7 +149,7 @@ impl fmt::Display for Violation {
             ),
             Rule::NotExactlyOneMatched => write!(
                 f,
-                "{subject} does not match exactly one of the alternatives (oneOf) in {SCHEMA}"
+                "{subject} matches none of the alternatives (oneOf) in {SCHEMA}"
             ),
             Rule::AllOfFailed => write!(
                 f,
@@ -200,25 +211,18 @@ fn join_alternatives(names: &[&str]) -> String {
 /// member (in the instance's member order) against `properties` /
 /// `additionalProperties`, then for arrays each element against `items`,
 /// then `allOf`, `anyOf`, `oneOf`. A schema that is neither an object nor a
-/// boolean accepts everything. If the depth or step limit is reached anywhere,
-/// the whole instance is accepted, so a give-up can never cause a failure
-/// (for example through `oneOf`).
+/// boolean accepts everything, and so does a subschema beyond the depth or
+/// step limit.
 ///
 /// # Errors
 ///
 /// The first [`Violation`] found, in the order above.
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), Violation> {
-    let mut validator = Validator {
-        steps: 0,
-        gave_up: false,
-    };
-    let result = validator.check(schema, instance, &mut Vec::new(), 0);
-    if validator.gave_up { Ok(()) } else { result }
+    Validator { steps: 0 }.check(schema, instance, &mut Vec::new(), 0)
 }
 
 struct Validator {
     steps: usize,
-    gave_up: bool,
 }
 
 fn violation(path: &[Segment], rule: Rule) -> Result<(), Violation> {
@@ -238,9 +242,6 @@ impl Validator {
     ) -> Result<(), Violation> {
         self.steps = self.steps.saturating_add(1);
         if depth > MAX_DEPTH || self.steps > MAX_STEPS {
-            self.gave_up = true;
-        }
-        if self.gave_up {
             return Ok(());
         }
         let schema = match schema {
@@ -248,8 +249,16 @@ impl Validator {
             Value::Object(schema) => schema,
             _ => return Ok(()),
         };
+        if ["$ref", "$dynamicRef", "$recursiveRef"]
+            .iter()
+            .any(|keyword| schema.contains_key(*keyword))
+        {
+            return Ok(());
+        }
 
+        let nullable = schema.get("nullable") == Some(&Value::Bool(true));
         if let Some(expected) = schema.get("type").and_then(type_names)
+            && !(nullable && instance.is_null())
             && !expected.iter().any(|name| has_type(instance, name))
         {
             return violation(path, Rule::WrongType { expected });
@@ -301,8 +310,12 @@ impl Validator {
             let subschema = match (properties.and_then(|p| p.get(key)), additional) {
                 (Some(declared), _) => declared,
                 (None, Some(Value::Bool(false))) => {
+                    let mut path = path.clone();
                     path.push(Segment::Property(key.clone()));
-                    return violation(path, Rule::NotDeclared);
+                    return Err(Violation {
+                        path,
+                        rule: Rule::NotDeclared,
+                    });
                 }
                 (None, Some(other)) => other,
                 (None, None) => continue,
@@ -328,7 +341,12 @@ impl Validator {
         if !(item_schema.is_object() || item_schema.is_boolean()) {
             return Ok(()); // tuple form (or malformed): ignored
         }
-        for (index, item) in items.iter().enumerate() {
+        // In 2020-12, `items` covers only the elements after `prefixItems`.
+        let skip = match schema.get("prefixItems") {
+            Some(Value::Array(prefix)) => prefix.len(),
+            _ => 0,
+        };
+        for (index, item) in items.iter().enumerate().skip(skip) {
             path.push(Segment::Index(index));
             let result = self.check(item_schema, item, path, depth + 1);
             path.pop();
@@ -359,21 +377,14 @@ impl Validator {
         {
             return violation(path, Rule::NoAlternativeMatched);
         }
+        // Only "none matched" is reported; see the module documentation.
         if let Some(Value::Array(one)) = schema.get("oneOf")
             && !one.is_empty()
+            && !one
+                .iter()
+                .any(|subschema| self.check(subschema, instance, path, depth + 1).is_ok())
         {
-            let mut matched = 0;
-            for subschema in one {
-                if self.check(subschema, instance, path, depth + 1).is_ok() {
-                    matched += 1;
-                    if matched > 1 {
-                        break;
-                    }
-                }
-            }
-            if matched != 1 {
-                return violation(path, Rule::NotExactlyOneMatched);
-            }
+            return violation(path, Rule::NotExactlyOneMatched);
         }
         Ok(())
     }
@@ -715,6 +726,11 @@ mod tests {
             rule(json!({"items": false}), json!([1])),
             Some(Rule::Forbidden)
         );
+        // `items` applies after `prefixItems` only.
+        let tuple = json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}});
+        assert_eq!(rule(tuple.clone(), json!(["a", 1, 2])), None);
+        let v = validate(&tuple, &json!(["a", 1, "b"])).expect_err("fails");
+        assert_eq!(v.path, vec![Segment::Index(2)]);
     }
 
     #[test]
@@ -809,10 +825,17 @@ mod tests {
         let one = json!({"oneOf": [{"type": "integer"}, {"type": "number"}]});
         assert_eq!(rule(one.clone(), json!(1.5)), None);
         assert_eq!(
-            rule(one.clone(), json!(1)),
+            rule(one.clone(), json!("s")),
             Some(Rule::NotExactlyOneMatched)
         );
-        assert_eq!(rule(one, json!("s")), Some(Rule::NotExactlyOneMatched));
+        // Several matches are not reported: an ignored keyword (here `pattern`)
+        // may be what keeps alternatives apart for a full validator.
+        assert_eq!(rule(one, json!(1)), None);
+        let patterned = json!({"oneOf": [
+            {"type": "string", "pattern": "^a"},
+            {"type": "string", "pattern": "^b"}
+        ]});
+        assert_eq!(rule(patterned, json!("abc")), None);
         let all = json!({"allOf": [{"type": "integer"}, {"minimum": 5}]});
         assert_eq!(rule(all.clone(), json!(6)), None);
         assert_eq!(rule(all, json!(4)), Some(Rule::AllOfFailed));
@@ -865,6 +888,29 @@ mod tests {
         assert_eq!(validate(&schema, &args), Ok(()));
     }
 
+    #[test]
+    fn references_accept_and_nullable_allows_null() {
+        let schema = json!({
+            "properties": {
+                "r": {"$ref": "#/$defs/x", "type": "string"},
+                "d": {"$dynamicRef": "#node", "const": 1},
+                "n": {"type": "string", "nullable": true}
+            },
+            "$defs": {"x": {"type": "string"}}
+        });
+        assert_eq!(
+            validate(&schema, &json!({"r": 5, "d": 2, "n": null})),
+            Ok(())
+        );
+        assert_eq!(
+            rule(schema, json!({"n": 5})),
+            Some(Rule::WrongType {
+                expected: vec!["string"]
+            })
+        );
+        assert!(rule(json!({"type": "string", "nullable": false}), json!(null)).is_some());
+    }
+
     fn nested_properties(levels: usize, leaf: Value) -> (Value, Value) {
         let mut schema = json!({"type": "string"});
         let mut instance = leaf;
@@ -886,11 +932,14 @@ mod tests {
         assert_eq!(validate(&schema, &instance), Ok(()));
         let (schema, instance) = nested_properties(500, json!(1));
         assert_eq!(validate(&schema, &instance), Ok(()));
-        // Giving up inside `oneOf` must not turn into a failure, although the
-        // gave-up branch "matches" as well as the second one.
-        let (deep, instance) = nested_properties(MAX_DEPTH + 5, json!("leaf"));
-        let schema = json!({"oneOf": [deep, {"type": "object"}]});
-        assert_eq!(validate(&schema, &instance), Ok(()));
+        // A failure elsewhere in the instance is still reported.
+        let (deep, mut instance) = nested_properties(MAX_DEPTH + 5, json!(1));
+        let schema = json!({"properties": {"k": deep, "z": {"type": "string"}}});
+        if let Some(members) = instance.as_object_mut() {
+            members.insert("z".to_owned(), json!(0));
+        }
+        let v = validate(&schema, &instance).expect_err("z is wrong");
+        assert_eq!(v.path, vec![prop("z")]);
     }
 
     #[test]
