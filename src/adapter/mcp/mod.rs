@@ -19,8 +19,28 @@
 //!    schemas and header bindings) and [`headers`] for `Mcp-Name`/`Mcp-Param-*`.
 //!
 //! An attempt the engine aborts is discarded with its session; the end of the run closes the
-//! transport (legacy HTTP: best-effort `DELETE`). Evidence carries only numbers, our own
-//! words and names from the configuration.
+//! transport (legacy HTTP: best-effort `DELETE`).
+//!
+//! # Evidence
+//!
+//! Only numbers, our own words and names from the configuration — never server text:
+//!
+//! | key | fact | when |
+//! |---|---|---|
+//! | `era` | `modern` / `legacy` | establishment |
+//! | `negotiated_version` | a supported revision (our spelling) | once validated |
+//! | `fallback` | `true` | unpinned discovery was rejected the legacy way |
+//! | `discover_http_status`, `discover_rpc_code` | the rejection that caused the fallback | with `fallback` |
+//! | `session_id_issued` | bool | legacy `initialize` answered |
+//! | `response_mode` | `json` / `sse` | the establishing response |
+//! | `tools_count`, `resources_count`, `prompts_count` | entries of each listed inventory | capability |
+//! | `tools_excluded` | tools dropped for invalid `x-mcp-header` annotations | capability, modern HTTP |
+//! | `missing_tools`, `missing_resources`, `missing_prompts` | configured names not advertised | capability |
+//! | `excluded_tools`, `exclusion_reason` | configured tools that were excluded, and why (first) | capability |
+//! | `failed_method` | the method of the message that failed | any classified failure |
+//! | `http_status`, `rpc_code` | the failing HTTP status / JSON-RPC error code; HEAD status in reachability | failures, reachability |
+//! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
+//! | `protocol_version` | the configured pin | invalid pin |
 
 mod era;
 mod failure;

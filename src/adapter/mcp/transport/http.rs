@@ -16,7 +16,9 @@
 //!   empty result and every other server request is rejected with −32601, each POSTed back
 //!   on the session.
 //! * The session id an `initialize` response assigns (exactly one value of 1–4096 visible
-//!   ASCII characters) is deleted at the end of the run within 250 ms.
+//!   ASCII characters) is deleted at the end of the run, each `DELETE` within
+//!   min(250 ms, what is left of the engine's cleanup budget); so is the session of an
+//!   attempt that was discarded.
 //!
 //! One keep-alive agent serves the whole target run; an abort shuts it down and a discard
 //! replaces it.
@@ -42,7 +44,7 @@ use crate::result::{Stage, Status, Steps};
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 /// Resumption `GET`s per request at most.
 pub const MAX_RESUMPTIONS: usize = 3;
-/// Time the end-of-run `DELETE`s may take at most.
+/// Time each end-of-run `DELETE` may take at most (within the engine's cleanup budget).
 pub const DELETE_BUDGET: Duration = Duration::from_millis(250);
 /// Longest session id or event id accepted.
 const MAX_ID_BYTES: usize = 4096;
@@ -77,66 +79,36 @@ impl HttpTransport {
         }
     }
 
-    /// The run's agent, registering its shutdown as the attempt's abort hook.
-    fn agent(&mut self, attempt: &Attempt) -> Agent {
-        let agent = self.agent.get_or_insert_with(net::agent).clone();
-        let hook = agent.clone();
-        attempt.on_abort(move || hook.shutdown());
-        agent
-    }
-
-    /// Headers of the current session for `framing`.
-    fn session_headers(&self, framing: Framing<'_>) -> (Option<&str>, Option<&'static str>) {
-        match framing {
-            Framing::Modern { .. } => (None, Some(Version::MODERN.as_str())),
-            Framing::Handshake => (self.session.as_ref().map(|s| s.id.as_str()), None),
-            Framing::Session { version } => (
-                self.session.as_ref().map(|s| s.id.as_str()),
-                Some(version.as_str()),
-            ),
-        }
-    }
-
-    /// POSTs one message.
-    fn post(
+    /// Sends one exchange bounded by the attempt, with the run's credentials; every other
+    /// header comes from the caller. The one path every request takes.
+    fn send(
         &mut self,
-        method: &str,
+        method: Method,
+        headers: &[(&str, &str)],
         body: &[u8],
-        framing: Framing<'_>,
         attempt: &Attempt,
     ) -> Result<Response<ureq::Body>, TransportError> {
         if attempt.expired() {
             return Err(network(attempt));
         }
-        let agent = self.agent(attempt);
-        let (session_id, version) = self.session_headers(framing);
-        let mut req = agent
-            .post(&self.endpoint)
-            .header("accept", ACCEPT_BOTH)
-            .header("content-type", "application/json");
-        if let Some(auth) = self.credentials.authorization() {
-            req = req.header("authorization", auth);
-        }
-        if let Some(id) = session_id {
-            req = req.header("mcp-session-id", id);
-        }
-        if let Some(version) = version {
-            req = req.header("mcp-protocol-version", version);
-        }
-        if let Framing::Modern { name, params } = framing {
-            req = req.header("mcp-method", method);
-            if let Some(name) = name {
-                req = req.header("mcp-name", encode_value(name));
-            }
-            for (header, value) in params {
-                req = req.header(format!("mcp-param-{header}"), value.as_str());
-            }
-        }
-        let result = req
-            .config()
-            .timeout_global(Some(attempt.remaining()))
-            .build()
-            .send(body);
+        let agent = self.agent.get_or_insert_with(net::agent).clone();
+        let hook = agent.clone();
+        attempt.on_abort(move || hook.shutdown());
+        let auth = self.credentials.authorization();
+        let auth = auth.as_deref().map(|value| ("authorization", value));
+        let headers = headers.iter().copied().chain(auth);
+        let timeout = Some(attempt.remaining());
+        let url = self.endpoint.as_str();
+        let result = match method {
+            Method::Post => net::with_headers(agent.post(url), headers)
+                .config()
+                .timeout_global(timeout)
+                .build()
+                .send(body),
+            Method::Head => net::call(agent.head(url), headers, timeout),
+            Method::Get => net::call(agent.get(url), headers, timeout),
+            Method::Delete => net::call(agent.delete(url), headers, timeout),
+        };
         match result {
             Ok(response) => {
                 attempt.mark_response();
@@ -144,6 +116,43 @@ impl HttpTransport {
             }
             Err(_) => Err(network(attempt)),
         }
+    }
+
+    /// POSTs one message with the headers its framing calls for.
+    fn post(
+        &mut self,
+        method: &str,
+        body: &[u8],
+        framing: Framing<'_>,
+        attempt: &Attempt,
+    ) -> Result<Response<ureq::Body>, TransportError> {
+        let session = self.session.as_ref().map(|s| s.id.clone());
+        let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8);
+        headers.push(("accept", ACCEPT_BOTH));
+        headers.push(("content-type", "application/json"));
+        let (name, params) = match framing {
+            Framing::Modern { name, params } => {
+                headers.push(("mcp-protocol-version", Version::MODERN.as_str()));
+                headers.push(("mcp-method", method));
+                let named: Vec<(String, &str)> = params
+                    .iter()
+                    .map(|(h, v)| (format!("mcp-param-{h}"), v.as_str()))
+                    .collect();
+                (name.map(encode_value), named)
+            }
+            Framing::Handshake => {
+                headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+                (None, Vec::new())
+            }
+            Framing::Session { version } => {
+                headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+                headers.push(("mcp-protocol-version", version.as_str()));
+                (None, Vec::new())
+            }
+        };
+        headers.extend(name.as_deref().map(|n| ("mcp-name", n)));
+        headers.extend(params.iter().map(|(h, v)| (h.as_str(), *v)));
+        self.send(Method::Post, &headers, body, attempt)
     }
 
     /// Keeps the session id an `initialize` response assigned. Returns whether one was.
@@ -295,27 +304,13 @@ impl HttpTransport {
             return Err(network(attempt));
         }
         pause(wait, attempt)?;
-        let agent = self.agent(attempt);
-        let (session_id, version) = self.session_headers(framing);
-        let mut req = agent
-            .get(&self.endpoint)
-            .header("accept", SSE)
-            .header("last-event-id", last);
-        if let Some(auth) = self.credentials.authorization() {
-            req = req.header("authorization", auth);
+        let session = self.session.as_ref().map(|s| s.id.clone());
+        let mut headers = vec![("accept", SSE), ("last-event-id", last)];
+        headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+        if let Framing::Session { version } = framing {
+            headers.push(("mcp-protocol-version", version.as_str()));
         }
-        if let Some(id) = session_id {
-            req = req.header("mcp-session-id", id);
-        }
-        if let Some(version) = version {
-            req = req.header("mcp-protocol-version", version);
-        }
-        let response = req
-            .config()
-            .timeout_global(Some(attempt.remaining()))
-            .build()
-            .call()
-            .map_err(|_| network(attempt))?;
+        let response = self.send(Method::Get, &headers, &[], attempt)?;
         let status = response.status().as_u16();
         if matches!(status, 401 | 403) {
             return Err(TransportError::Status { status });
@@ -404,36 +399,20 @@ impl Transport for HttpTransport {
     }
 
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
-        if attempt.expired() {
-            return Some(Err(network(attempt)));
-        }
-        let agent = self.agent(attempt);
-        let mut req = agent.head(&self.endpoint).header("accept", ACCEPT_BOTH);
-        if let Some(auth) = self.credentials.authorization() {
-            req = req.header("authorization", auth);
-        }
         let start = Instant::now();
-        let result = req
-            .config()
-            .timeout_global(Some(attempt.remaining()))
-            .build()
-            .call();
+        let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], &[], attempt);
         let latency = start.elapsed();
-        Some(match result {
-            Ok(response) => {
-                attempt.mark_response();
-                let mut steps = Steps::default();
-                steps.set(Stage::Http, Status::Healthy, Some(ms(latency)));
-                let status = response.status().as_u16();
-                drain(response);
-                Ok(Probe {
-                    latency,
-                    steps,
-                    status,
-                })
+        Some(result.map(|response| {
+            let mut steps = Steps::default();
+            steps.set(Stage::Http, Status::Healthy, Some(ms(latency)));
+            let status = response.status().as_u16();
+            drain(response);
+            Probe {
+                latency,
+                steps,
+                status,
             }
-            Err(_) => Err(network(attempt)),
-        })
+        }))
     }
 
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
@@ -465,30 +444,31 @@ impl Transport for HttpTransport {
     }
 
     fn close(&mut self, budget: Duration) {
-        let deadline = Instant::now() + budget.min(DELETE_BUDGET);
+        let deadline = Instant::now() + budget;
         let sessions: Vec<SessionId> = self.retired.drain(..).chain(self.session.take()).collect();
-        if sessions.is_empty() {
-            return;
-        }
-        let agent = self.agent.take().unwrap_or_else(net::agent);
         for session in sessions {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline
+                .saturating_duration_since(Instant::now())
+                .min(DELETE_BUDGET);
             if left.is_zero() {
                 break;
             }
-            let mut req = agent
-                .delete(&self.endpoint)
-                .header("accept", ACCEPT_BOTH)
-                .header("mcp-session-id", session.id.as_str());
-            if let Some(auth) = self.credentials.authorization() {
-                req = req.header("authorization", auth);
+            let mut headers = vec![
+                ("accept", ACCEPT_BOTH),
+                ("mcp-session-id", session.id.as_str()),
+            ];
+            headers.extend(
+                session
+                    .version
+                    .map(|v| ("mcp-protocol-version", v.as_str())),
+            );
+            // Best effort, bounded like an attempt: the outcome never changes an observation.
+            let cleanup = Attempt::new(Instant::now() + left);
+            if let Ok(response) = self.send(Method::Delete, &headers, &[], &cleanup) {
+                drain(response);
             }
-            if let Some(version) = session.version {
-                req = req.header("mcp-protocol-version", version.as_str());
-            }
-            // Best effort: the outcome never changes an observation.
-            let _ = req.config().timeout_global(Some(left)).build().call();
         }
+        self.agent = None;
     }
 }
 
@@ -555,9 +535,46 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// The HTTP client settings. The one place to switch to the project's network layer.
+/// The HTTP methods this transport sends.
+#[derive(Clone, Copy, Debug)]
+enum Method {
+    Head,
+    Get,
+    Post,
+    Delete,
+}
+
+/// The HTTP client settings. With [`HttpTransport::send`], the one place to switch to the
+/// project's network layer.
 mod net {
-    use ureq::Agent;
+    use std::time::Duration;
+
+    use ureq::http::Response;
+    use ureq::{Agent, Body, RequestBuilder};
+
+    /// Adds `headers` to a request.
+    pub fn with_headers<'a, B>(
+        mut req: RequestBuilder<B>,
+        headers: impl Iterator<Item = (&'a str, &'a str)>,
+    ) -> RequestBuilder<B> {
+        for (name, value) in headers {
+            req = req.header(name, value);
+        }
+        req
+    }
+
+    /// Sends a request without a body.
+    pub fn call<'a>(
+        req: RequestBuilder<ureq::typestate::WithoutBody>,
+        headers: impl Iterator<Item = (&'a str, &'a str)>,
+        timeout: Option<Duration>,
+    ) -> Result<Response<Body>, ureq::Error> {
+        with_headers(req, headers)
+            .config()
+            .timeout_global(timeout)
+            .build()
+            .call()
+    }
 
     /// A keep-alive agent: any status is a response, redirects are never followed, no
     /// proxies from the environment.

@@ -1139,3 +1139,95 @@ fn classifications_over_sockets() {
         (Status::Unknown, Some(Code::McpLimit))
     );
 }
+
+/// Rough client cost of a whole passive run against fast loopback servers (run with
+/// `cargo test --release -- --ignored passive_run_cost --nocapture`).
+#[test]
+#[ignore = "timing report, not a check"]
+fn passive_run_cost() {
+    let modern = Server::start(|r| {
+        let ok = |result: &str| {
+            Reply::Send(json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+            ))
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("POST", "server/discover") => ok(
+                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
+            ),
+            ("POST", "tools/list") => ok(
+                r#"{"resultType":"complete","tools":[{"name":"search","inputSchema":{"type":"object","properties":{"query":{"type":"string"}}}}]}"#,
+            ),
+            ("POST", "resources/list") => ok(
+                r#"{"resultType":"complete","resources":[{"name":"ready","uri":"health://ready"}]}"#,
+            ),
+            ("POST", "prompts/list") => {
+                ok(r#"{"resultType":"complete","prompts":[{"name":"summary"}]}"#)
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    let legacy_json = Server::start(|r| {
+        let ok = |result: &str| {
+            Reply::Send(json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+            ))
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("DELETE", _) => Reply::Send(response(200, &[], b"")),
+            ("POST", "server/discover") => Reply::Send(response(400, &[], b"")),
+            ("POST", "initialize") => Reply::Send(response(200, &[("content-type", "application/json"), ("mcp-session-id", "s")], format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}},"resources":{{}},"prompts":{{}}}},"serverInfo":{{"name":"f","version":"1"}}}}}}"#, r.id()).as_bytes())),
+            ("POST", "notifications/initialized") => Reply::Send(response(202, &[], b"")),
+            ("POST", "tools/list") => ok(r#"{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}"#),
+            ("POST", "resources/list") => ok(r#"{"resources":[{"name":"ready","uri":"health://ready"}]}"#),
+            ("POST", "prompts/list") => ok(r#"{"prompts":[{"name":"summary"}]}"#),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    for (name, server) in [("modern", &modern), ("legacy-json", &legacy_json)] {
+        let runs = 300;
+        let mut times = Vec::with_capacity(runs);
+        let mut phases = vec![Vec::new(); 6];
+        for _ in 0..runs {
+            use crate::adapter::Adapter;
+            use crate::adapter::mcp::{McpAdapter, testing};
+            let started = Instant::now();
+            let mut target = testing::target(requiring());
+            target.endpoint = server.url.clone();
+            let mut run = McpAdapter.start(testing::context(target));
+            let mut t = Instant::now();
+            run.configure();
+            phases[0].push(t.elapsed());
+            for (i, d) in PASSIVE.iter().enumerate() {
+                t = Instant::now();
+                let o = run.check(*d, &attempt_for(LONG));
+                phases[i + 1].push(t.elapsed());
+                assert_eq!(o.status, Status::Healthy);
+            }
+            t = Instant::now();
+            run.close(Duration::from_secs(1));
+            phases[5].push(t.elapsed());
+            times.push(started.elapsed());
+        }
+        for (i, p) in phases.iter_mut().enumerate() {
+            p.sort();
+            println!(
+                "  phase {i}: median {:?} p90 {:?} max {:?}",
+                p[runs / 2],
+                p[runs * 9 / 10],
+                p[runs - 1]
+            );
+        }
+        times.sort();
+        println!(
+            "{name}: median {:?}  p90 {:?}  min {:?}",
+            times[runs / 2],
+            times[runs * 9 / 10],
+            times[0]
+        );
+    }
+}

@@ -32,7 +32,8 @@ pub enum Framing<'a> {
     /// 2026-07-28: stateless. HTTP sends `MCP-Protocol-Version: 2026-07-28` and `Mcp-Method`,
     /// never a session id; streams are never resumed; a server request is malformed.
     Modern {
-        /// `Mcp-Name` (tool or prompt name, resource URI), for the methods that mirror one.
+        /// `Mcp-Name` (tool or prompt name, resource URI) for the methods that mirror one,
+        /// as the server spelled it; the transport encodes it for a header.
         name: Option<&'a str>,
         /// `Mcp-Param-<name>: <value>` pairs, values already encoded for a header.
         params: &'a [(String, String)],
