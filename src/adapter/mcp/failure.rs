@@ -52,7 +52,7 @@ impl Failure {
     /// The observation: status, code and the failure's own evidence.
     pub fn observe(&self) -> Observation {
         use TransportError as T;
-        match self {
+        let mut o = match self {
             Failure::Transport(T::Status { status }) => {
                 let code = if matches!(status, 401 | 403) {
                     Observation::coded(Status::Misconfigured, Code::McpAuth)
@@ -87,21 +87,10 @@ impl Failure {
             }) => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
             Failure::Transport(T::Network {
                 response_seen: true,
-            }) => Observation::noted(Status::Unknown, Note::IncompleteResponse).responded(),
-        }
-        .with_response_seen(self.response_seen())
-    }
-}
-
-/// A small builder extension kept local to the adapter.
-trait WithResponseSeen {
-    fn with_response_seen(self, seen: bool) -> Self;
-}
-
-impl WithResponseSeen for Observation {
-    fn with_response_seen(mut self, seen: bool) -> Self {
-        self.response_seen = seen;
-        self
+            }) => Observation::noted(Status::Unknown, Note::IncompleteResponse),
+        };
+        o.response_seen = self.response_seen();
+        o
     }
 }
 

@@ -42,15 +42,15 @@
 //! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
 //! | `protocol_version` | the configured pin | invalid pin |
 
-mod era;
-mod failure;
+pub mod era;
+pub mod failure;
 pub mod headers;
-mod inventory;
+pub mod inventory;
 pub mod jsonrpc;
-mod lifecycle;
-mod modern;
+pub mod lifecycle;
+pub mod modern;
 pub mod schema;
-mod session;
+pub mod session;
 pub mod sse;
 pub mod transport;
 
