@@ -7,6 +7,7 @@
 pub mod attempt;
 pub mod credential;
 pub mod http;
+pub mod mcp;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,6 +64,7 @@ pub fn for_type(kind: TargetType) -> Option<&'static dyn Adapter> {
         TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router => {
             Some(&http::HttpAdapter)
         }
+        TargetType::Mcp => Some(&mcp::McpAdapter),
         _ => None,
     }
 }

@@ -1,0 +1,300 @@
+//! Protocol revisions and the choice between the two eras of MCP.
+//!
+//! The *modern* era (2026-07-28) is stateless: every request carries its own version and
+//! client identity, and `server/discover` replaces the handshake. The *legacy* era
+//! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a version with `initialize`.
+//!
+//! Everything here is a pure decision: [`plan`] turns the configured pin into the first step,
+//! and [`after_discover`] decides whether a failed discovery means "this is a legacy server,
+//! negotiate with `initialize`" or "this is a modern server that said no". The decision is
+//! transport-agnostic; the one difference between HTTP and stdio is the [`Channel`] rule.
+
+use super::transport::TransportError;
+
+/// A supported MCP revision. Its spelling ([`Version::as_str`]) is our own fixed word, so it
+/// may appear in evidence once a server's answer has been matched against it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Version {
+    /// `2025-03-26` (legacy).
+    V2025_03_26,
+    /// `2025-06-18` (legacy).
+    V2025_06_18,
+    /// `2025-11-25` (legacy; the revision a legacy negotiation offers).
+    V2025_11_25,
+    /// `2026-07-28` (modern, stateless).
+    V2026_07_28,
+}
+
+impl Version {
+    /// Every supported revision, oldest first.
+    pub const ALL: [Version; 4] = [
+        Version::V2025_03_26,
+        Version::V2025_06_18,
+        Version::V2025_11_25,
+        Version::V2026_07_28,
+    ];
+
+    /// The modern revision.
+    pub const MODERN: Version = Version::V2026_07_28;
+
+    /// The revision an unpinned legacy negotiation offers.
+    pub const LEGACY_OFFER: Version = Version::V2025_11_25;
+
+    /// The protocol spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V2025_03_26 => "2025-03-26",
+            Version::V2025_06_18 => "2025-06-18",
+            Version::V2025_11_25 => "2025-11-25",
+            Version::V2026_07_28 => "2026-07-28",
+        }
+    }
+
+    /// The supported revision spelled exactly `s`.
+    pub fn parse(s: &str) -> Option<Version> {
+        Version::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether this is the stateless revision.
+    pub fn is_modern(self) -> bool {
+        self == Version::MODERN
+    }
+}
+
+/// The first step of establishing a session, decided by the configured pin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// Probe `server/discover` at 2026-07-28. With `fallback` (no pin), a legacy rejection
+    /// leads to `initialize` offering [`Version::LEGACY_OFFER`]; with a modern pin every
+    /// failure is final.
+    Discover {
+        /// Whether a legacy rejection may lead to legacy negotiation.
+        fallback: bool,
+    },
+    /// A legacy pin: skip discovery, offer exactly this revision and accept only it.
+    Initialize {
+        /// The pinned revision.
+        pin: Version,
+    },
+}
+
+/// The configured pin names no supported revision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidPin;
+
+/// The plan for a configured `mcp.protocol_version` (`None` when unset).
+pub fn plan(pin: Option<&str>) -> Result<Plan, InvalidPin> {
+    match pin {
+        None => Ok(Plan::Discover { fallback: true }),
+        Some(text) => match Version::parse(text).ok_or(InvalidPin)? {
+            Version::V2026_07_28 => Ok(Plan::Discover { fallback: false }),
+            pin => Ok(Plan::Initialize { pin }),
+        },
+    }
+}
+
+/// How the transport under the session reports a legacy server's rejection of discovery.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// Streamable HTTP: the HTTP status tells a rejection apart.
+    Http,
+    /// A subprocess: any unrecognised JSON-RPC error is a legacy server's answer.
+    Stdio,
+}
+
+/// What a failed, unpinned discovery means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AfterDiscover {
+    /// A legacy server's rejection: negotiate with `initialize`.
+    FallBack,
+    /// A final answer (a modern server's error, an outage, a malformed reply): classify it.
+    Stay,
+}
+
+/// JSON-RPC: method not found.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// 2026-07-28: the request's headers and body disagree.
+pub const HEADER_MISMATCH: i64 = -32020;
+/// 2026-07-28: the request lacks a client capability the server requires.
+pub const MISSING_CAPABILITY: i64 = -32021;
+/// 2026-07-28: the requested protocol revision is not served.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// Whether `code` is one of the 2026-07-28 errors a modern server answers discovery with.
+///
+/// The implementation-defined range −32000..−32019 (pre-release numbering, SDK-specific
+/// "session not found") is deliberately not among them.
+pub fn is_modern_error(code: i64) -> bool {
+    matches!(
+        code,
+        HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION
+    )
+}
+
+/// Whether an HTTP status is a rejection a legacy server gives an unknown request: a 4xx
+/// other than the authentication statuses.
+fn is_legacy_rejection(status: u16) -> bool {
+    (400..500).contains(&status) && status != 401 && status != 403
+}
+
+/// Decides what a failed discovery means (unpinned only; a pin never falls back).
+///
+/// * A recognised modern error (−32022, −32020, −32021), or −32601 carried by an HTTP 404,
+///   is a modern server's answer: stay and classify it.
+/// * HTTP: any other 4xx except 401/403 (with or without a JSON-RPC body), or −32601 inside
+///   a 200, is a legacy server's rejection.
+/// * Stdio: any other JSON-RPC error is a legacy server's rejection.
+/// * Everything else stays: authentication failures, 3xx/5xx, malformed replies, limits and
+///   network failures — a timeout never downgrades.
+pub fn after_discover(failure: &TransportError, channel: Channel) -> AfterDiscover {
+    let fall_back = match (channel, failure) {
+        (_, TransportError::Rpc { code, .. }) if is_modern_error(*code) => false,
+        (Channel::Stdio, TransportError::Rpc { .. }) => true,
+        (Channel::Http, TransportError::Rpc { code, status }) => match status {
+            Some(404) => *code != METHOD_NOT_FOUND,
+            Some(200) => *code == METHOD_NOT_FOUND,
+            Some(status) => is_legacy_rejection(*status),
+            None => false,
+        },
+        (Channel::Http, TransportError::Status { status }) => is_legacy_rejection(*status),
+        _ => false,
+    };
+    if fall_back {
+        AfterDiscover::FallBack
+    } else {
+        AfterDiscover::Stay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use AfterDiscover::{FallBack, Stay};
+
+    fn rpc(code: i64, status: u16) -> TransportError {
+        TransportError::Rpc {
+            code,
+            status: Some(status),
+        }
+    }
+
+    fn http(status: u16) -> TransportError {
+        TransportError::Status { status }
+    }
+
+    #[test]
+    fn versions_round_trip_and_only_the_listed_ones_parse() {
+        for v in Version::ALL {
+            assert_eq!(Version::parse(v.as_str()), Some(v));
+        }
+        for bad in ["2024-11-05", "2099-01-01", "", " 2025-06-18", "2025-06-18 "] {
+            assert_eq!(Version::parse(bad), None, "{bad}");
+        }
+        assert!(Version::MODERN.is_modern() && !Version::LEGACY_OFFER.is_modern());
+    }
+
+    #[test]
+    fn pins_choose_the_plan() {
+        assert_eq!(plan(None), Ok(Plan::Discover { fallback: true }));
+        assert_eq!(
+            plan(Some("2026-07-28")),
+            Ok(Plan::Discover { fallback: false })
+        );
+        assert_eq!(
+            plan(Some("2025-06-18")),
+            Ok(Plan::Initialize {
+                pin: Version::V2025_06_18
+            })
+        );
+        assert_eq!(plan(Some("2024-11-05")), Err(InvalidPin));
+        assert_eq!(plan(Some("latest")), Err(InvalidPin));
+    }
+
+    /// Issue 4's selection table, one row per line, over HTTP.
+    #[test]
+    fn http_selection_table() {
+        let rows: &[(TransportError, AfterDiscover)] = &[
+            // Recognised modern errors never downgrade, whatever carries them.
+            (rpc(UNSUPPORTED_VERSION, 400), Stay),
+            (rpc(HEADER_MISMATCH, 400), Stay),
+            (rpc(MISSING_CAPABILITY, 400), Stay),
+            (rpc(UNSUPPORTED_VERSION, 200), Stay),
+            // −32601 carried by a 404 with a JSON-RPC body: a modern server without the method.
+            (rpc(METHOD_NOT_FOUND, 404), Stay),
+            // Other HTTP rejections: a legacy server.
+            (http(400), FallBack),
+            (http(404), FallBack),
+            (http(405), FallBack),
+            (http(406), FallBack),
+            (http(415), FallBack),
+            (rpc(-32000, 400), FallBack), // TS v1 "Mcp-Session-Id header is required"
+            (rpc(-32600, 400), FallBack), // Python "Missing session ID"
+            (rpc(-32602, 400), FallBack), // rmcp session mode, missing _meta
+            (rpc(-32001, 404), FallBack), // TS v1 "Session not found"
+            (rpc(METHOD_NOT_FOUND, 400), FallBack),
+            (rpc(METHOD_NOT_FOUND, 200), FallBack), // a legacy server's unknown method
+            // Not rejections: classified, never downgraded.
+            (http(401), Stay),
+            (http(403), Stay),
+            (rpc(-32600, 401), Stay),
+            (http(500), Stay),
+            (http(503), Stay),
+            (http(307), Stay),
+            (http(200), Stay),
+            (rpc(-32600, 200), Stay),
+            (rpc(-32603, 500), Stay),
+            (TransportError::Malformed("x"), Stay),
+            (TransportError::Limit("x"), Stay),
+            (
+                TransportError::Network {
+                    response_seen: false,
+                },
+                Stay,
+            ),
+            (
+                TransportError::Network {
+                    response_seen: true,
+                },
+                Stay,
+            ),
+        ];
+        for (failure, expected) in rows {
+            assert_eq!(
+                after_discover(failure, Channel::Http),
+                *expected,
+                "{failure:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn pre_release_codes_are_never_modern_errors() {
+        for code in -32019..=-32000 {
+            assert!(!is_modern_error(code), "{code}");
+            assert_eq!(after_discover(&rpc(code, 400), Channel::Http), FallBack);
+            assert_eq!(after_discover(&rpc(code, 200), Channel::Http), Stay);
+        }
+        assert!(is_modern_error(-32020) && is_modern_error(-32021) && is_modern_error(-32022));
+    }
+
+    #[test]
+    fn stdio_rule_falls_back_on_any_unrecognised_rpc_error() {
+        let stdio = |code| TransportError::Rpc { code, status: None };
+        assert_eq!(after_discover(&stdio(-32601), Channel::Stdio), FallBack);
+        // Upstream §17 G38: the legacy Python SDK's "not initialized" (data may be a string).
+        assert_eq!(after_discover(&stdio(-32602), Channel::Stdio), FallBack);
+        assert_eq!(after_discover(&stdio(-32001), Channel::Stdio), FallBack);
+        assert_eq!(after_discover(&stdio(-32022), Channel::Stdio), Stay);
+        assert_eq!(after_discover(&stdio(-32020), Channel::Stdio), Stay);
+        assert_eq!(after_discover(&stdio(-32021), Channel::Stdio), Stay);
+        // A silent or dead process is never read as a legacy server.
+        let silent = TransportError::Network {
+            response_seen: false,
+        };
+        assert_eq!(after_discover(&silent, Channel::Stdio), Stay);
+        assert_eq!(
+            after_discover(&TransportError::Malformed("x"), Channel::Stdio),
+            Stay
+        );
+    }
+}

@@ -1,0 +1,182 @@
+//! Classified failures of MCP exchanges and their one mapping into observations.
+//!
+//! Every failure the adapter can meet — a transport's answer, a result of the wrong shape, a
+//! version it cannot accept, an inconclusive `input_required` — becomes a [`Failure`], and
+//! [`Failure::observe`] is the only place that picks a status, a code and the failure's
+//! evidence (`http_status`, `rpc_code`, `protocol_error`, `limit`).
+
+use super::era::UNSUPPORTED_VERSION;
+use super::transport::TransportError;
+use crate::result::{Code, Fact, Note, Observation, Status};
+
+/// Why establishing a session, listing an inventory or calling a tool failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// The transport's failure.
+    Transport(TransportError),
+    /// A result of the wrong shape (our own description of what was wrong).
+    Malformed(&'static str),
+    /// The server's revision is unsupported or differs from the pin.
+    Version,
+    /// Discovery exceeded a safety limit (pages, entries, a repeated cursor).
+    Limit(&'static str),
+    /// The server asked for input we never give (`resultType: input_required`).
+    Input,
+}
+
+impl From<TransportError> for Failure {
+    fn from(e: TransportError) -> Failure {
+        Failure::Transport(e)
+    }
+}
+
+impl Failure {
+    /// Whether a response arrived: a classified failure always has one, a network failure
+    /// only when it says so. Only failures with a response may be cached for later
+    /// dimensions.
+    pub fn response_seen(&self) -> bool {
+        !matches!(
+            self,
+            Failure::Transport(TransportError::Network {
+                response_seen: false
+            })
+        )
+    }
+
+    /// Whether this failure is the engine's to classify (a deadline, an abort, a dead
+    /// connection) rather than an answer about the server.
+    pub fn is_network(&self) -> bool {
+        matches!(self, Failure::Transport(TransportError::Network { .. }))
+    }
+
+    /// The observation: status, code and the failure's own evidence.
+    pub fn observe(&self) -> Observation {
+        use TransportError as T;
+        let mut o = match self {
+            Failure::Transport(T::Status { status }) => {
+                let code = if matches!(status, 401 | 403) {
+                    Observation::coded(Status::Misconfigured, Code::McpAuth)
+                } else {
+                    Observation::coded(Status::Unhealthy, Code::McpHttp)
+                };
+                code.with("http_status", Fact::Int(i64::from(*status)))
+            }
+            Failure::Transport(T::Rpc { code, status }) => {
+                let code_of = if *code == UNSUPPORTED_VERSION {
+                    Code::McpVersion
+                } else {
+                    Code::McpRpc
+                };
+                let mut o = Observation::coded(Status::Unhealthy, code_of);
+                if let Some(status) = status {
+                    o = o.with("http_status", Fact::Int(i64::from(*status)));
+                }
+                o.with("rpc_code", Fact::Int(*code))
+            }
+            Failure::Transport(T::Malformed(why)) | Failure::Malformed(why) => {
+                Observation::coded(Status::Unhealthy, Code::McpProtocol)
+                    .with("protocol_error", Fact::Word(why))
+            }
+            Failure::Transport(T::Limit(why)) | Failure::Limit(why) => {
+                Observation::coded(Status::Unknown, Code::McpLimit).with("limit", Fact::Word(why))
+            }
+            Failure::Version => Observation::coded(Status::Unhealthy, Code::McpVersion),
+            Failure::Input => Observation::coded(Status::Unknown, Code::McpInput),
+            Failure::Transport(T::Network {
+                response_seen: false,
+            }) => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
+            Failure::Transport(T::Network {
+                response_seen: true,
+            }) => Observation::noted(Status::Unknown, Note::IncompleteResponse),
+        };
+        o.response_seen = self.response_seen();
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(f: Failure) -> (Status, Option<Code>) {
+        let o = f.observe();
+        (o.status, o.code)
+    }
+
+    #[test]
+    fn statuses_and_codes() {
+        use TransportError as T;
+        let t = Failure::Transport;
+        assert_eq!(
+            of(t(T::Status { status: 401 })),
+            (Status::Misconfigured, Some(Code::McpAuth))
+        );
+        assert_eq!(
+            of(t(T::Status { status: 403 })),
+            (Status::Misconfigured, Some(Code::McpAuth))
+        );
+        assert_eq!(
+            of(t(T::Status { status: 500 })),
+            (Status::Unhealthy, Some(Code::McpHttp))
+        );
+        assert_eq!(
+            of(t(T::Rpc {
+                code: -32022,
+                status: Some(400)
+            })),
+            (Status::Unhealthy, Some(Code::McpVersion))
+        );
+        assert_eq!(
+            of(t(T::Rpc {
+                code: -32601,
+                status: Some(404)
+            })),
+            (Status::Unhealthy, Some(Code::McpRpc))
+        );
+        assert_eq!(
+            of(t(T::Malformed("x"))),
+            (Status::Unhealthy, Some(Code::McpProtocol))
+        );
+        assert_eq!(
+            of(Failure::Malformed("x")),
+            (Status::Unhealthy, Some(Code::McpProtocol))
+        );
+        assert_eq!(
+            of(t(T::Limit("x"))),
+            (Status::Unknown, Some(Code::McpLimit))
+        );
+        assert_eq!(
+            of(Failure::Limit("x")),
+            (Status::Unknown, Some(Code::McpLimit))
+        );
+        assert_eq!(
+            of(Failure::Version),
+            (Status::Unhealthy, Some(Code::McpVersion))
+        );
+        assert_eq!(of(Failure::Input), (Status::Unknown, Some(Code::McpInput)));
+        let silent = t(T::Network {
+            response_seen: false,
+        })
+        .observe();
+        assert_eq!(silent.status, Status::Unreachable);
+        assert!(!silent.response_seen && silent.code.is_none());
+        let partial = t(T::Network {
+            response_seen: true,
+        })
+        .observe();
+        assert_eq!(partial.status, Status::Unknown);
+        assert!(partial.response_seen);
+    }
+
+    #[test]
+    fn evidence_carries_status_and_code_only() {
+        let o = Failure::Transport(TransportError::Rpc {
+            code: -32020,
+            status: Some(400),
+        })
+        .observe();
+        assert_eq!(o.evidence.get("http_status"), Some(&Fact::Int(400)));
+        assert_eq!(o.evidence.get("rpc_code"), Some(&Fact::Int(-32020)));
+        assert!(o.response_seen);
+    }
+}

@@ -1,0 +1,332 @@
+//! Inventories and requirements: every advertised `tools`, `resources` and `prompts`
+//! inventory listed page by page, its entries validated, and the configured requirements
+//! matched against it.
+//!
+//! Only inventories the server advertises are listed, in the order tools, resources,
+//! prompts. Pages follow `nextCursor` (a repeated cursor is a loop); identities are tool and
+//! prompt `name`s and resource `uri`s, each a non-blank string and never repeated; every
+//! entry needs a non-blank `name`, and every tool an object `inputSchema`. Limits: 100 pages
+//! and 10,000 entries per inventory (the transport bounds each response to 1 MiB). Over a
+//! limit is inconclusive (UNKNOWN); a malformed entry is UNHEALTHY. In the modern era over
+//! HTTP, a tool with invalid `x-mcp-header` annotations is excluded before the duplicate
+//! check. Passive checks only list: they never read resources, get prompts or call tools.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::failure::Failure;
+use super::headers::{self, Binding, Exclusion};
+use super::modern;
+use super::schema;
+use super::session::{Era, Session};
+use crate::adapter::Attempt;
+use crate::config::McpOptions;
+use crate::result::{Evidence, Fact};
+
+/// Pages listed per inventory at most.
+pub const MAX_PAGES: usize = 100;
+/// Entries per inventory at most.
+pub const MAX_ENTRIES: usize = 10_000;
+
+/// Which inventories a server advertises (capability keys present).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Advertised {
+    /// `capabilities.tools` is present.
+    pub tools: bool,
+    /// `capabilities.resources` is present.
+    pub resources: bool,
+    /// `capabilities.prompts` is present.
+    pub prompts: bool,
+}
+
+impl Advertised {
+    /// Reads a capabilities object whose every value must be an object.
+    pub fn from_capabilities(capabilities: &Map<String, Value>) -> Result<Advertised, Failure> {
+        if !capabilities.values().all(Value::is_object) {
+            return Err(Failure::Malformed("capability is not an object"));
+        }
+        Ok(Advertised {
+            tools: capabilities.contains_key("tools"),
+            resources: capabilities.contains_key("resources"),
+            prompts: capabilities.contains_key("prompts"),
+        })
+    }
+}
+
+/// One discovered tool, kept for the functional check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tool {
+    /// The tool's name (server text: matched, never printed).
+    pub name: String,
+    /// The tool's `annotations`, if any.
+    pub annotations: Option<Value>,
+    /// The tool's input schema (an object schema).
+    pub input_schema: Value,
+    /// Its `x-mcp-header` bindings (modern HTTP only; empty otherwise).
+    pub bindings: Vec<Binding>,
+}
+
+/// Everything the server advertises. `None` marks an unadvertised inventory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inventory {
+    /// Tools, unless unadvertised.
+    pub tools: Option<Vec<Tool>>,
+    /// Resource URIs, unless unadvertised.
+    pub resources: Option<Vec<String>>,
+    /// Prompt names, unless unadvertised.
+    pub prompts: Option<Vec<String>>,
+    /// Tools excluded for invalid header annotations, with the reason (names are server
+    /// text: matched against the configuration, never printed).
+    pub excluded: Vec<(String, Exclusion)>,
+}
+
+impl Inventory {
+    /// Records inventory counts: `tools_count`, `resources_count`, `prompts_count` for each
+    /// listed inventory and `tools_excluded` when tools were excluded.
+    pub fn record(&self, evidence: &mut Evidence) {
+        let count = |n: usize| Fact::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        if let Some(tools) = &self.tools {
+            evidence.set("tools_count", count(tools.len()));
+        }
+        if let Some(resources) = &self.resources {
+            evidence.set("resources_count", count(resources.len()));
+        }
+        if let Some(prompts) = &self.prompts {
+            evidence.set("prompts_count", count(prompts.len()));
+        }
+        if !self.excluded.is_empty() {
+            evidence.set("tools_excluded", count(self.excluded.len()));
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Tools,
+    Resources,
+    Prompts,
+}
+
+impl Kind {
+    fn method(self) -> &'static str {
+        match self {
+            Kind::Tools => "tools/list",
+            Kind::Resources => "resources/list",
+            Kind::Prompts => "prompts/list",
+        }
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Tools => "tools",
+            Kind::Resources => "resources",
+            Kind::Prompts => "prompts",
+        }
+    }
+}
+
+/// Lists every advertised inventory. `header_rules` applies the `x-mcp-header` exclusion
+/// (modern era over HTTP).
+pub fn list(
+    session: &mut Session,
+    era: Era,
+    advertised: Advertised,
+    header_rules: bool,
+    attempt: &Attempt,
+) -> Result<Inventory, Failure> {
+    let mut inventory = Inventory::default();
+    if advertised.tools {
+        let mut tools = Vec::new();
+        let excluded = &mut inventory.excluded;
+        pages(session, era, Kind::Tools, attempt, |mut entry| {
+            let name = identity(&entry, "name", "tool name")?;
+            let input_schema = entry.remove("inputSchema").unwrap_or(Value::Null);
+            if !schema::is_object_schema(&input_schema) {
+                return Err(Failure::Malformed(
+                    "tool inputSchema is not an object schema",
+                ));
+            }
+            let bindings = if header_rules {
+                match headers::bindings(&input_schema) {
+                    Ok(bindings) => bindings,
+                    Err(why) => {
+                        excluded.push((name, why));
+                        return Ok(None);
+                    }
+                }
+            } else {
+                Vec::new()
+            };
+            tools.push(Tool {
+                name: name.clone(),
+                annotations: entry.remove("annotations"),
+                input_schema,
+                bindings,
+            });
+            Ok(Some(name))
+        })?;
+        inventory.tools = Some(tools);
+    }
+    if advertised.resources {
+        let mut uris = Vec::new();
+        pages(session, era, Kind::Resources, attempt, |entry| {
+            identity(&entry, "name", "resource name")?;
+            let uri = identity(&entry, "uri", "resource uri")?;
+            uris.push(uri.clone());
+            Ok(Some(uri))
+        })?;
+        inventory.resources = Some(uris);
+    }
+    if advertised.prompts {
+        let mut names = Vec::new();
+        pages(session, era, Kind::Prompts, attempt, |entry| {
+            let name = identity(&entry, "name", "prompt name")?;
+            names.push(name.clone());
+            Ok(Some(name))
+        })?;
+        inventory.prompts = Some(names);
+    }
+    Ok(inventory)
+}
+
+/// A member that must be a non-blank string.
+fn identity(entry: &Map<String, Value>, key: &str, what: &'static str) -> Result<String, Failure> {
+    match entry.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        _ => Err(Failure::Malformed(what)),
+    }
+}
+
+/// Follows one inventory's pages, handing each entry to `accept`, which returns the entry's
+/// identity, or `None` when it excluded the entry.
+fn pages(
+    session: &mut Session,
+    era: Era,
+    kind: Kind,
+    attempt: &Attempt,
+    mut accept: impl FnMut(Map<String, Value>) -> Result<Option<String>, Failure>,
+) -> Result<(), Failure> {
+    let mut members = String::new();
+    let mut cursors: HashSet<String> = HashSet::new();
+    let mut identities: HashSet<String> = HashSet::new();
+    let mut entries = 0usize;
+    for _ in 0..MAX_PAGES {
+        let reply = session.request(kind.method(), &members, era, attempt)?;
+        let mut page = modern::object(&reply.result)?;
+        if era == Era::Modern {
+            modern::check_result_type(&page)?;
+        }
+        let Some(Value::Array(items)) = page.remove(kind.key()) else {
+            return Err(Failure::Malformed("inventory is not an array"));
+        };
+        entries = entries.saturating_add(items.len());
+        if entries > MAX_ENTRIES {
+            return Err(Failure::Limit("more than 10000 entries"));
+        }
+        for item in items {
+            let Value::Object(entry) = item else {
+                return Err(Failure::Malformed("inventory entry is not an object"));
+            };
+            if let Some(id) = accept(entry)? {
+                if !identities.insert(id) {
+                    return Err(Failure::Malformed("duplicate inventory identity"));
+                }
+            }
+        }
+        match page.remove("nextCursor") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::String(next)) => {
+                members.clear();
+                members.push_str("\"cursor\":");
+                members.push_str(&Value::String(next.clone()).to_string());
+                if !cursors.insert(next) {
+                    return Err(Failure::Limit("repeated cursor"));
+                }
+            }
+            Some(_) => return Err(Failure::Malformed("nextCursor is not a string")),
+        }
+    }
+    Err(Failure::Limit("more than 100 pages"))
+}
+
+/// The configured requirements an inventory does not meet.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Missing {
+    /// Required tool names not advertised (or excluded).
+    pub tools: Vec<String>,
+    /// Required resource URIs not advertised.
+    pub resources: Vec<String>,
+    /// Required prompt names not advertised.
+    pub prompts: Vec<String>,
+    /// Required tools that exist but were excluded for invalid header annotations.
+    pub excluded: Vec<String>,
+    /// Why the first of them was excluded.
+    pub reason: Option<Exclusion>,
+}
+
+impl Missing {
+    /// Whether every requirement is met.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.resources.is_empty() && self.prompts.is_empty()
+    }
+
+    /// Records `missing_tools`, `missing_resources`, `missing_prompts`, `excluded_tools`
+    /// (configured names only) and `exclusion_reason` (our words).
+    pub fn record(&self, evidence: &mut Evidence) {
+        for (key, names) in [
+            ("missing_tools", &self.tools),
+            ("missing_resources", &self.resources),
+            ("missing_prompts", &self.prompts),
+            ("excluded_tools", &self.excluded),
+        ] {
+            if !names.is_empty() {
+                evidence.set(key, Fact::ConfigList(names.clone()));
+            }
+        }
+        if let Some(reason) = self.reason {
+            evidence.set("exclusion_reason", Fact::Word(reason.as_str()));
+        }
+    }
+}
+
+/// Matches the configured requirements: tool and prompt names exactly, resources by URI.
+/// A requirement on an unadvertised inventory is missing.
+pub fn missing(inventory: &Inventory, options: &McpOptions) -> Missing {
+    let absent = |required: &[String], present: &dyn Fn(&str) -> bool| -> Vec<String> {
+        required.iter().filter(|r| !present(r)).cloned().collect()
+    };
+    let tools = absent(&options.required_tools, &|name| {
+        inventory
+            .tools
+            .as_ref()
+            .is_some_and(|tools| tools.iter().any(|t| t.name == name))
+    });
+    let resources = absent(&options.required_resources, &|uri| {
+        inventory
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.iter().any(|u| u == uri))
+    });
+    let prompts = absent(&options.required_prompts, &|name| {
+        inventory
+            .prompts
+            .as_ref()
+            .is_some_and(|p| p.iter().any(|n| n == name))
+    });
+    let mut excluded = Vec::new();
+    let mut reason = None;
+    for name in &tools {
+        if let Some((_, why)) = inventory.excluded.iter().find(|(n, _)| n == name) {
+            excluded.push(name.clone());
+            reason.get_or_insert(*why);
+        }
+    }
+    Missing {
+        tools,
+        resources,
+        prompts,
+        excluded,
+        reason,
+    }
+}

@@ -1,0 +1,208 @@
+//! The legacy lifecycle (2025-03-26, 2025-06-18, 2025-11-25): `initialize`, validation of the
+//! server's answer, `notifications/initialized`.
+//!
+//! The request offers the pin, or 2025-11-25 when unpinned, and accepts any supported legacy
+//! revision the server answers (exactly the pin when pinned). After the handshake every
+//! message carries the negotiated revision, and over HTTP the session id the server assigned;
+//! the transport keeps the id and deletes the session at the end of the run.
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::era::Version;
+use super::failure::Failure;
+use super::inventory::Advertised;
+use super::modern::{self, CLIENT_NAME, CLIENT_VERSION};
+use super::session::{Era, Session};
+use crate::adapter::Attempt;
+use crate::result::{Evidence, Fact};
+
+/// What a successful handshake established.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Initialized {
+    /// The negotiated revision.
+    pub version: Version,
+    /// Which inventories the server advertises.
+    pub advertised: Advertised,
+}
+
+/// The members of the `initialize` params offering `offer`, with empty client capabilities.
+pub fn initialize_members(offer: Version) -> String {
+    format!(
+        r#""protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"{}","version":"{}"}}"#,
+        offer.as_str(),
+        CLIENT_NAME,
+        CLIENT_VERSION
+    )
+}
+
+/// Runs the handshake: `initialize` offering `offer`, validation (exactly `pin` when
+/// pinned), then `notifications/initialized`. Records `response_mode`, `session_id_issued`
+/// and `negotiated_version` in `evidence` as they become known.
+pub fn initialize(
+    session: &mut Session,
+    offer: Version,
+    pin: Option<Version>,
+    evidence: &mut Evidence,
+    attempt: &Attempt,
+) -> Result<Initialized, Failure> {
+    let reply = session.request(
+        "initialize",
+        &initialize_members(offer),
+        Era::Handshake,
+        attempt,
+    )?;
+    evidence.set("response_mode", Fact::Word(reply.mode.as_str()));
+    evidence.set("session_id_issued", Fact::Bool(reply.session_issued));
+    let initialized = validate_initialize(&reply.result, pin)?;
+    evidence.set(
+        "negotiated_version",
+        Fact::Word(initialized.version.as_str()),
+    );
+    session.notify(
+        "notifications/initialized",
+        Era::Legacy(initialized.version),
+        attempt,
+    )?;
+    Ok(initialized)
+}
+
+/// Validates an `initialize` result, in order: the shape (`capabilities` an object,
+/// `serverInfo` with non-empty `name` and `version`), the revision (a supported legacy one,
+/// equal to the pin when pinned), then every capability value being an object.
+pub fn validate_initialize(
+    result: &RawValue,
+    pin: Option<Version>,
+) -> Result<Initialized, Failure> {
+    let result = modern::object(result)?;
+    let Some(Value::Object(capabilities)) = result.get("capabilities") else {
+        return Err(Failure::Malformed("initialize capabilities"));
+    };
+    let non_empty = |v: Option<&Value>| v.and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    match result.get("serverInfo") {
+        Some(Value::Object(info))
+            if non_empty(info.get("name")) && non_empty(info.get("version")) => {}
+        _ => return Err(Failure::Malformed("initialize serverInfo")),
+    }
+    let version = match result.get("protocolVersion") {
+        None => return Err(Failure::Version),
+        Some(Value::String(v)) => Version::parse(v).ok_or(Failure::Version)?,
+        Some(_) => return Err(Failure::Malformed("initialize protocolVersion")),
+    };
+    if version.is_modern() || pin.is_some_and(|pin| pin != version) {
+        return Err(Failure::Version);
+    }
+    Ok(Initialized {
+        version,
+        advertised: Advertised::from_capabilities(capabilities)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("test json")
+    }
+
+    const INFO: &str = r#""serverInfo":{"name":"s","version":"1.0"}"#;
+
+    fn result(version: &str, caps: &str) -> Box<RawValue> {
+        raw(&format!(
+            r#"{{"protocolVersion":{version},"capabilities":{caps},{INFO}}}"#
+        ))
+    }
+
+    #[test]
+    fn members_offer_the_version_and_identify_us() {
+        let v: Value = serde_json::from_str(&format!(
+            "{{{}}}",
+            initialize_members(Version::LEGACY_OFFER)
+        ))
+        .expect("json");
+        assert_eq!(v["protocolVersion"], "2025-11-25");
+        assert_eq!(v["capabilities"], serde_json::json!({}));
+        assert_eq!(v["clientInfo"]["name"], "agenthealth");
+    }
+
+    #[test]
+    fn accepts_any_supported_legacy_revision_when_unpinned() {
+        for v in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+            let ok = validate_initialize(
+                &result(
+                    &format!("\"{v}\""),
+                    r#"{"tools":{},"prompts":{"listChanged":true}}"#,
+                ),
+                None,
+            )
+            .expect("valid");
+            assert_eq!(ok.version.as_str(), v);
+            assert!(ok.advertised.tools && ok.advertised.prompts && !ok.advertised.resources);
+        }
+    }
+
+    /// Upstream §17 B9–B11 and the version rules of §4.4.
+    #[test]
+    fn classification() {
+        let pin = Some(Version::V2025_11_25);
+        let cases: &[(Box<RawValue>, Option<Version>, Failure)] = &[
+            (result("\"2099-01-01\"", "{}"), None, Failure::Version),
+            (result("\"2024-11-05\"", "{}"), None, Failure::Version),
+            (result("\"2026-07-28\"", "{}"), None, Failure::Version),
+            (result("\"2025-06-18\"", "{}"), pin, Failure::Version),
+            (result("\"\"", "{}"), None, Failure::Version),
+            (
+                raw(&format!(r#"{{"capabilities":{{}},{INFO}}}"#)),
+                None,
+                Failure::Version,
+            ),
+            (
+                result("20251125", "{}"),
+                None,
+                Failure::Malformed("initialize protocolVersion"),
+            ),
+            (
+                raw("{}"),
+                None,
+                Failure::Malformed("initialize capabilities"),
+            ),
+            (
+                result("\"2025-11-25\"", "null"),
+                None,
+                Failure::Malformed("initialize capabilities"),
+            ),
+            (
+                raw(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#),
+                None,
+                Failure::Malformed("initialize serverInfo"),
+            ),
+            (
+                raw(
+                    r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":""}}"#,
+                ),
+                None,
+                Failure::Malformed("initialize serverInfo"),
+            ),
+            (
+                result("\"2025-11-25\"", r#"{"tools":true}"#),
+                None,
+                Failure::Malformed("capability is not an object"),
+            ),
+            (
+                raw("null"),
+                None,
+                Failure::Malformed("result is not an object"),
+            ),
+        ];
+        for (text, pin, expected) in cases {
+            assert_eq!(
+                validate_initialize(text, *pin).as_ref().err(),
+                Some(expected),
+                "{}",
+                text.get()
+            );
+        }
+        assert!(validate_initialize(&result("\"2025-11-25\"", "{}"), pin).is_ok());
+    }
+}

@@ -1,0 +1,427 @@
+//! The MCP adapter: is this MCP server healthy, and if not, why?
+//!
+//! The flow of one target run, in order:
+//!
+//! 1. **configuration** — the pin must name a supported revision ([`era::plan`]) and the
+//!    endpoint must be an `http(s)` URL; both are checked before any traffic.
+//! 2. **reachability** — the transport's probe (HTTP: `HEAD`; any status is connectivity
+//!    evidence and its round trip is the latency). A transport without a probe times session
+//!    establishment instead.
+//! 3. **authentication**, **protocol** — the session is established once per run and shared:
+//!    unpinned, `server/discover` at 2026-07-28 first ([`modern`]); a legacy rejection
+//!    ([`era::after_discover`]) leads to `initialize` offering 2025-11-25 ([`lifecycle`]);
+//!    a legacy pin goes straight to `initialize`, a modern pin never falls back. A failure
+//!    that received a response is remembered and repeated to later dimensions.
+//! 4. **capability** — every advertised inventory is listed once ([`inventory`]) and the
+//!    configured requirements are matched against it.
+//! 5. **functional** — not yet implemented; the seam is [`McpRun::check`]'s `Functional` arm,
+//!    which will use the cached [`inventory::Inventory`] (tools keep their annotations, input
+//!    schemas and header bindings) and [`headers`] for `Mcp-Name`/`Mcp-Param-*`.
+//!
+//! An attempt the engine aborts is discarded with its session; the end of the run closes the
+//! transport (legacy HTTP: best-effort `DELETE`).
+//!
+//! # Evidence
+//!
+//! Only numbers, our own words and names from the configuration — never server text:
+//!
+//! | key | fact | when |
+//! |---|---|---|
+//! | `era` | `modern` / `legacy` | establishment |
+//! | `negotiated_version` | a supported revision (our spelling) | once validated |
+//! | `fallback` | `true` | unpinned discovery was rejected the legacy way |
+//! | `discover_http_status`, `discover_rpc_code` | the rejection that caused the fallback | with `fallback` |
+//! | `session_id_issued` | bool | legacy `initialize` answered |
+//! | `response_mode` | `json` / `sse` | the establishing response |
+//! | `tools_count`, `resources_count`, `prompts_count` | entries of each listed inventory | capability |
+//! | `tools_excluded` | tools dropped for invalid `x-mcp-header` annotations | capability, modern HTTP |
+//! | `missing_tools`, `missing_resources`, `missing_prompts` | configured names not advertised | capability |
+//! | `excluded_tools`, `exclusion_reason` | configured tools that were excluded, and why (first) | capability |
+//! | `failed_method` | the method of the message that failed | any classified failure |
+//! | `http_status`, `rpc_code` | the failing HTTP status / JSON-RPC error code; HEAD status in reachability | failures, reachability |
+//! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
+//! | `protocol_version` | the configured pin | invalid pin |
+
+pub mod era;
+pub mod failure;
+pub mod headers;
+pub mod inventory;
+pub mod jsonrpc;
+pub mod lifecycle;
+pub mod modern;
+pub mod schema;
+pub mod session;
+pub mod sse;
+pub mod transport;
+
+#[cfg(test)]
+mod testing;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use era::{AfterDiscover, Channel, Plan, Version};
+use failure::Failure;
+use inventory::{Advertised, Inventory};
+use session::{Era, Session};
+use transport::Transport;
+use transport::http::HttpTransport;
+
+use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
+use crate::config::{McpOptions, McpTransport, OAuthGrant};
+use crate::result::{Code, Dimension, Evidence, Fact, Note, Observation, Status};
+
+/// The adapter for `mcp` targets.
+pub struct McpAdapter;
+
+impl Adapter for McpAdapter {
+    fn dimensions(&self) -> &'static [Dimension] {
+        &[
+            Dimension::Reachability,
+            Dimension::Authentication,
+            Dimension::Protocol,
+            Dimension::Capability,
+        ]
+    }
+
+    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
+        Box::new(McpRun::new(ctx, None))
+    }
+}
+
+/// Options of a target without an `mcp` section.
+static NO_OPTIONS: McpOptions = McpOptions {
+    transport: McpTransport::Http,
+    protocol_version: None,
+    required_tools: Vec::new(),
+    required_resources: Vec::new(),
+    required_prompts: Vec::new(),
+    functional: None,
+    stdio: None,
+    oauth: None,
+};
+
+/// What the run knows about its session.
+enum State {
+    /// Nothing established yet (or discarded).
+    Fresh,
+    /// Established.
+    Ready(Ready),
+    /// Establishment failed after a response: later dimensions get the same observation.
+    Failed(Observation),
+}
+
+/// An established session.
+#[derive(Clone)]
+struct Ready {
+    era: Era,
+    advertised: Advertised,
+    evidence: Evidence,
+}
+
+/// One MCP target's run: its session, shared by every dimension.
+pub struct McpRun {
+    ctx: TargetContext,
+    plan: Option<Plan>,
+    session: Option<Session>,
+    state: State,
+    inventory: Option<Inventory>,
+}
+
+impl McpRun {
+    /// A run over `transport`, or over the transport the configuration names when `None`.
+    fn new(ctx: TargetContext, transport: Option<Box<dyn Transport>>) -> McpRun {
+        let mut run = McpRun {
+            ctx,
+            plan: None,
+            session: None,
+            state: State::Fresh,
+            inventory: None,
+        };
+        if let Some(transport) = transport {
+            run.session = Some(Session::new(transport, run.client_credentials()));
+        }
+        run
+    }
+
+    fn options(&self) -> &McpOptions {
+        self.ctx.target.mcp.as_ref().unwrap_or(&NO_OPTIONS)
+    }
+
+    fn client_credentials(&self) -> bool {
+        self.options()
+            .oauth
+            .as_ref()
+            .is_some_and(|o| o.grant == OAuthGrant::ClientCredentials)
+    }
+
+    /// Offline validation; creates the transport. Idempotent.
+    fn prepare(&mut self) -> Result<(), Observation> {
+        if self.plan.is_some() {
+            return Ok(());
+        }
+        let options = self.options();
+        let plan = era::plan(options.protocol_version.as_deref()).map_err(|_| {
+            Observation::coded(Status::Misconfigured, Code::McpVersion).with(
+                "protocol_version",
+                Fact::Config(options.protocol_version.clone().unwrap_or_default()),
+            )
+        })?;
+        if self.session.is_none() {
+            let transport: Box<dyn Transport> = match options.transport {
+                McpTransport::Http => {
+                    if !valid_endpoint(&self.ctx.target.endpoint) {
+                        return Err(Observation::new(Status::Misconfigured));
+                    }
+                    let credential_ok = self
+                        .ctx
+                        .credentials
+                        .authorization()
+                        .is_none_or(|v| !v.bytes().any(|b| b < 0x20 || b == 0x7F));
+                    if !credential_ok {
+                        return Err(Observation::new(Status::Misconfigured));
+                    }
+                    Box::new(HttpTransport::new(
+                        self.ctx.target.endpoint.clone(),
+                        Arc::clone(&self.ctx.credentials),
+                    ))
+                }
+                // The stdio transport is a later issue; it plugs in here.
+                McpTransport::Stdio => {
+                    return Err(Observation::noted(
+                        Status::Unknown,
+                        Note::DimensionUnsupported,
+                    ));
+                }
+            };
+            self.session = Some(Session::new(transport, self.client_credentials()));
+        }
+        self.plan = Some(plan);
+        Ok(())
+    }
+
+    fn reachability(&mut self, attempt: &Attempt) -> Observation {
+        let start = Instant::now();
+        let Some(session) = self.session.as_mut() else {
+            return Observation::new(Status::Unknown);
+        };
+        match session.transport().probe(attempt) {
+            Some(Ok(probe)) => {
+                let mut o = Observation::healthy()
+                    .with("http_status", Fact::Int(i64::from(probe.status)))
+                    .responded();
+                o.steps = probe.steps;
+                o.latency = Some(probe.latency);
+                o
+            }
+            Some(Err(e)) => Failure::from(e).observe(),
+            None => {
+                let mut o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
+                if o.status == Status::Healthy {
+                    o.latency = Some(start.elapsed());
+                }
+                o
+            }
+        }
+    }
+
+    /// The shared session: established at most once per run (again after a discard).
+    fn establish(&mut self, attempt: &Attempt) -> Result<Ready, Observation> {
+        match &self.state {
+            State::Ready(ready) => {
+                attempt.mark_response();
+                return Ok(ready.clone());
+            }
+            State::Failed(o) => {
+                attempt.mark_response();
+                return Err(o.clone());
+            }
+            State::Fresh => {}
+        }
+        let (Some(session), Some(plan)) = (self.session.as_mut(), self.plan) else {
+            return Err(Observation::new(Status::Unknown));
+        };
+        let mut evidence = Evidence::default();
+        match handshake(session, plan, &mut evidence, attempt) {
+            Ok(ready) => {
+                self.state = State::Ready(ready.clone());
+                Ok(ready)
+            }
+            Err(failure) => {
+                let o = explain(&failure, evidence, session);
+                if !failure.is_network() && failure.response_seen() && !attempt.is_aborted() {
+                    self.state = State::Failed(o.clone());
+                }
+                Err(o)
+            }
+        }
+    }
+
+    fn capability(&mut self, attempt: &Attempt) -> Observation {
+        let ready = match self.establish(attempt) {
+            Ok(ready) => ready,
+            Err(o) => return o,
+        };
+        let Some(session) = self.session.as_mut() else {
+            return Observation::new(Status::Unknown);
+        };
+        if self.inventory.is_none() {
+            let header_rules =
+                ready.era == Era::Modern && session.transport().channel() == Channel::Http;
+            match inventory::list(session, ready.era, ready.advertised, header_rules, attempt) {
+                Ok(listed) => self.inventory = Some(listed),
+                Err(failure) => return explain(&failure, ready.evidence, session),
+            }
+        }
+        let mut evidence = ready.evidence;
+        let Some(listed) = self.inventory.as_ref() else {
+            return Observation::new(Status::Unknown);
+        };
+        listed.record(&mut evidence);
+        let missing = inventory::missing(listed, self.options());
+        missing.record(&mut evidence);
+        let mut o = if missing.is_empty() {
+            Observation::healthy()
+        } else {
+            Observation::coded(Status::Unhealthy, Code::McpRequired)
+        };
+        o.evidence = evidence;
+        o.responded()
+    }
+}
+
+impl TargetRun for McpRun {
+    fn configure(&mut self) -> Observation {
+        match self.prepare() {
+            Ok(()) => Observation::healthy(),
+            Err(o) => o,
+        }
+    }
+
+    fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
+        if let Err(o) = self.prepare() {
+            return o;
+        }
+        match dim {
+            Dimension::Reachability => self.reachability(attempt),
+            Dimension::Authentication | Dimension::Protocol => {
+                self.establish(attempt).map_or_else(|o| o, Ready::observe)
+            }
+            Dimension::Capability => self.capability(attempt),
+            // Functional invocation is a later issue: it establishes, lists (cached), gates on
+            // the tool's annotations, then sends one `tools/call`.
+            _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
+        }
+    }
+
+    fn discard(&mut self) {
+        if let Some(session) = self.session.as_mut() {
+            session.discard();
+        }
+        self.state = State::Fresh;
+        self.inventory = None;
+    }
+
+    fn close(&mut self, budget: Duration) {
+        if let Some(session) = self.session.as_mut() {
+            session.transport().close(budget);
+        }
+    }
+}
+
+impl Ready {
+    fn observe(self) -> Observation {
+        let mut o = Observation::healthy().responded();
+        o.evidence = self.evidence;
+        o
+    }
+}
+
+/// Establishes the session as `plan` says, recording the era and why in `evidence`.
+fn handshake(
+    session: &mut Session,
+    plan: Plan,
+    evidence: &mut Evidence,
+    attempt: &Attempt,
+) -> Result<Ready, Failure> {
+    let fallback = match plan {
+        Plan::Initialize { pin } => {
+            evidence.set("era", Fact::Word("legacy"));
+            return legacy(session, pin, Some(pin), evidence, attempt);
+        }
+        Plan::Discover { fallback } => fallback,
+    };
+    evidence.set("era", Fact::Word("modern"));
+    match modern::discover(session, attempt) {
+        Ok(found) => {
+            evidence.set("negotiated_version", Fact::Word(Version::MODERN.as_str()));
+            evidence.set("response_mode", Fact::Word(found.mode.as_str()));
+            Ok(Ready {
+                era: Era::Modern,
+                advertised: found.advertised,
+                evidence: std::mem::take(evidence),
+            })
+        }
+        Err(Failure::Transport(rejection))
+            if fallback
+                && era::after_discover(&rejection, session.transport().channel())
+                    == AfterDiscover::FallBack =>
+        {
+            if let transport::TransportError::Rpc { code, status } = rejection {
+                if let Some(status) = status {
+                    evidence.set("discover_http_status", Fact::Int(i64::from(status)));
+                }
+                evidence.set("discover_rpc_code", Fact::Int(code));
+            } else if let transport::TransportError::Status { status } = rejection {
+                evidence.set("discover_http_status", Fact::Int(i64::from(status)));
+            }
+            evidence.set("era", Fact::Word("legacy"));
+            evidence.set("fallback", Fact::Bool(true));
+            legacy(session, Version::LEGACY_OFFER, None, evidence, attempt)
+        }
+        Err(failure) => Err(failure),
+    }
+}
+
+fn legacy(
+    session: &mut Session,
+    offer: Version,
+    pin: Option<Version>,
+    evidence: &mut Evidence,
+    attempt: &Attempt,
+) -> Result<Ready, Failure> {
+    let done = lifecycle::initialize(session, offer, pin, evidence, attempt)?;
+    Ok(Ready {
+        era: Era::Legacy(done.version),
+        advertised: done.advertised,
+        evidence: std::mem::take(evidence),
+    })
+}
+
+/// A failure's observation, after the evidence gathered before it and the method that failed.
+fn explain(failure: &Failure, mut evidence: Evidence, session: &Session) -> Observation {
+    let mut o = failure.observe();
+    if !failure.is_network() {
+        evidence.set("failed_method", Fact::Word(session.last_method()));
+    }
+    evidence.extend(&o.evidence);
+    o.evidence = evidence;
+    o
+}
+
+/// Whether `endpoint` is an absolute `http(s)` URL with a host and neither userinfo nor a
+/// fragment.
+fn valid_endpoint(endpoint: &str) -> bool {
+    let Ok(uri) = endpoint.parse::<ureq::http::Uri>() else {
+        return false;
+    };
+    let scheme_ok = uri
+        .scheme_str()
+        .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"));
+    let authority_ok = uri
+        .authority()
+        .is_some_and(|a| !a.host().is_empty() && !a.as_str().contains('@'));
+    scheme_ok && authority_ok && !endpoint.contains('#')
+}

@@ -1,0 +1,193 @@
+//! The stateless 2026-07-28 revision: the per-request envelope, `server/discover` and the
+//! `resultType` rule.
+//!
+//! Modern checks never send `initialize`, `notifications/initialized`, a session id or
+//! `DELETE`: discovery alone establishes the protocol and the server's capabilities.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::era::Version;
+use super::failure::Failure;
+use super::inventory::Advertised;
+use super::session::{Era, Session};
+use super::transport::ResponseMode;
+use crate::adapter::Attempt;
+
+/// Our client name, sent in `clientInfo` in both eras.
+pub const CLIENT_NAME: &str = "agenthealth";
+/// Our real version, sent in `clientInfo` in both eras.
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The `"_meta":{…}` member every modern request carries: protocol version, client
+/// capabilities (the OAuth client-credentials extension when that grant is configured) and
+/// client identity.
+pub fn meta(client_credentials: bool) -> String {
+    let capabilities = if client_credentials {
+        r#"{"extensions":{"io.modelcontextprotocol/oauth-client-credentials":{}}}"#
+    } else {
+        "{}"
+    };
+    format!(
+        concat!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{}","#,
+            r#""io.modelcontextprotocol/clientCapabilities":{},"#,
+            r#""io.modelcontextprotocol/clientInfo":{{"name":"{}","version":"{}"}}}}"#
+        ),
+        Version::MODERN.as_str(),
+        capabilities,
+        CLIENT_NAME,
+        CLIENT_VERSION
+    )
+}
+
+/// What a successful discovery established.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Discovered {
+    /// Which inventories the server advertises.
+    pub advertised: Advertised,
+    /// How the discovery response arrived.
+    pub mode: ResponseMode,
+}
+
+/// Sends `server/discover` and validates its result.
+pub fn discover(session: &mut Session, attempt: &Attempt) -> Result<Discovered, Failure> {
+    let reply = session.request("server/discover", "", Era::Modern, attempt)?;
+    let advertised = validate_discover(&reply.result)?;
+    Ok(Discovered {
+        advertised,
+        mode: reply.mode,
+    })
+}
+
+/// Validates a `server/discover` result: a complete result whose `supportedVersions` (a
+/// non-empty string array) lists 2026-07-28 and whose `capabilities` is an object of objects.
+pub fn validate_discover(result: &RawValue) -> Result<Advertised, Failure> {
+    let result = object(result)?;
+    check_result_type(&result)?;
+    let versions = match result.get("supportedVersions") {
+        Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_string) => v,
+        _ => return Err(Failure::Malformed("discover supportedVersions")),
+    };
+    let capabilities = match result.get("capabilities") {
+        Some(Value::Object(c)) => c,
+        _ => return Err(Failure::Malformed("discover capabilities")),
+    };
+    if !versions
+        .iter()
+        .any(|v| v.as_str() == Some(Version::MODERN.as_str()))
+    {
+        return Err(Failure::Version);
+    }
+    Advertised::from_capabilities(capabilities)
+}
+
+/// Parses a result that must be a JSON object.
+pub fn object(result: &RawValue) -> Result<Map<String, Value>, Failure> {
+    serde_json::from_str(result.get()).map_err(|_| Failure::Malformed("result is not an object"))
+}
+
+/// The `resultType` rule for every modern result: missing or `complete` is complete,
+/// `input_required` is inconclusive (never continued), anything else is malformed.
+pub fn check_result_type(result: &Map<String, Value>) -> Result<(), Failure> {
+    match result.get("resultType") {
+        None => Ok(()),
+        Some(Value::String(s)) if s == "complete" => Ok(()),
+        Some(Value::String(s)) if s == "input_required" => Err(Failure::Input),
+        Some(_) => Err(Failure::Malformed("unknown result type")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).expect("test json")
+    }
+
+    #[test]
+    fn meta_is_valid_json_with_the_envelope_keys() {
+        for cc in [false, true] {
+            let text = format!("{{{}}}", meta(cc));
+            let v: Value = serde_json::from_str(&text).expect("json");
+            let m = &v["_meta"];
+            assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+            assert_eq!(m["io.modelcontextprotocol/clientInfo"]["name"], CLIENT_NAME);
+            assert_eq!(
+                m["io.modelcontextprotocol/clientInfo"]["version"],
+                CLIENT_VERSION
+            );
+            let caps = &m["io.modelcontextprotocol/clientCapabilities"];
+            assert_eq!(
+                caps.get("extensions").is_some(),
+                cc,
+                "client credentials extension declared only with that grant"
+            );
+        }
+    }
+
+    #[test]
+    fn discover_results() {
+        let ok = validate_discover(&raw(
+            r#"{"resultType":"complete","supportedVersions":["2026-07-28"],
+                "capabilities":{"tools":{"listChanged":true},"resources":{},"extensions":{}},
+                "_meta":{"io.modelcontextprotocol/serverInfo":{"name":"x","version":"1"}}}"#,
+        ))
+        .expect("valid");
+        assert!(ok.tools && ok.resources && !ok.prompts);
+        // A missing resultType means complete; rmcp lists every revision it knows.
+        assert!(
+            validate_discover(&raw(
+                r#"{"supportedVersions":["2024-11-05","2025-11-25","2026-07-28"],"capabilities":{}}"#
+            ))
+            .is_ok()
+        );
+        let cases: &[(&str, Failure)] = &[
+            (
+                r#"{"supportedVersions":["2099-01-01"],"capabilities":{}}"#,
+                Failure::Version,
+            ),
+            (
+                r#"{"supportedVersions":["2025-11-25"],"capabilities":{}}"#,
+                Failure::Version,
+            ),
+            (
+                r#"{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}"#,
+                Failure::Input,
+            ),
+            (
+                r#"{"resultType":"later","supportedVersions":["2026-07-28"],"capabilities":{}}"#,
+                Failure::Malformed("unknown result type"),
+            ),
+            (
+                r#"{"supportedVersions":[],"capabilities":{}}"#,
+                Failure::Malformed("discover supportedVersions"),
+            ),
+            (
+                r#"{"supportedVersions":["2026-07-28",1],"capabilities":{}}"#,
+                Failure::Malformed("discover supportedVersions"),
+            ),
+            (
+                r#"{"capabilities":{}}"#,
+                Failure::Malformed("discover supportedVersions"),
+            ),
+            (
+                r#"{"supportedVersions":["2026-07-28"],"capabilities":null}"#,
+                Failure::Malformed("discover capabilities"),
+            ),
+            (
+                r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":null}}"#,
+                Failure::Malformed("capability is not an object"),
+            ),
+            ("[]", Failure::Malformed("result is not an object")),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                validate_discover(&raw(text)).as_ref().err(),
+                Some(expected),
+                "{text}"
+            );
+        }
+    }
+}

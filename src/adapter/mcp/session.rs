@@ -1,0 +1,134 @@
+//! One target run's JSON-RPC channel: request ids, per-era params and framing, the transport.
+//!
+//! Ids start at 1 for every session and advance by one per message sent, notifications
+//! included. Modern requests get the per-request `_meta` envelope appended to their params;
+//! legacy requests carry their params as they are.
+
+use serde_json::value::RawValue;
+
+use super::era::Version;
+use super::jsonrpc;
+use super::modern;
+use super::transport::{Framing, Outgoing, Reply, Transport, TransportError};
+use crate::adapter::Attempt;
+
+/// The era a message belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28, stateless.
+    Modern,
+    /// The legacy `initialize` request.
+    Handshake,
+    /// A legacy session at the negotiated revision.
+    Legacy(Version),
+}
+
+impl Era {
+    fn framing(self) -> Framing<'static> {
+        match self {
+            Era::Modern => Framing::MODERN,
+            Era::Handshake => Framing::Handshake,
+            Era::Legacy(version) => Framing::Session { version },
+        }
+    }
+}
+
+/// The JSON-RPC side of one target run's session.
+pub struct Session {
+    transport: Box<dyn Transport>,
+    next_id: u64,
+    meta: String,
+    last_method: &'static str,
+}
+
+impl Session {
+    /// A session over `transport`. `client_credentials` declares the OAuth client-credentials
+    /// extension in modern requests.
+    pub fn new(transport: Box<dyn Transport>, client_credentials: bool) -> Session {
+        Session {
+            transport,
+            next_id: 1,
+            meta: modern::meta(client_credentials),
+            last_method: "",
+        }
+    }
+
+    /// The method of the last message sent (our own word, for evidence).
+    pub fn last_method(&self) -> &'static str {
+        self.last_method
+    }
+
+    /// The transport, for probes and cleanup.
+    pub fn transport(&mut self) -> &mut dyn Transport {
+        self.transport.as_mut()
+    }
+
+    /// Sends `method` with params made of `members` (the members of a JSON object, without
+    /// braces, possibly empty) and returns the result.
+    pub fn request(
+        &mut self,
+        method: &'static str,
+        members: &str,
+        era: Era,
+        attempt: &Attempt,
+    ) -> Result<Reply, TransportError> {
+        self.last_method = method;
+        let id = self.take_id();
+        let params = self.params(members, era)?;
+        let body = jsonrpc::encode_request(id, method, Some(&params));
+        let out = Outgoing {
+            method,
+            id: Some(id),
+            body: &body,
+            framing: era.framing(),
+        };
+        self.transport.request(&out, attempt)
+    }
+
+    /// Sends a notification without params.
+    pub fn notify(
+        &mut self,
+        method: &'static str,
+        era: Era,
+        attempt: &Attempt,
+    ) -> Result<(), TransportError> {
+        self.last_method = method;
+        self.take_id();
+        let body = jsonrpc::encode_notification(method, None);
+        let out = Outgoing {
+            method,
+            id: None,
+            body: &body,
+            framing: era.framing(),
+        };
+        self.transport.notify(&out, attempt)
+    }
+
+    /// Forgets the session: the transport discards its connection, session or process and
+    /// ids start again at 1.
+    pub fn discard(&mut self) {
+        self.transport.discard();
+        self.next_id = 1;
+    }
+
+    fn take_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id = self.next_id.saturating_add(1);
+        id
+    }
+
+    fn params(&self, members: &str, era: Era) -> Result<Box<RawValue>, TransportError> {
+        let mut text = String::with_capacity(2 + members.len() + self.meta.len() + 1);
+        text.push('{');
+        text.push_str(members);
+        if era == Era::Modern {
+            if !members.is_empty() {
+                text.push(',');
+            }
+            text.push_str(&self.meta);
+        }
+        text.push('}');
+        // Our own text; failing here is a bug in the caller's members, reported as malformed.
+        RawValue::from_string(text).map_err(|_| TransportError::Malformed("request params"))
+    }
+}

@@ -1,0 +1,222 @@
+//! Test support: a scripted transport (no sockets) and target builders.
+//!
+//! A [`Scripted`] transport hands every message to a closure playing the server and logs
+//! what was sent, so tests assert both the outcome and the exact request sequence.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::McpRun;
+use super::era::{Channel, Version};
+use super::transport::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::credential::NoCredentials;
+use crate::adapter::{Attempt, TargetContext};
+use crate::config::{McpOptions, Target, TargetType};
+use crate::result::Steps;
+
+/// How a logged message was framed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Modern,
+    Handshake,
+    Session(Version),
+}
+
+/// One message the adapter sent.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    pub method: String,
+    pub id: Option<u64>,
+    pub frame: Frame,
+    pub body: Value,
+}
+
+impl Sent {
+    /// The request's params.
+    pub fn params(&self) -> &Value {
+        &self.body["params"]
+    }
+}
+
+/// The server's answer to one message: a result's JSON text (ignored for notifications), or
+/// a transport failure.
+pub type Answer = Result<String, TransportError>;
+
+type Server = Box<dyn FnMut(&Sent) -> Answer + Send>;
+
+/// What the scripted transport saw.
+#[derive(Default)]
+pub struct Log {
+    pub sent: Vec<Sent>,
+    pub probes: usize,
+    pub discards: usize,
+    pub closes: Vec<Duration>,
+}
+
+/// A transport whose server is a closure.
+pub struct Scripted {
+    server: Server,
+    log: Arc<Mutex<Log>>,
+    channel: Channel,
+    mode: ResponseMode,
+    session_issued: bool,
+}
+
+impl Scripted {
+    /// An HTTP-like scripted transport answering JSON, without session ids.
+    pub fn new(server: impl FnMut(&Sent) -> Answer + Send + 'static) -> Scripted {
+        Scripted {
+            server: Box::new(server),
+            log: Arc::default(),
+            channel: Channel::Http,
+            mode: ResponseMode::Json,
+            session_issued: false,
+        }
+    }
+
+    /// Pretends to be a stdio transport (no probe, stdio fallback rule).
+    pub fn stdio(mut self) -> Scripted {
+        self.channel = Channel::Stdio;
+        self
+    }
+
+    /// Answers as an event stream.
+    pub fn sse(mut self) -> Scripted {
+        self.mode = ResponseMode::Sse;
+        self
+    }
+
+    /// Reports a session id on `initialize`.
+    pub fn with_session_id(mut self) -> Scripted {
+        self.session_issued = true;
+        self
+    }
+
+    /// A handle on the log.
+    pub fn log(&self) -> Arc<Mutex<Log>> {
+        Arc::clone(&self.log)
+    }
+
+    fn record(&mut self, out: &Outgoing<'_>) -> Sent {
+        let frame = match out.framing {
+            Framing::Modern { .. } => Frame::Modern,
+            Framing::Handshake => Frame::Handshake,
+            Framing::Session { version } => Frame::Session(version),
+        };
+        let sent = Sent {
+            method: out.method.to_owned(),
+            id: out.id,
+            frame,
+            body: serde_json::from_slice(out.body).expect("we send json"),
+        };
+        lock(&self.log).sent.push(sent.clone());
+        sent
+    }
+}
+
+impl Transport for Scripted {
+    fn channel(&self) -> Channel {
+        self.channel
+    }
+
+    fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
+        if self.channel == Channel::Stdio {
+            return None;
+        }
+        lock(&self.log).probes += 1;
+        attempt.mark_response();
+        Some(Ok(Probe {
+            latency: Duration::from_micros(250),
+            steps: Steps::default(),
+            status: 405,
+        }))
+    }
+
+    fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
+        let sent = self.record(out);
+        let answer = (self.server)(&sent);
+        if !matches!(
+            answer,
+            Err(TransportError::Network {
+                response_seen: false
+            })
+        ) {
+            attempt.mark_response();
+        }
+        let text = answer?;
+        Ok(Reply {
+            result: RawValue::from_string(text).expect("scripted result is json"),
+            mode: self.mode,
+            session_issued: self.session_issued && out.method == "initialize",
+        })
+    }
+
+    fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
+        let sent = self.record(out);
+        let answer = (self.server)(&sent);
+        attempt.mark_response();
+        answer.map(drop)
+    }
+
+    fn discard(&mut self) {
+        lock(&self.log).discards += 1;
+    }
+
+    fn close(&mut self, budget: Duration) {
+        lock(&self.log).closes.push(budget);
+    }
+}
+
+/// Locks a log, ignoring poisoning from a failed test thread.
+pub fn lock(log: &Mutex<Log>) -> MutexGuard<'_, Log> {
+    log.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An `mcp` target at a loopback endpoint with these options.
+pub fn target(options: McpOptions) -> Target {
+    Target {
+        id: None,
+        name: "t".into(),
+        kind: TargetType::Mcp,
+        endpoint: "http://127.0.0.1:9/mcp".into(),
+        checks: None,
+        latency_threshold_ms: None,
+        timeout_ms: 5_000,
+        check_timeouts_ms: Vec::new(),
+        retries: 0,
+        retry_delay_ms: 100,
+        budget_ms: None,
+        bearer_env: None,
+        dependencies: Vec::new(),
+        http: None,
+        mcp: Some(options),
+        path: "targets[0]".into(),
+    }
+}
+
+/// A context for `target` without credentials.
+pub fn context(target: Target) -> TargetContext {
+    TargetContext {
+        target: Arc::new(target),
+        credentials: Arc::new(NoCredentials),
+        env: Arc::new(Vec::new()),
+    }
+}
+
+/// A run over a scripted transport.
+pub fn run(options: McpOptions, transport: Scripted) -> McpRun {
+    McpRun::new(context(target(options)), Some(Box::new(transport)))
+}
+
+/// An attempt with a generous deadline.
+pub fn attempt() -> Attempt {
+    Attempt::new(Instant::now() + Duration::from_secs(5))
+}
+
+/// The methods sent, in order.
+pub fn methods(log: &Mutex<Log>) -> Vec<String> {
+    lock(log).sent.iter().map(|s| s.method.clone()).collect()
+}

@@ -1,0 +1,1233 @@
+//! The Streamable HTTP transport against loopback servers: headers per era, sessions and
+//! their `DELETE`, JSON and SSE bodies, server requests, resumption (upstream §17 I), limits
+//! and deadlines (§17 C–D), and whole target runs over real sockets.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::http::HttpTransport;
+use super::loopback::{Reply, Request, Server, event, json, response, result, sse_head};
+use super::{Framing, Outgoing, ResponseMode, Transport, TransportError};
+use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
+use crate::adapter::mcp::era::Version;
+use crate::adapter::mcp::jsonrpc;
+use crate::adapter::{Attempt, Secret};
+use crate::config::McpOptions;
+use crate::result::{Code, Dimension, Fact, Status};
+
+const LONG: Duration = Duration::from_secs(5);
+const V: Version = Version::V2025_11_25;
+
+fn attempt_for(d: Duration) -> Attempt {
+    Attempt::new(Instant::now() + d)
+}
+
+fn transport(server: &Server) -> HttpTransport {
+    HttpTransport::new(server.url.clone(), Arc::new(NoCredentials))
+}
+
+fn send(
+    t: &mut HttpTransport,
+    method: &str,
+    id: u64,
+    framing: Framing<'_>,
+    attempt: &Attempt,
+) -> Result<super::Reply, TransportError> {
+    let body = jsonrpc::encode_request(id, method, None);
+    t.request(
+        &Outgoing {
+            method,
+            id: Some(id),
+            body: &body,
+            framing,
+        },
+        attempt,
+    )
+}
+
+fn notify(t: &mut HttpTransport, framing: Framing<'_>) -> Result<(), TransportError> {
+    let body = jsonrpc::encode_notification("notifications/initialized", None);
+    t.notify(
+        &Outgoing {
+            method: "notifications/initialized",
+            id: None,
+            body: &body,
+            framing,
+        },
+        &attempt_for(LONG),
+    )
+}
+
+fn ok_result(r: &Request) -> Reply {
+    Reply::Send(result(&r.id(), "{}"))
+}
+
+/// A legacy server issuing session `s-1` on `initialize`.
+fn with_session(r: &Request) -> Reply {
+    match (r.method.as_str(), r.rpc().as_str()) {
+        ("POST", "initialize") => Reply::Send(response(
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("mcp-session-id", "s-1"),
+            ],
+            format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, r.id()).as_bytes(),
+        )),
+        ("POST", "") => Reply::Send(response(202, &[], b"")),
+        ("POST", _) => ok_result(r),
+        _ => Reply::Send(response(200, &[], b"")),
+    }
+}
+
+// ---------------------------------------------------------------- headers and sessions
+
+#[test]
+fn modern_requests_carry_version_and_method_and_never_a_session() {
+    let server = Server::start(with_session);
+    let mut t = HttpTransport::new(
+        server.url.clone(),
+        Arc::new(BearerToken(Secret::new("tok".into()))),
+    );
+    let params = [("Region".to_owned(), "us-west1".to_owned())];
+    let framing = Framing::Modern {
+        name: Some("search 世界"),
+        params: &params,
+    };
+    let reply = send(&mut t, "tools/call", 1, framing, &attempt_for(LONG)).expect("reply");
+    assert_eq!(reply.mode, ResponseMode::Json);
+    assert!(!reply.session_issued);
+    t.close(LONG);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "no DELETE for a modern session");
+    let r = &reqs[0];
+    assert_eq!(
+        r.header("accept"),
+        Some("application/json, text/event-stream")
+    );
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(r.header("mcp-method"), Some("tools/call"));
+    assert_eq!(
+        r.header("mcp-name"),
+        Some("=?base64?c2VhcmNoIOS4lueVjA==?=")
+    );
+    assert_eq!(r.header("mcp-param-region"), Some("us-west1"));
+    assert_eq!(r.header("authorization"), Some("Bearer tok"));
+    assert_eq!(r.header("mcp-session-id"), None);
+}
+
+/// Upstream §5–6: the handshake carries no version or session; afterwards both travel with
+/// every message; the session is deleted once at the end (upstream §17 N160).
+#[test]
+fn legacy_session_headers_and_delete() {
+    let server = Server::start(with_session);
+    let mut t = transport(&server);
+    let init = send(
+        &mut t,
+        "initialize",
+        1,
+        Framing::Handshake,
+        &attempt_for(LONG),
+    )
+    .expect("init");
+    assert!(init.session_issued);
+    notify(&mut t, Framing::Session { version: V }).expect("accepted");
+    send(
+        &mut t,
+        "tools/list",
+        3,
+        Framing::Session { version: V },
+        &attempt_for(LONG),
+    )
+    .expect("list");
+    let started = Instant::now();
+    t.close(LONG);
+    assert!(started.elapsed() < Duration::from_millis(250));
+    t.close(LONG);
+    let reqs = server.requests();
+    let methods: Vec<&str> = reqs.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(methods, ["POST", "POST", "POST", "DELETE"]);
+    assert_eq!(reqs[0].header("mcp-session-id"), None);
+    assert_eq!(reqs[0].header("mcp-protocol-version"), None);
+    assert_eq!(reqs[0].header("mcp-method"), None);
+    for r in &reqs[1..] {
+        assert_eq!(r.header("mcp-session-id"), Some("s-1"), "{}", r.method);
+        assert_eq!(r.header("mcp-protocol-version"), Some("2025-11-25"));
+        assert_eq!(r.header("mcp-method"), None);
+    }
+}
+
+/// Upstream §17 N129: the session id header must be one visible-ASCII value.
+#[test]
+fn invalid_session_ids_are_malformed() {
+    for headers in [
+        vec![("mcp-session-id", "a"), ("mcp-session-id", "b")],
+        vec![("mcp-session-id", "has space")],
+    ] {
+        let headers = Arc::new(headers);
+        let server = Server::start(move |r| {
+            let mut h = vec![("content-type", "application/json")];
+            h.extend(headers.iter().copied());
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#, r.id());
+            Reply::Send(response(200, &h, body.as_bytes()))
+        });
+        let mut t = transport(&server);
+        let e = send(
+            &mut t,
+            "initialize",
+            1,
+            Framing::Handshake,
+            &attempt_for(LONG),
+        );
+        assert!(matches!(e, Err(TransportError::Malformed(_))), "{e:?}");
+    }
+}
+
+/// A discarded session is still deleted at the end of the run, with a fresh agent.
+#[test]
+fn discarded_sessions_are_deleted_at_close() {
+    let server = Server::start(with_session);
+    let mut t = transport(&server);
+    let a = attempt_for(LONG);
+    send(&mut t, "initialize", 1, Framing::Handshake, &a).expect("init");
+    a.abort();
+    t.discard();
+    t.close(LONG);
+    let deletes = server.with_method("DELETE");
+    assert_eq!(deletes.len(), 1);
+    assert_eq!(deletes[0].header("mcp-session-id"), Some("s-1"));
+}
+
+#[test]
+fn delete_is_bounded_by_250_ms() {
+    let server = Server::start(|r| match r.method.as_str() {
+        "DELETE" => Reply::Hold(Vec::new(), LONG),
+        _ => with_session(r),
+    });
+    let mut t = transport(&server);
+    send(
+        &mut t,
+        "initialize",
+        1,
+        Framing::Handshake,
+        &attempt_for(LONG),
+    )
+    .expect("init");
+    let started = Instant::now();
+    t.close(LONG);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(400), "{took:?}");
+    assert!(took >= Duration::from_millis(200), "{took:?}");
+    let started = Instant::now();
+    let mut t = transport(&server);
+    send(
+        &mut t,
+        "initialize",
+        1,
+        Framing::Handshake,
+        &attempt_for(LONG),
+    )
+    .expect("init");
+    t.close(Duration::from_millis(40));
+    assert!(started.elapsed() < Duration::from_millis(200));
+}
+
+// ---------------------------------------------------------------- statuses and bodies
+
+#[test]
+fn statuses_and_rejection_bodies() {
+    let cases: Vec<(Vec<u8>, TransportError)> = vec![
+        (
+            json(
+                401,
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#,
+            ),
+            TransportError::Status { status: 401 },
+        ),
+        (
+            response(403, &[], b""),
+            TransportError::Status { status: 403 },
+        ),
+        (
+            json(
+                400,
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32022,"message":"x","data":{"supported":["2099-01-01"]}}}"#,
+            ),
+            TransportError::Rpc {
+                code: -32022,
+                status: Some(400),
+            },
+        ),
+        (
+            json(
+                404,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#,
+            ),
+            TransportError::Rpc {
+                code: -32601,
+                status: Some(404),
+            },
+        ),
+        (
+            response(400, &[], b"Bad Request: Session ID is required"),
+            TransportError::Status { status: 400 },
+        ),
+        (
+            json(400, r#"{"jsonrpc":"2.0","error":{"message":"no code"}}"#),
+            TransportError::Status { status: 400 },
+        ),
+        (
+            response(405, &[("allow", "POST")], b""),
+            TransportError::Status { status: 405 },
+        ),
+        (
+            response(500, &[], b"oops"),
+            TransportError::Status { status: 500 },
+        ),
+        (
+            response(202, &[], b""),
+            TransportError::Status { status: 202 },
+        ),
+        (
+            json(
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x","data":"foo/bar"}}"#,
+            ),
+            TransportError::Rpc {
+                code: -32601,
+                status: Some(200),
+            },
+        ),
+        // Upstream §17 C21: a response to another request.
+        (
+            json(200, r#"{"jsonrpc":"2.0","id":999,"result":{}}"#),
+            TransportError::Malformed("response id does not match"),
+        ),
+        (
+            json(200, "{not json"),
+            TransportError::Malformed("invalid json-rpc message"),
+        ),
+        (
+            json(200, r#"{"jsonrpc":"2.0","method":"notifications/message"}"#),
+            TransportError::Malformed("body holds no response"),
+        ),
+        // Upstream §17 N131.
+        (
+            response(200, &[("content-type", "text/plain")], b"{}"),
+            TransportError::Malformed("response content type is neither json nor an event stream"),
+        ),
+        (
+            response(200, &[], br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+            TransportError::Malformed("response content type is neither json nor an event stream"),
+        ),
+    ];
+    for (bytes, expected) in cases {
+        let bytes = Arc::new(bytes);
+        let server = Server::start(move |_| Reply::Send(bytes.to_vec()));
+        let mut t = transport(&server);
+        let got = send(
+            &mut t,
+            "server/discover",
+            1,
+            Framing::MODERN,
+            &attempt_for(LONG),
+        );
+        assert_eq!(got.err(), Some(expected));
+    }
+}
+
+#[test]
+fn json_batches_and_media_type_parameters() {
+    let server = Server::start(|r| {
+        let body = format!(
+            r#"[{{"jsonrpc":"2.0","method":"notifications/message","params":{{}}}},{{"jsonrpc":"2.0","id":{},"result":{{"ok":true}}}}]"#,
+            r.id()
+        );
+        Reply::Send(response(
+            200,
+            &[("content-type", "Application/JSON; charset=utf-8")],
+            body.as_bytes(),
+        ))
+    });
+    let mut t = transport(&server);
+    let reply = send(
+        &mut t,
+        "tools/list",
+        4,
+        Framing::Session { version: V },
+        &attempt_for(LONG),
+    )
+    .expect("reply");
+    assert_eq!(reply.result.get(), r#"{"ok":true}"#);
+}
+
+/// Upstream §17 C18: a redirect is a status, never followed.
+#[test]
+fn redirects_are_never_followed() {
+    let elsewhere = Server::start(ok_result);
+    let location = elsewhere.url.clone();
+    let server =
+        Server::start(move |_| Reply::Send(response(307, &[("location", location.as_str())], b"")));
+    let mut t = transport(&server);
+    let got = send(
+        &mut t,
+        "server/discover",
+        1,
+        Framing::MODERN,
+        &attempt_for(LONG),
+    );
+    assert_eq!(got.err(), Some(TransportError::Status { status: 307 }));
+    assert!(elsewhere.requests().is_empty());
+}
+
+/// Upstream §17 C19: a body over 1 MiB is over the limit; exactly 1 MiB is not.
+#[test]
+fn one_mebibyte_per_response() {
+    for (extra, over) in [(0usize, false), (1, true)] {
+        let server = Server::start(move |r| {
+            let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"pad":""#, r.id());
+            let tail = r#""}}"#;
+            let pad = (1 << 20) + extra - head.len() - tail.len();
+            let body = format!("{head}{}{tail}", "x".repeat(pad));
+            Reply::Send(json(200, &body))
+        });
+        let mut t = transport(&server);
+        let got = send(&mut t, "tools/list", 1, Framing::MODERN, &attempt_for(LONG));
+        if over {
+            assert_eq!(
+                got.err(),
+                Some(TransportError::Limit("response over 1 MiB"))
+            );
+        } else {
+            assert!(got.is_ok(), "{got:?}");
+        }
+    }
+    // The same over a rejection's body.
+    let server = Server::start(|_| Reply::Send(json(400, &"x".repeat((1 << 20) + 1))));
+    let got = send(
+        &mut transport(&server),
+        "x",
+        1,
+        Framing::MODERN,
+        &attempt_for(LONG),
+    );
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Limit("response over 1 MiB"))
+    );
+}
+
+/// Upstream §17 C20: headers, then a stalled body: a partial response at the deadline.
+#[test]
+fn stalled_body_is_a_partial_response_within_the_deadline() {
+    let server = Server::start(|_| {
+        let mut head =
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"
+                .to_vec();
+        head.extend_from_slice(b"\"jsonrpc\"");
+        Reply::Hold(head, LONG)
+    });
+    let mut t = transport(&server);
+    let a = attempt_for(Duration::from_millis(80));
+    let started = Instant::now();
+    let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
+    assert!(started.elapsed() < Duration::from_millis(500));
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Network {
+            response_seen: true
+        })
+    );
+    assert!(a.response_seen());
+}
+
+#[test]
+fn silence_and_refusal_are_unreachable() {
+    let server = Server::start(|_| Reply::Hold(Vec::new(), LONG));
+    let mut t = transport(&server);
+    let a = attempt_for(Duration::from_millis(80));
+    let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Network {
+            response_seen: false
+        })
+    );
+    // Nothing listens on the discard port of a fresh loopback listener we closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", closed.local_addr().expect("addr"));
+    drop(closed);
+    let mut t = HttpTransport::new(url, Arc::new(NoCredentials));
+    let probe = t.probe(&attempt_for(LONG)).expect("http probes");
+    assert_eq!(
+        probe.err(),
+        Some(TransportError::Network {
+            response_seen: false
+        })
+    );
+}
+
+/// The watchdog's abort cuts a blocked exchange off at once.
+#[test]
+fn abort_interrupts_a_blocked_exchange() {
+    let server = Server::start(|_| Reply::Hold(sse_head(&[]), LONG));
+    let mut t = transport(&server);
+    let a = attempt_for(LONG);
+    let watchdog = a.clone();
+    let started = Instant::now();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        watchdog.abort();
+    });
+    let got = send(&mut t, "tools/list", 1, Framing::Session { version: V }, &a);
+    assert!(started.elapsed() < Duration::from_millis(1000));
+    assert!(
+        matches!(got, Err(TransportError::Network { .. })),
+        "{got:?}"
+    );
+    t.discard();
+    // A discarded transport works again with a fresh agent.
+    let a = attempt_for(LONG);
+    assert!(t.probe(&a).expect("probe").is_ok());
+}
+
+// ---------------------------------------------------------------- probe and keep-alive
+
+#[test]
+fn head_probe_accepts_any_status_and_reuses_the_connection() {
+    let server = Server::start(|r| match r.method.as_str() {
+        "HEAD" => Reply::Send(
+            b"HTTP/1.1 405 Method Not Allowed\r\nallow: POST\r\ncontent-length: 0\r\n\r\n".to_vec(),
+        ),
+        _ => ok_result(r),
+    });
+    let mut t = HttpTransport::new(
+        server.url.clone(),
+        Arc::new(BearerToken(Secret::new("tok".into()))),
+    );
+    let a = attempt_for(LONG);
+    let probe = t.probe(&a).expect("http probes").expect("connected");
+    assert_eq!(probe.status, 405);
+    assert!(a.response_seen());
+    assert!(!probe.steps.is_empty());
+    for id in 1..=4 {
+        send(&mut t, "tools/list", id, Framing::MODERN, &a).expect("reply");
+    }
+    assert_eq!(server.connections(), 1, "one keep-alive connection");
+    assert!(server.requests().iter().all(|r| r.connection == 0));
+    let head = &server.with_method("HEAD")[0];
+    assert_eq!(head.header("authorization"), Some("Bearer tok"));
+}
+
+// ---------------------------------------------------------------- notifications
+
+#[test]
+fn notifications_accept_any_2xx() {
+    for (reply, ok) in [
+        (response(202, &[], b""), true),
+        (json(200, r#"{"jsonrpc":"2.0","result":{}}"#), true),
+        (response(204, &[], b""), true),
+        (response(400, &[], b""), false),
+        (response(500, &[], b""), false),
+        (response(401, &[], b""), false),
+    ] {
+        let reply = Arc::new(reply);
+        let server = Server::start(move |_| Reply::Send(reply.to_vec()));
+        let got = notify(&mut transport(&server), Framing::Session { version: V });
+        assert_eq!(got.is_ok(), ok, "{got:?}");
+    }
+}
+
+// ---------------------------------------------------------------- event streams
+
+/// Upstream §17 D23: notifications are skipped and parsing stops at our response while the
+/// stream stays open.
+#[test]
+fn sse_stops_at_the_response() {
+    let server = Server::start(|r| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(b": keep-alive\n\nid: prime\ndata:\n\n");
+        body.extend_from_slice(event(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"secret-response"}}"#).as_bytes());
+        body.extend_from_slice(
+            format!(
+                "data: {{\"jsonrpc\":\"2.0\",\"id\":{},\r\ndata: \"result\":{{\"n\":1}}}}\r\n\r\n",
+                r.id()
+            )
+            .as_bytes(),
+        );
+        Reply::Hold(body, LONG)
+    });
+    let mut t = transport(&server);
+    let started = Instant::now();
+    let reply = send(
+        &mut t,
+        "tools/list",
+        7,
+        Framing::Session { version: V },
+        &attempt_for(Duration::from_millis(500)),
+    )
+    .expect("reply");
+    assert!(started.elapsed() < Duration::from_millis(400));
+    assert_eq!(reply.mode, ResponseMode::Sse);
+    let v: Value = serde_json::from_str(reply.result.get()).expect("json");
+    assert_eq!(v["n"], 1);
+}
+
+/// Server requests on a legacy stream: `ping` gets an empty result, anything else −32601,
+/// each POSTed on the session; then we keep waiting for our response.
+#[test]
+fn legacy_server_requests_are_answered_on_the_session() {
+    let server = Server::start(|r| match (r.method.as_str(), r.rpc().as_str()) {
+        ("POST", "initialize") => with_session(r),
+        ("POST", "tools/list") => {
+            let mut body = sse_head(&[]);
+            body.extend_from_slice(
+                event(r#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#).as_bytes(),
+            );
+            body.extend_from_slice(
+                event(r#"{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{}}"#)
+                    .as_bytes(),
+            );
+            body.extend_from_slice(
+                event(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+                    r.id()
+                ))
+                .as_bytes(),
+            );
+            Reply::Hold(body, LONG)
+        }
+        _ => Reply::Send(response(202, &[], b"")),
+    });
+    let mut t = transport(&server);
+    send(
+        &mut t,
+        "initialize",
+        1,
+        Framing::Handshake,
+        &attempt_for(LONG),
+    )
+    .expect("init");
+    send(
+        &mut t,
+        "tools/list",
+        3,
+        Framing::Session { version: V },
+        &attempt_for(LONG),
+    )
+    .expect("reply");
+    let answers: Vec<Request> = server
+        .with_method("POST")
+        .into_iter()
+        .filter(|r| r.json().get("method").is_none())
+        .collect();
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[0].json()["id"], "p1");
+    assert_eq!(answers[0].json()["result"], serde_json::json!({}));
+    assert_eq!(answers[1].json()["id"], 9);
+    assert_eq!(answers[1].json()["error"]["code"], -32601);
+    for a in &answers {
+        assert_eq!(a.header("mcp-session-id"), Some("s-1"));
+        assert_eq!(a.header("mcp-protocol-version"), Some("2025-11-25"));
+    }
+}
+
+/// A stateless stream may not carry server requests; nothing is sent back.
+#[test]
+fn modern_streams_reject_server_requests() {
+    let server = Server::start(|_| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(event(r#"{"jsonrpc":"2.0","id":"p1","method":"ping"}"#).as_bytes());
+        Reply::Hold(body, LONG)
+    });
+    let got = send(
+        &mut transport(&server),
+        "tools/list",
+        1,
+        Framing::MODERN,
+        &attempt_for(LONG),
+    );
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Malformed(
+            "server request on a stateless stream"
+        ))
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn stream_errors() {
+    let cases: Vec<(&'static str, TransportError)> = vec![
+        // Upstream §17 N132: ends without our response and without an event id.
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n",
+            TransportError::Malformed("stream ended without a response"),
+        ),
+        (
+            "data: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{}}\n\n",
+            TransportError::Malformed("response id does not match"),
+        ),
+        (
+            "data: not json\n\n",
+            TransportError::Malformed("invalid json-rpc message"),
+        ),
+    ];
+    for (stream, expected) in cases {
+        let server = Server::start(move |_| {
+            let mut body = sse_head(&[]);
+            body.extend_from_slice(stream.as_bytes());
+            Reply::Close(body)
+        });
+        let got = send(
+            &mut transport(&server),
+            "tools/list",
+            1,
+            Framing::Session { version: V },
+            &attempt_for(LONG),
+        );
+        assert_eq!(got.err(), Some(expected));
+    }
+    // One event over 1 MiB.
+    let server = Server::start(|_| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(format!("data: {}\n\n", "x".repeat((1 << 20) + 1)).as_bytes());
+        Reply::Close(body)
+    });
+    let got = send(
+        &mut transport(&server),
+        "tools/list",
+        1,
+        Framing::MODERN,
+        &attempt_for(LONG),
+    );
+    assert!(matches!(got, Err(TransportError::Limit(_))), "{got:?}");
+}
+
+// ---------------------------------------------------------------- resumption (§17 I)
+
+/// The fixture of upstream §17 I: the POST stream primes `id: cursor` with `retry`, then
+/// closes; every GET answers with `get`.
+fn resumable(
+    post_prefix: &'static str,
+    get: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+) -> Server {
+    Server::start(move |r| match (r.method.as_str(), r.rpc().as_str()) {
+        ("POST", "initialize") => with_session(r),
+        ("POST", _) => {
+            let mut body = sse_head(&[]);
+            body.extend_from_slice(post_prefix.as_bytes());
+            Reply::Close(body)
+        }
+        ("GET", _) => get(r),
+        _ => Reply::Send(response(202, &[], b"")),
+    })
+}
+
+fn legacy_session(server: &Server) -> HttpTransport {
+    let mut t = transport(server);
+    send(
+        &mut t,
+        "initialize",
+        1,
+        Framing::Handshake,
+        &attempt_for(LONG),
+    )
+    .expect("init");
+    t
+}
+
+fn call(
+    t: &mut HttpTransport,
+    framing: Framing<'_>,
+    within: Duration,
+) -> Result<super::Reply, TransportError> {
+    send(t, "tools/call", 3, framing, &attempt_for(within))
+}
+
+/// I53: one GET, after the retry delay, carrying the last event id and the session.
+#[test]
+fn resumption_after_retry() {
+    let server = resumable("id: cursor\nretry: 20\ndata:\n\n", |_| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(
+            event(r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#).as_bytes(),
+        );
+        Reply::Close(body)
+    });
+    let mut t = legacy_session(&server);
+    let started = Instant::now();
+    let reply = call(
+        &mut t,
+        Framing::Session { version: V },
+        Duration::from_millis(150),
+    )
+    .expect("resumed");
+    assert!(started.elapsed() >= Duration::from_millis(20));
+    assert_eq!(reply.mode, ResponseMode::Sse);
+    let gets = server.with_method("GET");
+    assert_eq!(gets.len(), 1);
+    assert_eq!(gets[0].header("last-event-id"), Some("cursor"));
+    assert_eq!(gets[0].header("mcp-session-id"), Some("s-1"));
+    assert_eq!(gets[0].header("mcp-protocol-version"), Some("2025-11-25"));
+    assert_eq!(gets[0].header("accept"), Some("text/event-stream"));
+    assert_eq!(
+        server.with_method("POST").len(),
+        2,
+        "the POST is never repeated"
+    );
+}
+
+/// I54 (modern) and I55 (no event id): no GET.
+#[test]
+fn stateless_and_id_less_streams_do_not_resume() {
+    let server = resumable("id: cursor\nretry: 20\ndata:\n\n", |_| panic!("no GET"));
+    let mut t = legacy_session(&server);
+    let got = call(&mut t, Framing::MODERN, Duration::from_millis(150));
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Malformed("stream ended without a response"))
+    );
+    let server = resumable("retry: 20\ndata:\n\n", |_| panic!("no GET"));
+    let mut t = legacy_session(&server);
+    let got = call(
+        &mut t,
+        Framing::Session { version: V },
+        Duration::from_millis(150),
+    );
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Malformed("stream ended without a response"))
+    );
+    assert!(server.with_method("GET").is_empty());
+}
+
+/// I56: three resumptions at most.
+#[test]
+fn three_resumptions_at_most() {
+    let gets = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&gets);
+    let server = resumable("id: cursor\ndata:\n\n", move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(b"id: cursor\ndata:\n\n");
+        Reply::Close(body)
+    });
+    let mut t = legacy_session(&server);
+    let got = call(
+        &mut t,
+        Framing::Session { version: V },
+        Duration::from_millis(500),
+    );
+    assert!(matches!(got, Err(TransportError::Limit(_))), "{got:?}");
+    assert_eq!(gets.load(Ordering::SeqCst), 3);
+}
+
+/// I57: a retry delay beyond the deadline ends the attempt without a GET.
+#[test]
+fn retry_beyond_the_deadline_sends_no_get() {
+    let server = resumable("id: cursor\nretry: 999999\ndata:\n\n", |_| panic!("no GET"));
+    let mut t = legacy_session(&server);
+    let started = Instant::now();
+    let got = call(
+        &mut t,
+        Framing::Session { version: V },
+        Duration::from_millis(150),
+    );
+    assert!(started.elapsed() < Duration::from_millis(100));
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Network {
+            response_seen: true
+        })
+    );
+}
+
+/// I58: the POST stream and its resumptions share one 1 MiB budget.
+#[test]
+fn resumptions_share_the_budget() {
+    const COMMENT_KIB: usize = 600;
+    let comment = || format!(":{}\n", "c".repeat(COMMENT_KIB * 1024));
+    let prefix: &'static str =
+        Box::leak(format!("{}id: cursor\ndata:\n\n", comment()).into_boxed_str());
+    let server = resumable(prefix, move |_| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(comment().as_bytes());
+        body.extend_from_slice(event(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#).as_bytes());
+        Reply::Close(body)
+    });
+    let mut t = legacy_session(&server);
+    let got = call(&mut t, Framing::Session { version: V }, LONG);
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Limit("response over 1 MiB"))
+    );
+    assert_eq!(server.with_method("POST").len(), 2);
+}
+
+/// Upstream §17 N135–N136: the resumption GET's own status and media type.
+#[test]
+fn resumption_answers_are_checked() {
+    for (get, expected) in [
+        (
+            response(401, &[], b""),
+            TransportError::Status { status: 401 },
+        ),
+        (
+            response(404, &[], b""),
+            TransportError::Malformed("resumption status"),
+        ),
+        (
+            json(200, "{}"),
+            TransportError::Malformed("resumption content type"),
+        ),
+    ] {
+        let get = Arc::new(get);
+        let server = resumable("id: cursor\ndata:\n\n", move |_| Reply::Send(get.to_vec()));
+        let mut t = legacy_session(&server);
+        let got = call(&mut t, Framing::Session { version: V }, LONG);
+        assert_eq!(got.err(), Some(expected));
+    }
+}
+
+// ---------------------------------------------------------------- whole runs over sockets
+
+fn run_over(
+    server: &Server,
+    options: McpOptions,
+    dims: &[Dimension],
+) -> Vec<crate::result::Observation> {
+    run_with(server, options, Arc::new(NoCredentials), dims)
+}
+
+fn run_with(
+    server: &Server,
+    options: McpOptions,
+    credentials: Arc<dyn CredentialSource>,
+    dims: &[Dimension],
+) -> Vec<crate::result::Observation> {
+    use crate::adapter::Adapter;
+    use crate::adapter::mcp::{McpAdapter, testing};
+    let mut target = testing::target(options);
+    target.endpoint = server.url.clone();
+    let mut ctx = testing::context(target);
+    ctx.credentials = credentials;
+    let mut run = McpAdapter.start(ctx);
+    assert_eq!(run.configure().status, Status::Healthy);
+    let obs = dims
+        .iter()
+        .map(|d| run.check(*d, &attempt_for(LONG)))
+        .collect();
+    run.close(Duration::from_secs(1));
+    obs
+}
+
+const PASSIVE: [Dimension; 4] = [
+    Dimension::Reachability,
+    Dimension::Authentication,
+    Dimension::Protocol,
+    Dimension::Capability,
+];
+
+/// The upstream legacy fixture (server-everything-like): discovery rejected with 400, a
+/// session, SSE answers preceded by a log notification, a paginated tools list.
+fn legacy_fixture(r: &Request) -> Reply {
+    let sse = |payload: String| {
+        let mut body = sse_head(&[]);
+        body.extend_from_slice(b"id: prime\ndata:\n\n");
+        body.extend_from_slice(
+            event(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#).as_bytes(),
+        );
+        body.extend_from_slice(event(&payload).as_bytes());
+        Reply::Hold(body, Duration::from_millis(300))
+    };
+    let ok = |result: &str| format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id());
+    match (r.method.as_str(), r.rpc().as_str()) {
+        ("HEAD", _) => Reply::Send(response(405, &[("allow", "GET, POST, DELETE")], b"")),
+        ("DELETE", _) => Reply::Send(response(200, &[], b"")),
+        ("POST", "server/discover") => Reply::Send(json(
+            400,
+            r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}"#,
+        )),
+        ("POST", "initialize") => {
+            let body = format!(
+                "{}{}",
+                String::from_utf8_lossy(&sse_head(&[("mcp-session-id", "test-session")])),
+                event(&ok(
+                    r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{},"resources":{},"prompts":{}},"serverInfo":{"name":"fixture","version":"1"}}"#
+                ))
+            );
+            Reply::Hold(body.into_bytes(), Duration::from_millis(300))
+        }
+        ("POST", "notifications/initialized") => Reply::Send(response(202, &[], b"")),
+        ("POST", "tools/list") if r.json()["params"].get("cursor").is_none() => {
+            sse(ok(r#"{"tools":[],"nextCursor":"page-2"}"#))
+        }
+        ("POST", "tools/list") => sse(ok(
+            r#"{"tools":[{"name":"search","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"destructiveHint":false}}]}"#,
+        )),
+        ("POST", "resources/list") => sse(ok(
+            r#"{"resources":[{"name":"ready","uri":"health://ready"}]}"#,
+        )),
+        ("POST", "prompts/list") => sse(ok(r#"{"prompts":[{"name":"summary"}]}"#)),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+fn requiring() -> McpOptions {
+    McpOptions {
+        required_tools: vec!["search".into()],
+        required_resources: vec!["health://ready".into()],
+        required_prompts: vec!["summary".into()],
+        ..McpOptions::default()
+    }
+}
+
+/// Upstream §17 A1/A3 over sockets: HEALTHY, one initialize, one DELETE, every non-initialize
+/// POST carrying the session and version.
+#[test]
+fn legacy_fixture_end_to_end() {
+    let server = Server::start(legacy_fixture);
+    let obs = run_with(
+        &server,
+        requiring(),
+        Arc::new(BearerToken(Secret::new("canary-token".into()))),
+        &PASSIVE,
+    );
+    for o in &obs {
+        assert_eq!(o.status, Status::Healthy, "{o:?}");
+    }
+    assert_eq!(obs[0].evidence.get("http_status"), Some(&Fact::Int(405)));
+    assert_eq!(
+        obs[3].evidence.get("response_mode"),
+        Some(&Fact::Word("sse"))
+    );
+    assert_eq!(obs[3].evidence.get("fallback"), Some(&Fact::Bool(true)));
+    assert_eq!(
+        obs[3].evidence.get("discover_rpc_code"),
+        Some(&Fact::Int(-32000))
+    );
+    let rpcs: Vec<String> = server
+        .with_method("POST")
+        .iter()
+        .map(Request::rpc)
+        .collect();
+    assert_eq!(
+        rpcs,
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/list",
+            "resources/list",
+            "prompts/list"
+        ]
+    );
+    assert_eq!(server.with_method("DELETE").len(), 1);
+    for r in server.requests() {
+        assert_eq!(r.header("authorization"), Some("Bearer canary-token"));
+        let after_init =
+            !matches!(r.rpc().as_str(), "server/discover" | "initialize") && r.method != "HEAD";
+        if after_init {
+            assert_eq!(
+                r.header("mcp-session-id"),
+                Some("test-session"),
+                "{}",
+                r.rpc()
+            );
+            assert_eq!(r.header("mcp-protocol-version"), Some("2025-06-18"));
+        }
+    }
+    let rendered = format!("{obs:?}");
+    assert!(!rendered.contains("canary") && !rendered.contains("fixture"));
+}
+
+/// A modern server over sockets (upstream §17 E25's server, passive): no initialize, no
+/// session, no GET or DELETE; every POST carries the modern headers.
+#[test]
+fn modern_server_end_to_end() {
+    let server = Server::start(|r| {
+        let ok = |result: &str| {
+            Reply::Send(json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+            ))
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("POST", "server/discover") => ok(
+                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
+            ),
+            ("POST", "tools/list") => ok(
+                r#"{"resultType":"complete","tools":[{"name":"search 世界","inputSchema":{"type":"object","properties":{"query":{"type":"string","x-mcp-header":"Query"}}}}]}"#,
+            ),
+            ("POST", "resources/list") => ok(r#"{"resultType":"complete","resources":[]}"#),
+            ("POST", "prompts/list") => ok(r#"{"resultType":"complete","prompts":[]}"#),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    let options = McpOptions {
+        required_tools: vec!["search 世界".into()],
+        ..McpOptions::default()
+    };
+    let obs = run_over(&server, options, &PASSIVE);
+    for o in &obs {
+        assert_eq!(o.status, Status::Healthy, "{o:?}");
+    }
+    for r in server.with_method("POST") {
+        assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+        assert_eq!(r.header("mcp-method").map(str::to_owned), Some(r.rpc()));
+        assert_eq!(r.header("mcp-session-id"), None);
+        assert_eq!(
+            r.json()["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+    }
+    let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(methods, ["HEAD", "POST", "POST", "POST", "POST"]);
+    assert_eq!(
+        server.connections(),
+        1,
+        "one keep-alive connection for the run"
+    );
+}
+
+/// Upstream §17 B16, C18, C19, C22 through whole runs.
+#[test]
+fn classifications_over_sockets() {
+    let unauthorized = Server::start(|r| match r.method.as_str() {
+        "HEAD" => Reply::Send(response(401, &[("www-authenticate", "Bearer")], b"")),
+        _ => Reply::Send(response(401, &[], b"")),
+    });
+    let obs = run_over(
+        &unauthorized,
+        McpOptions::default(),
+        &[Dimension::Reachability, Dimension::Protocol],
+    );
+    assert_eq!(
+        obs[0].status,
+        Status::Healthy,
+        "a 401 HEAD is connectivity evidence"
+    );
+    assert_eq!(
+        (obs[1].status, obs[1].code),
+        (Status::Misconfigured, Some(Code::McpAuth))
+    );
+
+    let rpc_in_200 = Server::start(|_| {
+        Reply::Send(json(
+            200,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"leak-me"}}"#,
+        ))
+    });
+    let obs = run_over(&rpc_in_200, McpOptions::default(), &[Dimension::Protocol]);
+    assert_eq!(
+        (obs[0].status, obs[0].code),
+        (Status::Unhealthy, Some(Code::McpRpc))
+    );
+    assert!(!format!("{obs:?}").contains("leak-me"));
+    assert_eq!(rpc_in_200.requests().len(), 1, "no fallback");
+
+    let huge = Server::start(|_| Reply::Send(json(200, &"x".repeat((1 << 20) + 1))));
+    let obs = run_over(&huge, McpOptions::default(), &[Dimension::Protocol]);
+    assert_eq!(
+        (obs[0].status, obs[0].code),
+        (Status::Unknown, Some(Code::McpLimit))
+    );
+}
+
+/// Rough client cost of a whole passive run against fast loopback servers (run with
+/// `cargo test --release -- --ignored passive_run_cost --nocapture`).
+#[test]
+#[ignore = "timing report, not a check"]
+fn passive_run_cost() {
+    let modern = Server::start(|r| {
+        let ok = |result: &str| {
+            Reply::Send(json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+            ))
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("POST", "server/discover") => ok(
+                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
+            ),
+            ("POST", "tools/list") => ok(
+                r#"{"resultType":"complete","tools":[{"name":"search","inputSchema":{"type":"object","properties":{"query":{"type":"string"}}}}]}"#,
+            ),
+            ("POST", "resources/list") => ok(
+                r#"{"resultType":"complete","resources":[{"name":"ready","uri":"health://ready"}]}"#,
+            ),
+            ("POST", "prompts/list") => {
+                ok(r#"{"resultType":"complete","prompts":[{"name":"summary"}]}"#)
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    let legacy_json = Server::start(|r| {
+        let ok = |result: &str| {
+            Reply::Send(json(
+                200,
+                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+            ))
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("DELETE", _) => Reply::Send(response(200, &[], b"")),
+            ("POST", "server/discover") => Reply::Send(response(400, &[], b"")),
+            ("POST", "initialize") => Reply::Send(response(200, &[("content-type", "application/json"), ("mcp-session-id", "s")], format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}},"resources":{{}},"prompts":{{}}}},"serverInfo":{{"name":"f","version":"1"}}}}}}"#, r.id()).as_bytes())),
+            ("POST", "notifications/initialized") => Reply::Send(response(202, &[], b"")),
+            ("POST", "tools/list") => ok(r#"{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}"#),
+            ("POST", "resources/list") => ok(r#"{"resources":[{"name":"ready","uri":"health://ready"}]}"#),
+            ("POST", "prompts/list") => ok(r#"{"prompts":[{"name":"summary"}]}"#),
+            other => panic!("unexpected {other:?}"),
+        }
+    });
+    for (name, server) in [("modern", &modern), ("legacy-json", &legacy_json)] {
+        let runs = 300;
+        let mut times = Vec::with_capacity(runs);
+        let mut phases = vec![Vec::new(); 6];
+        for _ in 0..runs {
+            use crate::adapter::Adapter;
+            use crate::adapter::mcp::{McpAdapter, testing};
+            let started = Instant::now();
+            let mut target = testing::target(requiring());
+            target.endpoint = server.url.clone();
+            let mut run = McpAdapter.start(testing::context(target));
+            let mut t = Instant::now();
+            run.configure();
+            phases[0].push(t.elapsed());
+            for (i, d) in PASSIVE.iter().enumerate() {
+                t = Instant::now();
+                let o = run.check(*d, &attempt_for(LONG));
+                phases[i + 1].push(t.elapsed());
+                assert_eq!(o.status, Status::Healthy);
+            }
+            t = Instant::now();
+            run.close(Duration::from_secs(1));
+            phases[5].push(t.elapsed());
+            times.push(started.elapsed());
+        }
+        for (i, p) in phases.iter_mut().enumerate() {
+            p.sort();
+            println!(
+                "  phase {i}: median {:?} p90 {:?} max {:?}",
+                p[runs / 2],
+                p[runs * 9 / 10],
+                p[runs - 1]
+            );
+        }
+        times.sort();
+        println!(
+            "{name}: median {:?}  p90 {:?}  min {:?}",
+            times[runs / 2],
+            times[runs * 9 / 10],
+            times[0]
+        );
+    }
+}

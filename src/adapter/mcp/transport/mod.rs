@@ -1,0 +1,179 @@
+//! The seam between MCP protocol logic and bytes.
+//!
+//! Protocol logic (era selection, the legacy lifecycle, inventories) encodes JSON-RPC
+//! messages and hands them to a [`Transport`] with a [`Framing`] that says which era's rules
+//! apply. The transport does everything that depends on how bytes travel:
+//!
+//! * HTTP statuses and headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
+//!   `Mcp-Name`, `Mcp-Param-*`), JSON or SSE bodies, the 1 MiB response budget, SSE
+//!   resumption of legacy streams, and the session's `DELETE` at the end;
+//! * matching the response to the request id, ignoring notifications, answering a
+//!   server's `ping` with an empty result and rejecting every other server request with
+//!   −32601 (legacy only — a modern stream carrying a request is malformed);
+//! * marking the attempt's first response byte and registering an abort hook that cuts off
+//!   blocked I/O.
+//!
+//! It returns only the `result` of our request, or a [`TransportError`] the protocol logic
+//! classifies. Protocol logic never sees bytes, headers or statuses except through these.
+
+pub mod http;
+
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+
+use super::era::{Channel, Version};
+use crate::adapter::Attempt;
+use crate::result::Steps;
+
+/// Which era's rules frame a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing<'a> {
+    /// 2026-07-28: stateless. HTTP sends `MCP-Protocol-Version: 2026-07-28` and `Mcp-Method`,
+    /// never a session id; streams are never resumed; a server request is malformed.
+    Modern {
+        /// `Mcp-Name` (tool or prompt name, resource URI) for the methods that mirror one,
+        /// as the server spelled it; the transport encodes it for a header.
+        name: Option<&'a str>,
+        /// `Mcp-Param-<name>: <value>` pairs, values already encoded for a header.
+        params: &'a [(String, String)],
+    },
+    /// A legacy `initialize`: no version header and no session id yet. The response may
+    /// assign a session id, which the transport keeps for the rest of the session.
+    Handshake,
+    /// A legacy session after `initialize`: the session id (if one was assigned) and the
+    /// negotiated revision travel with every message, and SSE streams may be resumed.
+    Session {
+        /// The negotiated revision.
+        version: Version,
+    },
+}
+
+impl Framing<'_> {
+    /// Modern framing without mirrored names.
+    pub const MODERN: Framing<'static> = Framing::Modern {
+        name: None,
+        params: &[],
+    };
+
+    /// Whether this is the stateless era.
+    pub fn is_modern(&self) -> bool {
+        matches!(self, Framing::Modern { .. })
+    }
+}
+
+/// One message to send.
+#[derive(Clone, Copy, Debug)]
+pub struct Outgoing<'a> {
+    /// The JSON-RPC method (also the `Mcp-Method` header in the modern era).
+    pub method: &'a str,
+    /// The request id; `None` for a notification.
+    pub id: Option<u64>,
+    /// The encoded JSON-RPC message.
+    pub body: &'a [u8],
+    /// The era's rules.
+    pub framing: Framing<'a>,
+}
+
+/// How the server answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResponseMode {
+    /// One `application/json` body (or a stdio line).
+    Json,
+    /// A `text/event-stream`.
+    Sse,
+}
+
+impl ResponseMode {
+    /// The evidence word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseMode::Json => "json",
+            ResponseMode::Sse => "sse",
+        }
+    }
+}
+
+/// The successful answer to one request.
+#[derive(Debug)]
+pub struct Reply {
+    /// The JSON-RPC `result`, exactly as received.
+    pub result: Box<RawValue>,
+    /// How it arrived.
+    pub mode: ResponseMode,
+    /// Whether this response assigned a session id (legacy `initialize` over HTTP only).
+    pub session_issued: bool,
+}
+
+/// A reachability probe's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// The probe's round trip.
+    pub latency: Duration,
+    /// Transport stages observed.
+    pub steps: Steps,
+    /// The HTTP status answered (any status is connectivity evidence).
+    pub status: u16,
+}
+
+/// Why an exchange failed. Carries only numbers and our own words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TransportError {
+    /// An HTTP status other than the expected one, without a JSON-RPC error body
+    /// (401/403 always land here, whatever their body).
+    Status {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// A JSON-RPC error answered our request.
+    Rpc {
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The HTTP status that carried it (`None` on stdio).
+        status: Option<u16>,
+    },
+    /// The answer broke the protocol (bad framing, wrong id, wrong content type, …).
+    Malformed(&'static str),
+    /// The answer exceeded a safety limit (1 MiB per response, three resumptions).
+    Limit(&'static str),
+    /// No complete answer: connection failure, deadline or abort. The engine classifies it:
+    /// UNREACHABLE when nothing was received, UNKNOWN after a partial response.
+    Network {
+        /// Whether any response byte arrived during the attempt.
+        response_seen: bool,
+    },
+}
+
+/// Moves JSON-RPC messages of one target run to and from the server.
+///
+/// One transport serves one target run: all dimensions share its connection, session or
+/// process. Every method is bounded by the attempt's deadline and must register an abort hook
+/// (`attempt.on_abort`) that interrupts any blocking I/O it starts, and must call
+/// `attempt.mark_response()` on the first response byte.
+pub trait Transport: Send {
+    /// Which fallback rule applies to this transport's rejections.
+    fn channel(&self) -> Channel;
+
+    /// A reachability probe without protocol traffic (HTTP: `HEAD`). `None` when the
+    /// transport has no such probe; reachability then times session establishment.
+    fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>>;
+
+    /// Sends one request (`out.id` is `Some`) and returns its result.
+    fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError>;
+
+    /// Sends one notification (`out.id` is `None`); nothing is awaited but its acceptance.
+    fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError>;
+
+    /// Forgets the connection, session or process an aborted attempt used: the next request
+    /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
+    fn discard(&mut self);
+
+    /// Best-effort end-of-run cleanup within `budget` (legacy HTTP: `DELETE` of every session
+    /// this run was assigned). Never reports anything.
+    fn close(&mut self, budget: Duration);
+}
+
+#[cfg(test)]
+mod http_tests;
+#[cfg(test)]
+mod loopback;
