@@ -66,21 +66,26 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
     }
     out.push('\n');
     let mut checks: Vec<_> = r.checks.iter().collect();
-    checks.sort_by_key(|(d, _)| d.as_str());
+    // Facts shared by several checks (one MCP session serves them all) are shown once, on
+    // the first check in execution order that carries them.
+    checks.sort_by_key(|(d, _)| **d);
+    let mut seen: Vec<(&str, &Fact)> = Vec::new();
+    let mut lines: Vec<(&str, String)> = Vec::new();
     for (dim, check) in checks {
-        let _ = write!(
-            out,
+        let mut line = format!(
             "{body_prefix}  {:<15}{}",
             dim.as_str(),
             pad_status(check.status, style)
         );
-        let details = details(check, style);
+        let details = details(check, &mut seen, style);
         if !details.is_empty() {
-            let _ = write!(out, "  {details}");
+            let _ = write!(line, "  {details}");
         }
-        while out.ends_with(' ') {
-            out.pop();
-        }
+        lines.push((dim.as_str(), line.trim_end().to_string()));
+    }
+    lines.sort_by_key(|(name, _)| *name);
+    for (_, line) in lines {
+        out.push_str(&line);
         out.push('\n');
     }
     let (tee, elbow, pipe, gap) = if style.unicode {
@@ -102,14 +107,18 @@ fn pad_status(status: Status, style: Style) -> String {
     format!("{}{}", paint(status, style), " ".repeat(width))
 }
 
-/// Message, evidence and stages of a check, on one line.
-pub fn details(check: &Check, style: Style) -> String {
+/// Message, evidence (facts not already in `seen`) and stages of a check, on one line.
+pub fn details<'a>(check: &'a Check, seen: &mut Vec<(&'a str, &'a Fact)>, style: Style) -> String {
     let sep = if style.unicode { " · " } else { "; " };
     let mut parts: Vec<String> = Vec::new();
     if let Some(m) = &check.message {
         parts.push(clean(m));
     }
     for (k, fact) in &check.evidence.0 {
+        if seen.iter().any(|(sk, sf)| sk == k && *sf == fact) {
+            continue;
+        }
+        seen.push((k, fact));
         parts.push(format!("{k}={}", fact_text(fact)));
     }
     let stages: Vec<String> = check
