@@ -287,6 +287,20 @@ fn tls_failures_are_unreachable_with_a_precise_word() {
 }
 
 #[test]
+fn a_stalled_tls_handshake_ends_at_the_deadline() {
+    let server = Server::start_silent();
+    let mut client = Client::new(Reuse::Fresh);
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    let (resp, took) = get(&mut client, &url, SHORT);
+    assert!(within(SHORT, took), "took {took:?}");
+    let f = resp.expect_err("stalled");
+    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.status(), Status::Unreachable);
+    assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(&f.timings, Tls), Some(Status::Unreachable));
+}
+
+#[test]
 fn keep_alive_reuses_one_connection_and_reports_it() {
     let server = Server::start(|_| Reply::status(200).body("{}"));
     let mut client = Client::new(Reuse::KeepAlive);

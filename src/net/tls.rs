@@ -15,7 +15,7 @@ use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use ureq::Error;
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
-    TransportAdapter,
+    TransportAdapter, time,
 };
 
 use crate::result::Stage;
@@ -55,7 +55,7 @@ impl TlsStage {
             .map_err(|_| Error::Tls("invalid server name"))?;
         let mut conn = ClientConnection::new(config, name).map_err(Error::Rustls)?;
         let mut sock = TransportAdapter::new(transport.boxed(), details.current_time.clone());
-        sock.set_timeout(details.timeout);
+        sock.set_timeout(remaining(details));
         while conn.is_handshaking() {
             conn.complete_io(&mut sock).map_err(tls_error)?;
         }
@@ -95,6 +95,20 @@ impl std::fmt::Debug for TlsStage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("TlsStage")
     }
+}
+
+/// The connect budget left for the handshake. `details.timeout` was computed before the TCP
+/// connect; ureq's own connector can start the clock at `details.now`, ours subtracts the
+/// time the connect took.
+fn remaining(details: &ConnectionDetails) -> NextTimeout {
+    let mut timeout = details.timeout;
+    if let (time::Duration::Exact(after), time::Instant::Exact(then), time::Instant::Exact(now)) =
+        (timeout.after, details.now, (details.current_time)())
+    {
+        let spent = now.saturating_duration_since(then);
+        timeout.after = time::Duration::Exact(after.saturating_sub(spent));
+    }
+    timeout
 }
 
 /// Turns an I/O error from rustls into a ureq error that keeps the rustls cause.

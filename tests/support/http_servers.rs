@@ -158,7 +158,17 @@ impl Server {
         Server::spawn(Some(wrap), Arc::new(route))
     }
 
+    /// Starts a server that accepts connections and never reads or writes a byte (a TLS
+    /// handshake or a request against it hangs until the deadline).
+    pub fn start_silent() -> Server {
+        Server::spawn_with(None, Arc::new(|_| Reply::HangBeforeHead), true)
+    }
+
     fn spawn(wrap: Option<Wrap>, route: Route) -> Server {
+        Server::spawn_with(wrap, route, false)
+    }
+
+    fn spawn_with(wrap: Option<Wrap>, route: Route, silent: bool) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local addr");
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -181,6 +191,10 @@ impl Server {
                 counter.fetch_add(1, Ordering::SeqCst);
                 // Small writes (TLS flights, head then body) must not wait for delayed ACKs.
                 let _ = conn.set_nodelay(true);
+                if silent {
+                    lock(&shared.held).push(conn);
+                    continue;
+                }
                 let shared = shared.clone();
                 let wrap = wrap.clone();
                 thread::spawn(move || {
