@@ -12,6 +12,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod exit;
+pub mod net;
 pub mod output;
 pub mod result;
 pub mod signals;
