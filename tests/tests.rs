@@ -2,8 +2,12 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines.
 
 mod cli;
+mod config;
 mod interop;
 mod util;
+
+mod http;
+mod support;
 
 #[path = "support/fake_mcp/mod.rs"]
 mod fake_mcp;

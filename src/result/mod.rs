@@ -234,7 +234,7 @@ impl Code {
         match self {
             Code::HttpStatus => "HTTP status did not match expected status",
             Code::HttpHeaders => "required HTTP response header did not match",
-            Code::HttpBody => "HTTP response body did not contain the expected text",
+            Code::HttpBody => "HTTP response body did not contain required text",
             Code::HttpBodyLimit => "HTTP response body exceeded the configured size limit",
             Code::HttpAuth => "HTTP authentication rejected (401 or 403)",
             Code::McpProcess => "MCP subprocess could not start or exited before responding",
