@@ -7,6 +7,7 @@ mod interop;
 mod util;
 
 mod http;
+mod mcp;
 mod support;
 
 #[path = "support/fake_mcp/mod.rs"]

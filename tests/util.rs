@@ -1,7 +1,7 @@
 //! Running the binary and asserting on its outcome.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -86,10 +86,6 @@ impl TempDir {
         let mut f = std::fs::File::create(&p).expect("create");
         f.write_all(text.as_bytes()).expect("write");
         p
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
     }
 }
 
