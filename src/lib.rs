@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod exit;
 pub mod output;
+pub mod process;
 pub mod result;
 pub mod signals;
 
