@@ -14,6 +14,7 @@ pub mod error;
 pub mod exit;
 pub mod net;
 pub mod output;
+pub mod process;
 pub mod result;
 pub mod signals;
 

@@ -1,9 +1,11 @@
 //! The one integration test binary: runs the built `agenthealth` against servers on
-//! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines.
+//! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
+//! drives the stdio child-process layer against hostile children.
 
 mod cli;
 mod config;
 mod interop;
+mod process;
 mod util;
 
 mod http;

@@ -10,6 +10,8 @@ pub struct Outcome {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
+    /// Wall time of the run, for deadline assertions.
+    #[allow(dead_code)] // no test asserts on it yet
     pub elapsed: Duration,
 }
 

@@ -1,0 +1,752 @@
+//! The child-process layer (`agenthealth::process`) against hostile children.
+//!
+//! Every test bounds its own time (deadline + 1 s) and ends by checking in `/proc` that no
+//! live process of the child's group is left. The children are the scripts in
+//! `tests/fixtures/stdio/`. Nothing here sleeps to synchronise: children announce
+//! readiness on stdout, and the only waits are bounded polls of an observable condition.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use agenthealth::adapter::{Attempt, Secret, TargetRun};
+use agenthealth::config::StdioOptions;
+use agenthealth::engine::Cancel;
+use agenthealth::engine::watchdog::{self, Ended};
+use agenthealth::process::{
+    Child, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError,
+    TERM_WAIT,
+};
+use agenthealth::result::{Dimension, Observation, Status};
+
+/// Slack on every time bound.
+const MARGIN: Duration = Duration::from_secs(1);
+
+fn fixtures() -> String {
+    format!("{}/tests/fixtures/stdio", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/{name}", fixtures())
+}
+
+/// The real interpreter: `python3` on `PATH` may be a wrapper script (pyenv) that adds
+/// variables of its own to the environment.
+fn python_bin() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3");
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_string()
+    })
+}
+
+fn python(script: &str, args: &[&str]) -> StdioOptions {
+    let mut all = vec![fixture(script)];
+    all.extend(args.iter().map(|a| a.to_string()));
+    StdioOptions {
+        command: python_bin().into(),
+        args: all,
+        directory: None,
+        env: Vec::new(),
+    }
+}
+
+fn command(command: &str, directory: Option<&str>) -> StdioOptions {
+    StdioOptions {
+        command: command.into(),
+        args: Vec::new(),
+        directory: directory.map(str::to_string),
+        env: Vec::new(),
+    }
+}
+
+fn attempt(ms: u64) -> (Attempt, Duration) {
+    let d = Duration::from_millis(ms);
+    (Attempt::new(Instant::now() + d), d)
+}
+
+fn spawn(opts: &StdioOptions) -> Child {
+    Child::spawn(opts, &[]).unwrap_or_else(|e| panic!("spawn {}: {e}", opts.command))
+}
+
+/// Reports a test's duration (visible with `--nocapture`) and checks it against a bound.
+fn within(name: &str, started: Instant, bound: Duration) {
+    let took = started.elapsed();
+    eprintln!("[process] {name}: {took:?} (bound {bound:?})");
+    assert!(took <= bound, "{name} took {took:?}, bound {bound:?}");
+}
+
+/// Processes of group `pgid` that are not zombies, from `/proc/*/stat`.
+fn live_members(pgid: u32) -> Vec<(u32, char)> {
+    let mut live = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return live;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue; // gone meanwhile
+        };
+        // "pid (comm) state ppid pgrp ..."; comm may contain anything, so cut at the last ')'.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let state = fields.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        let pgrp = fields.nth(1).and_then(|s| s.parse::<u32>().ok());
+        if pgrp == Some(pgid) && state != 'Z' && state != 'X' {
+            live.push((pid, state));
+        }
+    }
+    live
+}
+
+/// Asserts that no live process of the group remains. A `SIGKILL`ed process needs a moment
+/// to finish dying, so the condition is polled for up to one second. Zombies count as gone:
+/// a killed grandchild is reparented and reaped by whoever is init here.
+fn assert_group_dead(pgid: u32) {
+    let until = Instant::now() + MARGIN;
+    loop {
+        let live = live_members(pgid);
+        if live.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < until,
+            "group {pgid} still has live members: {live:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // Cross-check with the kernel: either no member at all, or only zombies (checked above).
+    let pg = nix::unistd::Pid::from_raw(pgid as i32);
+    match nix::sys::signal::killpg(pg, None) {
+        Err(nix::errno::Errno::ESRCH) | Ok(()) => {}
+        Err(e) => panic!("killpg({pgid}, 0): {e}"),
+    }
+}
+
+fn line(child: &mut Child, attempt: &Attempt) -> String {
+    match child.recv_line(attempt) {
+        Ok(l) => String::from_utf8_lossy(&l).into_owned(),
+        Err(e) => panic!("expected a line, got {e:?}"),
+    }
+}
+
+#[test]
+fn a_child_that_exits_at_once_reports_its_status() {
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let mut child = spawn(&command(&fixture("exit.sh"), None));
+    let pgid = child.pgid();
+    assert_eq!(child.pid(), pgid);
+    match child.recv_line(&a) {
+        Err(RecvError::Closed {
+            exit: ExitInfo::Code(3),
+            unterminated: 0,
+        }) => {}
+        other => panic!("expected exit status 3, got {other:?}"),
+    }
+    assert!(!a.response_seen());
+    // Its stdin has no reader any more: EPIPE is an error, not a signal that kills us.
+    assert!(matches!(
+        child.send(b"{}", Instant::now() + d),
+        Err(SendError::Closed)
+    ));
+    assert_eq!(
+        child.shutdown(Duration::from_millis(200)),
+        ExitInfo::Code(3)
+    );
+    assert_group_dead(pgid);
+    within("exits at once", started, d + MARGIN);
+}
+
+#[test]
+fn a_relative_command_with_a_slash_is_resolved_in_the_directory() {
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let dir = fixtures();
+    let mut child = spawn(&command("./exit.sh", Some(&dir)));
+    let pgid = child.pgid();
+    assert!(matches!(
+        child.recv_line(&a),
+        Err(RecvError::Closed {
+            exit: ExitInfo::Code(3),
+            ..
+        })
+    ));
+    drop(child);
+    assert_group_dead(pgid);
+    within("relative command", started, d + MARGIN);
+}
+
+#[test]
+fn a_relative_symlink_command_is_resolved_in_the_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let dir = crate::util::TempDir::new("stdio-symlink");
+    let real = dir.file("real-server", "#!/bin/sh\nexit 5\n");
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::os::unix::fs::symlink("real-server", dir.path().join("server")).expect("symlink");
+    let opts = command("./server", dir.path().to_str());
+    let mut child = spawn(&opts);
+    let pgid = child.pgid();
+    assert!(matches!(
+        child.recv_line(&a),
+        Err(RecvError::Closed {
+            exit: ExitInfo::Code(5),
+            ..
+        })
+    ));
+    drop(child);
+    assert_group_dead(pgid);
+    within("symlink command", started, d + MARGIN);
+}
+
+#[test]
+fn a_bare_name_is_looked_up_on_path() {
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let mut child = spawn(&command("true", None));
+    let pgid = child.pgid();
+    assert!(matches!(
+        child.recv_line(&a),
+        Err(RecvError::Closed {
+            exit: ExitInfo::Code(0),
+            ..
+        })
+    ));
+    drop(child);
+    assert_group_dead(pgid);
+    within("PATH lookup", started, d + MARGIN);
+}
+
+#[test]
+fn a_child_that_never_writes_times_out_at_the_deadline() {
+    let started = Instant::now();
+    let (a, d) = attempt(300);
+    let mut child = spawn(&python("silent.py", &[]));
+    let pgid = child.pgid();
+    assert!(matches!(child.recv_line(&a), Err(RecvError::Timeout)));
+    assert!(started.elapsed() >= d);
+    assert!(!a.response_seen());
+    // Closing stdin is enough for this one: it exits by itself within the grace.
+    let closing = Instant::now();
+    assert_eq!(child.shutdown(Duration::from_secs(2)), ExitInfo::Code(0));
+    assert!(closing.elapsed() < Duration::from_secs(2));
+    assert_group_dead(pgid);
+    within("never writes", started, d + MARGIN);
+}
+
+#[test]
+fn a_partial_line_then_silence_times_out_with_a_response_seen() {
+    let started = Instant::now();
+    let (a, d) = attempt(500);
+    let mut child = spawn(&python("partial.py", &[]));
+    let pgid = child.pgid();
+    assert!(matches!(child.recv_line(&a), Err(RecvError::Timeout)));
+    assert!(a.response_seen(), "the `{{` byte counts as a response");
+    let grace = Duration::from_millis(100);
+    let closing = Instant::now();
+    // It does not read stdin, so closing it changes nothing; SIGTERM ends it.
+    assert_eq!(
+        child.shutdown(grace),
+        ExitInfo::Signal(nix::sys::signal::Signal::SIGTERM as i32)
+    );
+    assert!(closing.elapsed() <= grace + TERM_WAIT + KILL_WAIT + MARGIN);
+    assert_group_dead(pgid);
+    within("partial line", started, d + grace + MARGIN);
+}
+
+#[test]
+fn an_unterminated_ten_mib_line_is_too_long_and_skipped() {
+    let started = Instant::now();
+    let (a, d) = attempt(10_000);
+    let mut child = spawn(&python("long_line.py", &[]));
+    let pgid = child.pgid();
+    assert!(matches!(child.recv_line(&a), Err(RecvError::LineTooLong)));
+    let reported = started.elapsed();
+    assert!(a.response_seen());
+    // The framing recovers at the next newline.
+    assert_eq!(line(&mut child, &a), r#"{"after":true}"#);
+    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_group_dead(pgid);
+    eprintln!("[process] LineTooLong reported after {reported:?}");
+    within("10 MiB line", started, d + MARGIN);
+}
+
+#[test]
+fn lines_up_to_the_limit_pass_and_one_byte_more_does_not() {
+    let started = Instant::now();
+    let (a, d) = attempt(10_000);
+    let deadline = a.deadline();
+    let mut child = spawn(&python("echo.py", &[]));
+    let pgid = child.pgid();
+    child.send(b"hello", deadline).expect("send");
+    assert_eq!(line(&mut child, &a), "hello");
+    child
+        .send(format!("big {MAX_LINE_BYTES}").as_bytes(), deadline)
+        .expect("send");
+    assert_eq!(line(&mut child, &a).len(), MAX_LINE_BYTES);
+    child
+        .send(format!("big {}", MAX_LINE_BYTES + 1).as_bytes(), deadline)
+        .expect("send");
+    assert!(matches!(child.recv_line(&a), Err(RecvError::LineTooLong)));
+    child.send(b"after", deadline).expect("send");
+    assert_eq!(line(&mut child, &a), "after");
+    assert!(matches!(
+        child.send(b"two\nlines", deadline),
+        Err(SendError::EmbeddedNewline)
+    ));
+    // A large message the child does read goes through whole.
+    let big = vec![b'y'; 3 * MAX_LINE_BYTES / 4];
+    child.send(&big, deadline).expect("send a large message");
+    assert_eq!(line(&mut child, &a).len(), big.len());
+    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_group_dead(pgid);
+    within("line limit", started, d + MARGIN);
+}
+
+#[test]
+fn a_write_to_a_child_that_never_reads_gives_up_at_the_deadline() {
+    let started = Instant::now();
+    let (a, d) = attempt(300);
+    let mut child = spawn(&python("partial.py", &[]));
+    let pgid = child.pgid();
+    // Far more than any pipe buffer: the write must stall, and must not outlive the deadline.
+    let big = vec![b'z'; 8 * MAX_LINE_BYTES];
+    assert!(matches!(
+        child.send(&big, a.deadline()),
+        Err(SendError::Timeout)
+    ));
+    let took = started.elapsed();
+    assert!(took >= d, "returned before the deadline: {took:?}");
+    // Part of the message went out, so the stream is no longer framed: input is closed.
+    assert!(matches!(
+        child.send(b"{}", Instant::now() + d),
+        Err(SendError::Closed)
+    ));
+    // A deadline already past gives up at once, without writing.
+    let mut fresh = spawn(&python("partial.py", &[]));
+    let fresh_pgid = fresh.pgid();
+    assert!(matches!(
+        fresh.send(&big, Instant::now()),
+        Err(SendError::Timeout)
+    ));
+    drop(fresh);
+    drop(child);
+    assert_group_dead(pgid);
+    assert_group_dead(fresh_pgid);
+    within("send timeout", started, d + MARGIN);
+}
+
+#[test]
+fn a_child_that_floods_stderr_never_blocks() {
+    let started = Instant::now();
+    let (a, d) = attempt(10_000);
+    let mut child = spawn(&python("stderr_flood.py", &[]));
+    let pgid = child.pgid();
+    assert_eq!(line(&mut child, &a), r#"{"ok":true}"#);
+    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_group_dead(pgid);
+    within("stderr flood", started, d + MARGIN);
+}
+
+#[test]
+fn a_child_spawned_with_sigterm_blocked_inherits_the_block_and_is_still_killed_in_time() {
+    // The engine blocks SIGINT/SIGTERM in every thread (src/signals.rs), and std passes the
+    // spawning thread's signal mask on to the child. Such a child cannot receive SIGTERM;
+    // shutdown must still end it, by SIGKILL, within its bound.
+    let started = Instant::now();
+    let spawned = std::thread::spawn(|| {
+        let mut set = nix::sys::signal::SigSet::empty();
+        set.add(nix::sys::signal::Signal::SIGTERM);
+        set.add(nix::sys::signal::Signal::SIGINT);
+        set.thread_block().expect("block");
+        spawn(&python("ready.py", &[]))
+    });
+    let mut child = spawned.join().expect("spawning thread");
+    let pgid = child.pgid();
+    let (a, _) = attempt(5_000);
+    assert_eq!(line(&mut child, &a), "ready");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.pid())).expect("status");
+    let blocked = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigBlk:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .expect("SigBlk");
+    let term_bit = 1u64 << (nix::sys::signal::Signal::SIGTERM as u32 - 1);
+    eprintln!(
+        "[process] child SigBlk {blocked:#x} (SIGTERM blocked: {})",
+        blocked & term_bit != 0
+    );
+    let closing = Instant::now();
+    let exit = child.shutdown(Duration::ZERO);
+    let expected = if blocked & term_bit != 0 {
+        nix::sys::signal::Signal::SIGKILL
+    } else {
+        nix::sys::signal::Signal::SIGTERM
+    };
+    assert_eq!(exit, ExitInfo::Signal(expected as i32));
+    assert!(closing.elapsed() <= TERM_WAIT + KILL_WAIT + MARGIN);
+    assert_group_dead(pgid);
+    within(
+        "inherited signal mask",
+        started,
+        Duration::from_secs(5) + MARGIN,
+    );
+}
+
+#[test]
+fn a_child_that_ignores_sigterm_is_killed_within_the_grace() {
+    let started = Instant::now();
+    let (a, _) = attempt(5_000);
+    let mut child = spawn(&python("ignore_term.py", &[]));
+    let pgid = child.pgid();
+    assert_eq!(line(&mut child, &a), "ready");
+    let grace = Duration::from_millis(200);
+    let closing = Instant::now();
+    assert_eq!(
+        child.shutdown(grace),
+        ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
+    );
+    let took = closing.elapsed();
+    eprintln!("[process] shutdown of a SIGTERM-ignoring child: {took:?}");
+    assert!(took >= grace);
+    assert!(took <= grace + TERM_WAIT + KILL_WAIT + MARGIN);
+    assert_group_dead(pgid);
+    within("ignores SIGTERM", started, Duration::from_secs(5) + MARGIN);
+}
+
+#[test]
+fn a_grandchild_holding_stdout_dies_with_the_group_and_the_reader_sees_eof() {
+    let started = Instant::now();
+    let mut child = spawn(&python("grandchild.py", &[]));
+    let pgid = child.pgid();
+    let (a, _) = attempt(5_000);
+    let ready = line(&mut child, &a);
+    let grandchild: u32 = ready
+        .strip_prefix("ready ")
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("bad ready line {ready:?}"));
+    assert!(live_members(pgid).iter().any(|(p, _)| *p == grandchild));
+    // The child has exited, but the grandchild keeps stdout open: no end of file.
+    let (short, d) = attempt(300);
+    assert!(matches!(child.recv_line(&short), Err(RecvError::Timeout)));
+    // SIGKILL to the group (what the abort hook sends, here without marking an abort):
+    // the grandchild dies, and the reader thread sees end of file.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(pgid as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("killpg");
+    let (a, _) = attempt(5_000);
+    let eof = Instant::now();
+    match child.recv_line(&a) {
+        Err(RecvError::Closed {
+            exit: ExitInfo::Code(0),
+            unterminated: 0,
+        }) => {}
+        other => panic!("expected end of file after the child's exit 0, got {other:?}"),
+    }
+    assert!(eof.elapsed() < MARGIN);
+    drop(child);
+    assert_group_dead(pgid);
+    within("grandchild holds stdout", started, d + MARGIN);
+}
+
+#[test]
+fn shutdown_kills_a_child_and_grandchild_that_both_ignore_sigterm() {
+    let started = Instant::now();
+    let mut child = spawn(&python("grandchild.py", &["stay"]));
+    let pgid = child.pgid();
+    let (a, _) = attempt(5_000);
+    assert!(line(&mut child, &a).starts_with("ready "));
+    assert_eq!(live_members(pgid).len(), 2);
+    let grace = Duration::from_millis(100);
+    let closing = Instant::now();
+    assert_eq!(
+        child.shutdown(grace),
+        ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
+    );
+    assert!(closing.elapsed() <= grace + TERM_WAIT + KILL_WAIT + MARGIN);
+    assert_group_dead(pgid);
+    within(
+        "group ignores SIGTERM",
+        started,
+        Duration::from_secs(5) + MARGIN,
+    );
+}
+
+#[test]
+fn banner_lines_are_returned_as_they_are() {
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let mut child = spawn(&python("banner.py", &[]));
+    let pgid = child.pgid();
+    assert_eq!(line(&mut child, &a), "Starting example server v1.2.3...");
+    assert_eq!(
+        line(&mut child, &a),
+        "\u{1b}[32mlistening on stdio\u{1b}[0m"
+    );
+    assert_eq!(line(&mut child, &a), "");
+    assert_eq!(
+        line(&mut child, &a),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_group_dead(pgid);
+    within("banner", started, d + MARGIN);
+}
+
+#[test]
+fn only_the_allowed_and_mapped_variables_reach_the_child() {
+    let started = Instant::now();
+    let (a, d) = attempt(5_000);
+    let env = vec![
+        ("CHILD_TOKEN".to_string(), Secret::new("canary-7".into())),
+        ("USER".to_string(), Secret::new("mapped-user".into())),
+    ];
+    let mut child = Child::spawn(&python("env.py", &[]), &env).expect("spawn");
+    let pgid = child.pgid();
+    let seen: BTreeMap<String, String> =
+        serde_json::from_str(&line(&mut child, &a)).expect("a JSON object");
+    for key in seen.keys() {
+        assert!(
+            INHERITED_ENV.contains(&key.as_str()) || key == "CHILD_TOKEN",
+            "{key} leaked into the child"
+        );
+    }
+    assert_eq!(seen["CHILD_TOKEN"], "canary-7");
+    assert_eq!(seen["USER"], "mapped-user", "a mapped name overrides");
+    for name in ["PATH", "HOME", "TMPDIR"] {
+        assert_eq!(
+            seen.get(name).map(String::as_str),
+            std::env::var(name).ok().as_deref(),
+            "{name} is inherited as is"
+        );
+    }
+    // Something in this test process's environment is always outside the list (cargo sets
+    // CARGO_* for test runs); none of it may appear.
+    let outside: Vec<String> = std::env::vars()
+        .map(|(k, _)| k)
+        .filter(|k| !INHERITED_ENV.contains(&k.as_str()))
+        .collect();
+    assert!(!outside.is_empty());
+    assert!(outside.iter().all(|k| !seen.contains_key(k)));
+    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_group_dead(pgid);
+    within("environment", started, d + MARGIN);
+}
+
+#[test]
+fn commands_that_cannot_start_are_classified() {
+    let started = Instant::now();
+    let env = vec![("CHILD_TOKEN".to_string(), Secret::new("canary-9".into()))];
+    let fail = |opts: StdioOptions| -> SpawnError {
+        match Child::spawn(&opts, &env) {
+            Ok(child) => panic!("{} started (pid {})", opts.command, child.pid()),
+            Err(e) => {
+                let text = format!("{e} {e:?}");
+                assert!(!text.contains("canary"), "{text}");
+                e
+            }
+        }
+    };
+    assert!(matches!(
+        fail(command("agenthealth-no-such-command-4711", None)),
+        SpawnError::NotFound { .. }
+    ));
+    assert!(matches!(
+        fail(command(&fixture("no-such-file"), None)),
+        SpawnError::NotFound { .. }
+    ));
+    assert!(matches!(
+        fail(command(&fixture("not_executable"), None)),
+        SpawnError::NotExecutable { .. }
+    ));
+    assert!(matches!(
+        fail(command(&fixtures(), None)),
+        SpawnError::NotExecutable { .. }
+    ));
+    // An executable text file without `#!`: execve says ENOEXEC, and it must not be run
+    // through /bin/sh as execvp would.
+    match fail(command(&fixture("no_shebang"), None)) {
+        SpawnError::NotExecutable { reason, .. } => assert!(reason.contains("format"), "{reason}"),
+        other => panic!("expected NotExecutable, got {other:?}"),
+    }
+    assert!(matches!(
+        fail(command("python3", Some("/nonexistent/agenthealth-dir"))),
+        SpawnError::BadDirectory { .. }
+    ));
+    assert!(matches!(
+        fail(command("python3", Some(&fixture("exit.sh")))),
+        SpawnError::BadDirectory { .. }
+    ));
+    within("spawn errors", started, MARGIN);
+}
+
+#[test]
+fn an_abort_from_another_thread_ends_a_blocked_read_at_once() {
+    let started = Instant::now();
+    let (a, d) = attempt(10_000);
+    let mut child = spawn(&python("ignore_term.py", &[]));
+    let pgid = child.pgid();
+    a.on_abort(child.abort_handle());
+    assert_eq!(line(&mut child, &a), "ready");
+    let watchdog = a.clone();
+    let aborter = std::thread::spawn(move || {
+        // Not synchronisation: the assertions below hold whether the abort lands before or
+        // while recv_line blocks; the pause only makes the blocked case the likely one.
+        std::thread::sleep(Duration::from_millis(200));
+        let at = Instant::now();
+        watchdog.abort();
+        at
+    });
+    let result = child.recv_line(&a);
+    let returned = Instant::now();
+    let aborted_at = aborter.join().expect("aborter");
+    assert!(matches!(result, Err(RecvError::Aborted)), "{result:?}");
+    assert!(returned.saturating_duration_since(aborted_at) < MARGIN);
+    assert!(returned < a.deadline());
+    assert_group_dead(pgid);
+    assert!(matches!(
+        child.send(b"{}", Instant::now() + d),
+        Err(SendError::Closed)
+    ));
+    // After an abort there is no grace to wait for.
+    let closing = Instant::now();
+    assert_eq!(
+        child.shutdown(Duration::from_secs(5)),
+        ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
+    );
+    assert!(closing.elapsed() <= KILL_WAIT + MARGIN);
+    within("abort", started, Duration::from_millis(200) + MARGIN);
+}
+
+/// A target run holding one child, as the MCP adapter will: every check registers the
+/// child's abort handle and reads one line; a session that failed is shut down.
+struct OneChild {
+    child: Option<Child>,
+    discarded: Arc<AtomicBool>,
+}
+
+impl TargetRun for OneChild {
+    fn configure(&mut self) -> Observation {
+        Observation::healthy()
+    }
+
+    fn check(&mut self, _dim: Dimension, attempt: &Attempt) -> Observation {
+        let Some(child) = self.child.as_mut() else {
+            return Observation::new(Status::Unreachable);
+        };
+        attempt.on_abort(child.abort_handle());
+        match child.recv_line(attempt) {
+            Ok(_) => Observation::healthy(),
+            Err(_) => {
+                if let Some(child) = self.child.take() {
+                    child.shutdown(Duration::ZERO);
+                }
+                Observation::new(Status::Unreachable)
+            }
+        }
+    }
+
+    fn discard(&mut self) {
+        self.discarded.store(true, Ordering::SeqCst);
+        if let Some(child) = self.child.take() {
+            child.shutdown(Duration::ZERO);
+        }
+    }
+}
+
+/// A run whose first check has read the child's `ready` line.
+fn ready_run(pgid: &mut u32, discarded: &Arc<AtomicBool>) -> Box<dyn TargetRun> {
+    let child = spawn(&python("grandchild.py", &["stay"]));
+    *pgid = child.pgid();
+    let run = Box::new(OneChild {
+        child: Some(child),
+        discarded: discarded.clone(),
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let (run, ended) = watchdog::bounded(run, deadline, &Cancel::new(), |r, a| {
+        r.check(Dimension::Reachability, a)
+    });
+    assert!(matches!(ended, Ended::Returned(_)));
+    run.expect("state back")
+}
+
+#[test]
+fn cancelling_the_run_kills_the_group_through_the_engine_watchdog() {
+    let started = Instant::now();
+    let discarded = Arc::new(AtomicBool::new(false));
+    let mut pgid = 0;
+    let run = ready_run(&mut pgid, &discarded);
+    let cancel = Cancel::new();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            // Not synchronisation: cancelling before or during the read both must work.
+            std::thread::sleep(Duration::from_millis(200));
+            cancel.cancel();
+            Instant::now()
+        })
+    };
+    let d = Duration::from_secs(10);
+    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &cancel, |r, a| {
+        r.check(Dimension::Protocol, a)
+    });
+    let returned = Instant::now();
+    let cancelled_at = canceller.join().expect("canceller");
+    assert!(matches!(ended, Ended::Cancelled));
+    assert!(returned.saturating_duration_since(cancelled_at) < MARGIN);
+    // The abort hook killed the group; the worker's read returned at once, so the state
+    // normally came back and was discarded (a loaded machine may abandon it instead).
+    if run.is_some() {
+        assert!(discarded.load(Ordering::SeqCst));
+    }
+    assert_group_dead(pgid);
+    within(
+        "cancel via watchdog",
+        started,
+        Duration::from_millis(200) + MARGIN * 2,
+    );
+}
+
+#[test]
+fn the_engine_deadline_leaves_no_process_behind() {
+    let started = Instant::now();
+    let discarded = Arc::new(AtomicBool::new(false));
+    let mut pgid = 0;
+    let run = ready_run(&mut pgid, &discarded);
+    let d = Duration::from_millis(400);
+    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &Cancel::new(), |r, a| {
+        r.check(Dimension::Protocol, a)
+    });
+    // The worker's own timeout and the watchdog's fire at the same instant: either the
+    // check returned (and shut its session down) or the watchdog aborted and discarded it.
+    match ended {
+        Ended::Returned(obs) => assert_eq!(obs.status, Status::Unreachable),
+        Ended::TimedOut { .. } => {
+            if run.is_some() {
+                assert!(discarded.load(Ordering::SeqCst));
+            }
+        }
+        Ended::Cancelled => panic!("nothing cancelled this run"),
+    }
+    assert_group_dead(pgid);
+    within("deadline via watchdog", started, d + MARGIN * 2);
+}
