@@ -200,8 +200,8 @@ fn a_relative_symlink_command_is_resolved_in_the_directory() {
     let dir = crate::util::TempDir::new("stdio-symlink");
     let real = dir.file("real-server", "#!/bin/sh\nexit 5\n");
     std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    std::os::unix::fs::symlink("real-server", dir.path().join("server")).expect("symlink");
-    let opts = command("./server", dir.path().to_str());
+    std::os::unix::fs::symlink("real-server", dir.0.join("server")).expect("symlink");
+    let opts = command("./server", dir.0.to_str());
     let mut child = spawn(&opts);
     let pgid = child.pgid();
     assert!(matches!(
