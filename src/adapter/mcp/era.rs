@@ -296,5 +296,9 @@ mod tests {
             after_discover(&TransportError::Malformed("x"), Channel::Stdio),
             Stay
         );
+        assert_eq!(
+            after_discover(&TransportError::Exited, Channel::Stdio),
+            Stay
+        );
     }
 }

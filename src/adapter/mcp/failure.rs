@@ -37,9 +37,11 @@ impl Failure {
     pub fn response_seen(&self) -> bool {
         !matches!(
             self,
-            Failure::Transport(TransportError::Network {
-                response_seen: false
-            })
+            Failure::Transport(
+                TransportError::Network {
+                    response_seen: false
+                } | TransportError::Exited
+            )
         )
     }
 
@@ -79,6 +81,9 @@ impl Failure {
             }
             Failure::Transport(T::Limit(why)) | Failure::Limit(why) => {
                 Observation::coded(Status::Unknown, Code::McpLimit).with("limit", Fact::Word(why))
+            }
+            Failure::Transport(T::Exited) => {
+                Observation::coded(Status::Unreachable, Code::McpProcess)
             }
             Failure::Version => Observation::coded(Status::Unhealthy, Code::McpVersion),
             Failure::Input => Observation::coded(Status::Unknown, Code::McpInput),
@@ -154,6 +159,11 @@ mod tests {
             (Status::Unhealthy, Some(Code::McpVersion))
         );
         assert_eq!(of(Failure::Input), (Status::Unknown, Some(Code::McpInput)));
+        assert_eq!(
+            of(t(T::Exited)),
+            (Status::Unreachable, Some(Code::McpProcess))
+        );
+        assert!(!t(T::Exited).observe().response_seen);
         let silent = t(T::Network {
             response_seen: false,
         })

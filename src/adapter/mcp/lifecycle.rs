@@ -78,11 +78,15 @@ pub fn validate_initialize(
     let Some(Value::Object(capabilities)) = result.get("capabilities") else {
         return Err(Failure::Malformed("initialize capabilities"));
     };
-    let non_empty = |v: Option<&Value>| v.and_then(Value::as_str).is_some_and(|s| !s.is_empty());
-    match result.get("serverInfo") {
-        Some(Value::Object(info))
-            if non_empty(info.get("name")) && non_empty(info.get("version")) => {}
-        _ => return Err(Failure::Malformed("initialize serverInfo")),
+    let named = |key| {
+        result
+            .get("serverInfo")
+            .and_then(|info| info.get(key))
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    if !(named("name") && named("version")) {
+        return Err(Failure::Malformed("initialize serverInfo"));
     }
     let version = match result.get("protocolVersion") {
         None => return Err(Failure::Version),

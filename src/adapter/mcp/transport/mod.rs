@@ -15,6 +15,30 @@
 //!
 //! It returns only the `result` of our request, or a [`TransportError`] the protocol logic
 //! classifies. Protocol logic never sees bytes, headers or statuses except through these.
+//!
+//! # Implementing a transport (stdio)
+//!
+//! [`http::HttpTransport`] is the reference. A newline-delimited stdio transport would:
+//!
+//! * answer [`Transport::channel`] with [`Channel::Stdio`] (any unrecognised JSON-RPC error
+//!   to discovery then means "legacy"), and [`Transport::probe`] with `None` (reachability
+//!   times spawn plus establishment);
+//! * spawn the process on first use and keep it for the target run (not the attempt); write
+//!   `out.body` plus `\n`; register an abort hook that kills the process group; mark the
+//!   attempt's response on the first stdout byte;
+//! * read lines through [`super::jsonrpc::parse`] until the response to `out.id`: ignore
+//!   notifications; in a legacy framing answer `ping` with an empty result and other server
+//!   requests with −32601 on stdin, in the modern framing return
+//!   [`TransportError::Malformed`]; a JSON-RPC error becomes [`TransportError::Rpc`] with
+//!   `status: None`; a line that is not a JSON-RPC message is `Malformed`; more than 1 MiB
+//!   per line or per request is [`TransportError::Limit`]; end of output before any byte
+//!   for this request is [`TransportError::Exited`], a later end `Malformed`; the deadline
+//!   or an abort is [`TransportError::Network`];
+//! * ignore every header-only part of [`Framing`] (names, params, versions, sessions);
+//!   [`Reply::mode`] is [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
+//! * [`Transport::notify`]: write the line, wait for nothing;
+//! * [`Transport::discard`]: kill the process (group) so the next request spawns afresh;
+//!   [`Transport::close`]: close stdin, give it a short grace within the budget, then kill.
 
 pub mod http;
 
@@ -136,6 +160,8 @@ pub enum TransportError {
     Malformed(&'static str),
     /// The answer exceeded a safety limit (1 MiB per response, three resumptions).
     Limit(&'static str),
+    /// The peer process ended before writing anything for this request (stdio).
+    Exited,
     /// No complete answer: connection failure, deadline or abort. The engine classifies it:
     /// UNREACHABLE when nothing was received, UNKNOWN after a partial response.
     Network {
