@@ -113,6 +113,7 @@ pub fn run_node(
     }
 
     let mut session = Session {
+        worker: watchdog::Worker::new(),
         run: Some(run),
         adapter,
         ctx,
@@ -245,6 +246,7 @@ fn preflight(
 
 /// The node's adapter state plus what is needed to replace it after an abandoned attempt.
 struct Session<'a> {
+    worker: watchdog::Worker,
     run: Option<Box<dyn TargetRun>>,
     adapter: &'static dyn Adapter,
     ctx: TargetContext,
@@ -315,10 +317,12 @@ impl Session<'_> {
         if let Some(run) = self.run.take() {
             let deadline = Instant::now() + CLOSE_BUDGET;
             let budget = CLOSE_BUDGET;
-            let _ = watchdog::bounded(run, deadline, &Cancel::new(), move |r, _| {
-                r.close(budget);
-                Observation::healthy()
-            });
+            let _ = self
+                .worker
+                .bounded(run, deadline, &Cancel::new(), move |r, _| {
+                    r.close(budget);
+                    Observation::healthy()
+                });
         }
     }
 }
