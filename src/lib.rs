@@ -79,7 +79,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     signals::install(&cancel);
     let env = engine::ResolvedEnv::from_process(&config);
     let redactor = Redactor::new(env.secrets());
-    let progress = output::progress::Progress::new();
+    let progress = output::progress::Progress::stderr();
     let mut doc = engine::run(&config, &env, &cancel, &|done, total| {
         progress.update(done, total)
     });

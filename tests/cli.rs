@@ -117,3 +117,55 @@ fn write_failure_is_a_tool_failure() {
         .expect("run");
     assert_eq!(out.status.code(), Some(6));
 }
+
+#[test]
+fn sigterm_cancels_and_still_prints_a_document() {
+    use crate::support::http_servers::{Reply, Server};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
+        let s = Server::start(|_| Reply::HangBeforeHead);
+        let url = s.url("/");
+        let child = Command::new(crate::util::bin())
+            .args(["ping", "http", &url, "--timeout", "60000", "--format", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // Wait until the probe is in flight (the server saw the request), bounded.
+        let until = Instant::now() + Duration::from_secs(10);
+        while s.requests().is_empty() && Instant::now() < until {
+            std::thread::yield_now();
+        }
+        let start = Instant::now();
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, signal).expect("signal");
+        let out = child.wait_with_output().expect("wait");
+        assert!(start.elapsed() < Duration::from_secs(2), "{signal}");
+        assert_eq!(out.status.code(), Some(5), "{signal}");
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("a document is printed");
+        assert_eq!(v["status"], "UNKNOWN");
+    }
+}
+
+#[test]
+fn color_follows_the_flag_and_no_color() {
+    let always = run(&["ping", "custom", "x", "--color", "always"]);
+    assert!(always.stdout.contains("\x1b["), "{:?}", always.stdout);
+    let never = run(&["ping", "custom", "x", "--color", "never"]);
+    assert!(!never.stdout.contains('\x1b'));
+    // Not a terminal: auto never colours.
+    let auto = run_env(&["ping", "custom", "x"], &[("NO_COLOR", "")]);
+    assert!(!auto.stdout.contains('\x1b'));
+}
+
+#[test]
+fn errors_never_echo_secrets_or_urls() {
+    let o = run(&["ping", "http", "http://u:pw@h/", "--bogus=token=s3cr3t"]);
+    o.assert_tool_failure();
+    assert!(!o.stderr.contains("s3cr3t") && !o.stderr.contains("pw@"), "{}", o.stderr);
+    let o = run(&["check", "/nonexistent/token=s3cr3t.yaml"]);
+    o.assert_tool_failure();
+    assert!(!o.stderr.contains("s3cr3t"), "{}", o.stderr);
+}

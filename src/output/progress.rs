@@ -4,51 +4,104 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Shows `checking… done/total` after a delay; erases itself when finished.
+/// Shows `checking… done/total targets` after a delay; erases itself when finished.
 pub struct Progress {
-    enabled: bool,
+    out: Option<Mutex<Box<dyn Write + Send>>>,
     start: Instant,
+    delay: Duration,
     shown: Mutex<bool>,
 }
 
 /// How long a run must last before progress appears.
-const DELAY: Duration = Duration::from_millis(300);
+pub const DELAY: Duration = Duration::from_millis(300);
 
 impl Progress {
-    /// Enabled only when stderr is a terminal.
-    pub fn new() -> Progress {
+    /// On stderr, enabled only when stderr is a terminal.
+    pub fn stderr() -> Progress {
+        let out: Option<Box<dyn Write + Send>> = if std::io::stderr().is_terminal() {
+            Some(Box::new(std::io::stderr()))
+        } else {
+            None
+        };
+        Progress::to(out, DELAY)
+    }
+
+    /// On `out` (disabled when `None`), appearing after `delay`.
+    pub fn to(out: Option<Box<dyn Write + Send>>, delay: Duration) -> Progress {
         Progress {
-            enabled: std::io::stderr().is_terminal(),
+            out: out.map(Mutex::new),
             start: Instant::now(),
+            delay,
             shown: Mutex::new(false),
         }
     }
 
     /// Updates the line.
     pub fn update(&self, done: usize, total: usize) {
-        if !self.enabled || self.start.elapsed() < DELAY {
+        let Some(out) = &self.out else { return };
+        if self.start.elapsed() < self.delay {
             return;
         }
         let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
         *shown = true;
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2Kchecking… {done}/{total} targets");
-        let _ = err.flush();
+        let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = write!(out, "\r\x1b[2Kchecking… {done}/{total} targets");
+        let _ = out.flush();
     }
 
     /// Erases the line if it was shown.
     pub fn finish(&self) {
-        let shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
-        if *shown {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
+        let Some(out) = &self.out else { return };
+        if *self.shown.lock().unwrap_or_else(|p| p.into_inner()) {
+            let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = write!(out, "\r\x1b[2K");
+            let _ = out.flush();
         }
     }
 }
 
-impl Default for Progress {
-    fn default() -> Self {
-        Progress::new()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[derive(Clone, Default)]
+    struct Sink(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map(|mut v| v.extend_from_slice(buf)).ok();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn text(s: &Sink) -> String {
+        String::from_utf8_lossy(&s.0.lock().map(|v| v.clone()).unwrap_or_default()).into_owned()
+    }
+
+    #[test]
+    fn quiet_before_the_delay_and_when_disabled() {
+        let sink = Sink::default();
+        let p = Progress::to(Some(Box::new(sink.clone())), Duration::from_secs(3600));
+        p.update(1, 2);
+        p.finish();
+        assert!(text(&sink).is_empty());
+        let p = Progress::to(None, Duration::ZERO);
+        p.update(1, 2);
+        p.finish();
+    }
+
+    #[test]
+    fn shows_counts_then_erases_the_line() {
+        let sink = Sink::default();
+        let p = Progress::to(Some(Box::new(sink.clone())), Duration::ZERO);
+        p.update(3, 10);
+        p.finish();
+        let t = text(&sink);
+        assert!(t.contains("3/10 targets"), "{t}");
+        assert!(t.ends_with("\r\x1b[2K"), "{t:?}");
     }
 }
