@@ -123,11 +123,22 @@ fn sigterm_cancels_and_still_prints_a_document() {
     use crate::support::http_servers::{Reply, Server};
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    for signal in [nix::sys::signal::Signal::SIGTERM, nix::sys::signal::Signal::SIGINT] {
+    for signal in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGINT,
+    ] {
         let s = Server::start(|_| Reply::HangBeforeHead);
         let url = s.url("/");
         let child = Command::new(crate::util::bin())
-            .args(["ping", "http", &url, "--timeout", "60000", "--format", "json"])
+            .args([
+                "ping",
+                "http",
+                &url,
+                "--timeout",
+                "60000",
+                "--format",
+                "json",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -164,7 +175,11 @@ fn color_follows_the_flag_and_no_color() {
 fn errors_never_echo_secrets_or_urls() {
     let o = run(&["ping", "http", "http://u:pw@h/", "--bogus=token=s3cr3t"]);
     o.assert_tool_failure();
-    assert!(!o.stderr.contains("s3cr3t") && !o.stderr.contains("pw@"), "{}", o.stderr);
+    assert!(
+        !o.stderr.contains("s3cr3t") && !o.stderr.contains("pw@"),
+        "{}",
+        o.stderr
+    );
     let o = run(&["check", "/nonexistent/token=s3cr3t.yaml"]);
     o.assert_tool_failure();
     assert!(!o.stderr.contains("s3cr3t"), "{}", o.stderr);
