@@ -8,4 +8,5 @@
 
 pub mod adapter;
 pub mod config;
+pub mod net;
 pub mod result;

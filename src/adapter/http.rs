@@ -1,7 +1,37 @@
-//! The HTTP adapter (`http`, `api`, `gateway`, `router`) — stub; being written.
+//! The HTTP adapter (`http`, `api`, `gateway`, `router`): passive HEAD/GET probes and the
+//! opted-in GET with body matching, over the network layer ([`crate::net`]).
+//!
+//! Dimensions (upstream contract §6):
+//! * **configuration** (offline): the endpoint parses, is `http`/`https`, names a host, has
+//!   no userinfo and no fragment; the credential has no control byte other than TAB; for
+//!   `https`, the host is a name a certificate can be checked against and the trust store
+//!   loads; the proxy variable for the scheme, if any, is usable. Otherwise MISCONFIGURED,
+//!   with no network traffic at all.
+//! * **reachability**: the passive method (`http.method`, else HEAD; GET for `gateway` and
+//!   `router`). Any HTTP response is HEALTHY, its head time is the latency; the stages
+//!   (dns, tcp, tls, http) are the steps.
+//! * **authentication**: 401/403 → MISCONFIGURED `http_auth`; any other status HEALTHY.
+//! * **protocol**: 401/403 → MISCONFIGURED `http_auth` (even when listed as expected); a
+//!   status outside `expected_status` (default 2xx) → UNHEALTHY `http_status`; a required
+//!   header missing or different → UNHEALTHY `http_headers`.
+//! * **functional** (active): always GET, the same status/header rules, then, with
+//!   `body_contains`, at most `max_body_bytes + 1` bytes read: over the limit → UNKNOWN
+//!   `http_body_limit`; text missing → UNHEALTHY `http_body`; a body cut or stalled → UNKNOWN.
+//!
+//! One response serves the passive dimensions of a run: authentication and protocol judge
+//! the response reachability already received (the Go reference's defaults issue "HEAD only"
+//! and no GET; we also avoid repeating the HEAD). Functional always makes its own GET. No
+//! redirect is ever followed (a 3xx is the response); TLS is always verified.
+//!
+//! Evidence keys: `method`, `http_status`, `failure`, `response_reused`, `header_mismatch`,
+//! `body_bytes`, `max_body_bytes`, and for configuration `endpoint`, `credential`,
+//! `trust_store`, `trust_store_source`, `trust_store_certs`, `trust_store_error`,
+//! `trust_store_variable`, `proxy`, `proxy_error`. Never server text, never the URL.
 
 use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
-use crate::result::{Dimension, Observation, Status};
+use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions, TargetType};
+use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Reuse};
+use crate::result::{Code, Dimension, Fact, Note, Observation, Status};
 
 /// HEAD/GET probes of an HTTP endpoint.
 pub struct HttpAdapter;
@@ -17,20 +47,331 @@ impl Adapter for HttpAdapter {
     }
 
     fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
-        Box::new(HttpRun { _ctx: ctx })
+        Box::new(HttpRun {
+            ctx,
+            client: Client::new(Reuse::Fresh),
+            plan: None,
+            passive: None,
+        })
     }
 }
 
+/// One target's run: the validated plan, the client and the passive response.
 struct HttpRun {
-    _ctx: TargetContext,
+    ctx: TargetContext,
+    client: Client,
+    plan: Option<Result<Plan, Observation>>,
+    passive: Option<Passive>,
+}
+
+/// What the configuration check established.
+struct Plan {
+    endpoint: Endpoint,
+    authorization: Option<String>,
+    passive_method: Method,
+    options: HttpOptions,
+}
+
+/// The passive response, kept for the other passive dimensions of the run.
+struct Passive {
+    status: u16,
+    headers: HeaderMap,
 }
 
 impl TargetRun for HttpRun {
     fn configure(&mut self) -> Observation {
-        Observation::healthy()
+        self.ensure_plan();
+        match &self.plan {
+            None => Observation::new(Status::Unknown),
+            Some(Err(obs)) => obs.clone(),
+            Some(Ok(plan)) => {
+                let mut obs =
+                    Observation::healthy().with("method", Fact::Word(plan.passive_method.as_str()));
+                if plan.endpoint.is_https() {
+                    if let Ok(store) = net::trust::process_store() {
+                        store.write_evidence(&mut obs.evidence);
+                    }
+                }
+                if let Ok(Some(variable)) = self.client.proxy_variable(&plan.endpoint) {
+                    obs.evidence.set("proxy", Fact::Word(variable));
+                }
+                obs
+            }
+        }
     }
 
-    fn check(&mut self, _dim: Dimension, _attempt: &Attempt) -> Observation {
-        Observation::new(Status::Unknown)
+    fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
+        self.ensure_plan();
+        let HttpRun {
+            client,
+            plan,
+            passive,
+            ..
+        } = self;
+        let plan = match plan {
+            Some(Ok(plan)) => plan,
+            Some(Err(obs)) => return obs.clone(),
+            None => return Observation::new(Status::Unknown),
+        };
+        match dim {
+            Dimension::Reachability => reachability(client, plan, passive, attempt),
+            Dimension::Authentication | Dimension::Protocol => {
+                let obs = match passive_response(client, plan, passive, attempt) {
+                    Ok(obs) => obs,
+                    Err(obs) => return obs,
+                };
+                let Some(p) = passive.as_ref() else {
+                    return Observation::new(Status::Unknown);
+                };
+                let verdict = if dim == Dimension::Authentication {
+                    accepts_credentials(p.status)
+                } else {
+                    judge(p.status, &p.headers, &plan.options)
+                };
+                match verdict {
+                    Ok(()) => obs,
+                    Err(failed) => merge(obs, failed),
+                }
+            }
+            Dimension::Functional => functional(client, plan, attempt),
+            _ => Observation::noted(Status::Misconfigured, Note::DimensionUnsupported),
+        }
+    }
+
+    fn discard(&mut self) {
+        self.passive = None;
+        self.client.discard();
     }
 }
+
+impl HttpRun {
+    /// Validates the target once per run (offline).
+    fn ensure_plan(&mut self) {
+        if self.plan.is_none() {
+            self.plan = Some(validate(&self.ctx, &self.client));
+        }
+    }
+}
+
+/// The configuration rules. No network.
+fn validate(ctx: &TargetContext, client: &Client) -> Result<Plan, Observation> {
+    let misconfigured =
+        |key, word| Observation::new(Status::Misconfigured).with(key, Fact::Word(word));
+    let target = &ctx.target;
+    let endpoint =
+        Endpoint::parse(&target.endpoint).map_err(|e| misconfigured("endpoint", e.as_word()))?;
+    let authorization = ctx.credentials.authorization();
+    if authorization.as_deref().is_some_and(has_control_bytes) {
+        return Err(misconfigured("credential", "control_character"));
+    }
+    if endpoint.is_https() {
+        if !endpoint.has_valid_tls_name() {
+            return Err(misconfigured("endpoint", "invalid_tls_name"));
+        }
+        if let Err(e) = net::trust::process_store() {
+            let mut obs = misconfigured("trust_store_error", e.as_word());
+            if let Some(variable) = e.variable() {
+                obs.evidence
+                    .set("trust_store_variable", Fact::Word(variable));
+            }
+            return Err(obs);
+        }
+    }
+    if let Err(e) = client.proxy_variable(&endpoint) {
+        return Err(
+            misconfigured("proxy_error", e.as_word()).with("proxy", Fact::Word(e.variable()))
+        );
+    }
+    let mut options = target.http.clone().unwrap_or_default();
+    if options.max_body_bytes == 0 {
+        options.max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+    }
+    let passive_method = match options.method {
+        Some(HttpMethod::Head) => Method::Head,
+        Some(HttpMethod::Get) => Method::Get,
+        None if matches!(target.kind, TargetType::Gateway | TargetType::Router) => Method::Get,
+        None => Method::Head,
+    };
+    Ok(Plan {
+        endpoint,
+        authorization,
+        passive_method,
+        options,
+    })
+}
+
+/// Control bytes (below 0x20, except TAB) and DEL cannot travel in a header value.
+fn has_control_bytes(value: &str) -> bool {
+    value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
+}
+
+/// One exchange with the plan's endpoint and credential.
+fn exchange(
+    client: &mut Client,
+    plan: &Plan,
+    method: Method,
+    attempt: &Attempt,
+) -> Result<net::Response, net::Failure> {
+    let mut req = Request::new(method, &plan.endpoint);
+    if let Some(auth) = plan.authorization.as_deref() {
+        req = req.header("Authorization", auth);
+    }
+    client.send(attempt, &req)
+}
+
+/// A failure's observation, with the method that failed.
+fn failed(f: &net::Failure, method: Method) -> Observation {
+    f.observation().with("method", Fact::Word(method.as_str()))
+}
+
+/// An observation of a received response: HEALTHY, its stages and status.
+fn responded(resp: &net::Response, method: Method) -> Observation {
+    let mut obs = Observation::healthy()
+        .responded()
+        .with("method", Fact::Word(method.as_str()))
+        .with("http_status", Fact::Int(i64::from(resp.status())));
+    resp.timings().write_steps(&mut obs.steps);
+    obs
+}
+
+fn reachability(
+    client: &mut Client,
+    plan: &Plan,
+    passive: &mut Option<Passive>,
+    attempt: &Attempt,
+) -> Observation {
+    *passive = None;
+    match exchange(client, plan, plan.passive_method, attempt) {
+        Err(f) => failed(&f, plan.passive_method),
+        Ok(resp) => {
+            let mut obs = responded(&resp, plan.passive_method);
+            obs.latency = resp.timings().latency;
+            *passive = Some(Passive {
+                status: resp.status(),
+                headers: resp.headers().clone(),
+            });
+            obs
+        }
+    }
+}
+
+/// Makes sure `passive` holds the passive response for authentication and protocol:
+/// reachability's, or a new one if there is none (a dimension checked on its own). Returns a
+/// HEALTHY observation saying where the response came from, or the failure.
+fn passive_response(
+    client: &mut Client,
+    plan: &Plan,
+    passive: &mut Option<Passive>,
+    attempt: &Attempt,
+) -> Result<Observation, Observation> {
+    if let Some(p) = passive.as_ref() {
+        attempt.mark_response();
+        return Ok(Observation::healthy()
+            .responded()
+            .with("method", Fact::Word(plan.passive_method.as_str()))
+            .with("http_status", Fact::Int(i64::from(p.status)))
+            .with("response_reused", Fact::Bool(true)));
+    }
+    match exchange(client, plan, plan.passive_method, attempt) {
+        Err(f) => Err(failed(&f, plan.passive_method)),
+        Ok(resp) => {
+            *passive = Some(Passive {
+                status: resp.status(),
+                headers: resp.headers().clone(),
+            });
+            Ok(responded(&resp, plan.passive_method))
+        }
+    }
+}
+
+/// The authentication rule: 401 and 403 mean the credential (or its absence) was refused.
+fn accepts_credentials(status: u16) -> Result<(), Observation> {
+    if status == 401 || status == 403 {
+        return Err(Observation::coded(Status::Misconfigured, Code::HttpAuth));
+    }
+    Ok(())
+}
+
+/// The protocol rules on a response head.
+fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), Observation> {
+    accepts_credentials(status)?;
+    let accepted = match &options.expected_status {
+        Some(list) => list.contains(&status),
+        None => (200..300).contains(&status),
+    };
+    if !accepted {
+        return Err(Observation::coded(Status::Unhealthy, Code::HttpStatus));
+    }
+    let mismatched: Vec<String> = options
+        .headers
+        .iter()
+        .filter(|(name, value)| {
+            !headers
+                .get_all(name.as_str())
+                .iter()
+                .any(|v| v.as_bytes() == value.as_bytes())
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    if !mismatched.is_empty() {
+        return Err(Observation::coded(Status::Unhealthy, Code::HttpHeaders)
+            .with("header_mismatch", Fact::ConfigList(mismatched)));
+    }
+    Ok(())
+}
+
+/// `base` (stages, status evidence) with the verdict of `failed` on top.
+fn merge(mut base: Observation, failed: Observation) -> Observation {
+    base.status = failed.status;
+    base.code = failed.code;
+    base.note = failed.note;
+    base.evidence.extend(&failed.evidence);
+    base
+}
+
+fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observation {
+    let resp = match exchange(client, plan, Method::Get, attempt) {
+        Err(f) => return failed(&f, Method::Get),
+        Ok(resp) => resp,
+    };
+    let obs = responded(&resp, Method::Get);
+    if let Err(verdict) = judge(resp.status(), resp.headers(), &plan.options) {
+        return merge(obs, verdict);
+    }
+    let Some(needle) = plan
+        .options
+        .body_contains
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    else {
+        return obs;
+    };
+    let limit = plan.options.max_body_bytes;
+    let limit_fact = Fact::Int(i64::try_from(limit).unwrap_or(i64::MAX));
+    match resp.read_body(limit) {
+        Err(f) => merge(obs, f.observation()),
+        Ok(body) if body.over_limit => merge(
+            obs,
+            Observation::coded(Status::Unknown, Code::HttpBodyLimit)
+                .with("max_body_bytes", limit_fact),
+        ),
+        Ok(body) => {
+            let found = body
+                .bytes
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes());
+            let obs = obs.with(
+                "body_bytes",
+                Fact::Int(i64::try_from(body.bytes.len()).unwrap_or(i64::MAX)),
+            );
+            if found {
+                obs
+            } else {
+                merge(obs, Observation::coded(Status::Unhealthy, Code::HttpBody))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,267 @@
+//! Name resolution: IP literals without a lookup, `localhost` without `/etc/hosts`, and the
+//! dns stage timing for every real lookup.
+//!
+//! A static musl binary in a `scratch` image has no `/etc/hosts`; musl would then send
+//! `localhost` to a nameserver that does not exist and time out. RFC 6761 §6.3 lets us
+//! answer `localhost` and `*.localhost` with loopback ourselves, which is what curl and the
+//! browsers do too.
+//!
+//! ureq asks the resolver before every request, even one that will reuse a pooled
+//! connection. A keep-alive client (an MCP session) therefore remembers its lookups for the
+//! run, so one session costs one DNS query (the first exchange has the dns stage, later ones
+//! none, like their missing tcp/tls). A fresh-connection client looks up every time, so every
+//! probe measures its dns stage.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Mutex;
+
+use ureq::Error;
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::NextTimeout;
+
+use crate::result::Stage;
+
+use super::stages::Recorder;
+
+/// A remembered lookup: host, port, addresses.
+type Remembered = (String, u16, ResolvedSocketAddrs);
+
+/// The agent's resolver: records the dns stage around ureq's own (thread + timeout) lookup.
+pub(crate) struct StageResolver {
+    inner: DefaultResolver,
+    rec: Recorder,
+    memory: Option<Mutex<Vec<Remembered>>>,
+}
+
+impl StageResolver {
+    /// `remember`: keep successful lookups for the agent's lifetime (keep-alive clients).
+    pub(crate) fn new(rec: Recorder, remember: bool) -> StageResolver {
+        StageResolver {
+            inner: DefaultResolver::default(),
+            rec,
+            memory: remember.then(|| Mutex::new(Vec::new())),
+        }
+    }
+
+    fn recall(&self, host: &str, port: u16) -> Option<ResolvedSocketAddrs> {
+        let memory = self.memory.as_ref()?;
+        let memory = memory.lock().unwrap_or_else(|p| p.into_inner());
+        memory
+            .iter()
+            .find(|(h, p, _)| h == host && *p == port)
+            .map(|(_, _, addrs)| addrs.clone())
+    }
+
+    fn remember(&self, host: &str, port: u16, addrs: &ResolvedSocketAddrs) {
+        if let Some(memory) = &self.memory {
+            let mut memory = memory.lock().unwrap_or_else(|p| p.into_inner());
+            memory.retain(|(h, p, _)| !(h == host && *p == port));
+            memory.push((host.to_string(), port, addrs.clone()));
+        }
+    }
+}
+
+impl Resolver for StageResolver {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, Error> {
+        let host = uri.host().unwrap_or_default();
+        let port = uri.port_u16().or(match uri.scheme_str() {
+            Some("https") => Some(443),
+            Some("http") => Some(80),
+            _ => None,
+        });
+        let Some(port) = port else {
+            // Not a URL we can resolve: let ureq say why.
+            return self.inner.resolve(uri, config, timeout);
+        };
+        if let Some(ip) = ip_literal(host) {
+            let mut out = self.empty();
+            out.push(SocketAddr::new(ip, port));
+            return Ok(out);
+        }
+        if let Some(addrs) = self.recall(host, port) {
+            return Ok(addrs);
+        }
+        self.rec.stage_started(Stage::Dns);
+        let result = if is_localhost_name(host) {
+            let mut out = self.empty();
+            for addr in loopback_addrs(port) {
+                out.push(addr);
+            }
+            Ok(out)
+        } else {
+            self.inner.resolve(uri, config, timeout)
+        };
+        self.rec.stage_ended(Stage::Dns, result.is_ok());
+        if let Ok(addrs) = &result {
+            self.remember(host, port, addrs);
+        }
+        result
+    }
+}
+
+impl std::fmt::Debug for StageResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StageResolver")
+    }
+}
+
+/// The address of an IP-literal host (`127.0.0.1`, `[::1]` or `::1`), if it is one.
+pub fn ip_literal(host: &str) -> Option<IpAddr> {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    bare.parse().ok()
+}
+
+/// Whether `host` is `localhost` or a name under `.localhost` (any case, trailing dot allowed).
+pub fn is_localhost_name(host: &str) -> bool {
+    let h = host.strip_suffix('.').unwrap_or(host);
+    h.eq_ignore_ascii_case("localhost")
+        || h.len() > ".localhost".len()
+            && h.get(h.len() - ".localhost".len()..)
+                .is_some_and(|tail| tail.eq_ignore_ascii_case(".localhost"))
+}
+
+/// What `localhost` resolves to: IPv4 loopback first (what most servers bind), then IPv6.
+pub fn loopback_addrs(port: u16) -> [SocketAddr; 2] {
+    [
+        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port),
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), port),
+    ]
+}
+
+/// Whether `host` is a loopback address or a localhost name: such hosts are never proxied.
+pub fn is_loopback_host(host: &str) -> bool {
+    match ip_literal(host) {
+        Some(IpAddr::V4(v4)) => v4.is_loopback(),
+        Some(IpAddr::V6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        None => is_localhost_name(host),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::Attempt;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn localhost_names() {
+        for yes in [
+            "localhost",
+            "LOCALHOST",
+            "localhost.",
+            "api.localhost",
+            "a.b.LocalHost.",
+        ] {
+            assert!(is_localhost_name(yes), "{yes}");
+        }
+        for no in [
+            "localhost.example",
+            "mylocalhost",
+            ".localhost",
+            "local",
+            "",
+            "xlocalhost",
+        ] {
+            assert!(!is_localhost_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn loopback_hosts_are_recognised() {
+        for yes in [
+            "127.0.0.1",
+            "127.3.2.1",
+            "[::1]",
+            "::1",
+            "localhost",
+            "[::ffff:127.0.0.1]",
+        ] {
+            assert!(is_loopback_host(yes), "{yes}");
+        }
+        for no in ["10.0.0.1", "[::2]", "example.com", "128.0.0.1"] {
+            assert!(!is_loopback_host(no), "{no}");
+        }
+    }
+
+    fn resolve(url: &str) -> (Result<Vec<SocketAddr>, Error>, crate::net::Timings) {
+        resolve_with(&StageResolver::new(Recorder::new(), false), url)
+    }
+
+    fn resolve_with(
+        r: &StageResolver,
+        url: &str,
+    ) -> (Result<Vec<SocketAddr>, Error>, crate::net::Timings) {
+        let rec = r.rec.clone();
+        rec.begin(
+            &Attempt::new(Instant::now() + Duration::from_secs(5)),
+            false,
+        );
+        let uri: Uri = url.parse().expect("test url");
+        let out = r
+            .resolve(&uri, &Config::default(), NextTimeout::default())
+            .map(|a| a.iter().copied().collect());
+        (
+            out,
+            rec.finish(super::super::stages::Ending::Failed { cut: false }),
+        )
+    }
+
+    /// `localhost` never reaches the system resolver, so it works without /etc/hosts.
+    #[test]
+    fn localhost_resolves_to_loopback_without_a_lookup() {
+        let (addrs, t) = resolve("http://localhost:8080/x");
+        let addrs = addrs.expect("localhost resolves");
+        assert_eq!(addrs, loopback_addrs(8080).to_vec());
+        assert_eq!(
+            t.dns.map(|s| s.status),
+            Some(crate::result::Status::Healthy)
+        );
+        let (addrs, _) = resolve("https://mcp.localhost/");
+        assert_eq!(addrs.expect("resolves"), loopback_addrs(443).to_vec());
+    }
+
+    #[test]
+    fn a_keep_alive_resolver_looks_up_once() {
+        let remembering = StageResolver::new(Recorder::new(), true);
+        let (_, first) = resolve_with(&remembering, "http://localhost:8080/");
+        let (again, second) = resolve_with(&remembering, "http://localhost:8080/");
+        assert!(first.dns.is_some());
+        assert!(second.dns.is_none(), "remembered: no new lookup");
+        assert_eq!(again.expect("remembered"), loopback_addrs(8080).to_vec());
+        let (_, other_port) = resolve_with(&remembering, "http://localhost:9090/");
+        assert!(other_port.dns.is_some());
+
+        let forgetful = StageResolver::new(Recorder::new(), false);
+        let _ = resolve_with(&forgetful, "http://localhost:8080/");
+        let (_, second) = resolve_with(&forgetful, "http://localhost:8080/");
+        assert!(second.dns.is_some(), "fresh clients measure every lookup");
+    }
+
+    #[test]
+    fn ip_literals_have_no_dns_stage() {
+        let (addrs, t) = resolve("http://127.0.0.1:9/");
+        assert_eq!(
+            addrs.expect("literal"),
+            vec!["127.0.0.1:9".parse::<SocketAddr>().expect("addr")]
+        );
+        assert!(t.dns.is_none());
+        let (addrs, t) = resolve("http://[::1]/");
+        assert_eq!(
+            addrs.expect("literal"),
+            vec!["[::1]:80".parse::<SocketAddr>().expect("addr")]
+        );
+        assert!(t.dns.is_none());
+    }
+}

@@ -1,0 +1,525 @@
+//! Exchanges against scripted loopback servers: stages, TLS verification, deadlines, the
+//! abort hook, keep-alive and proxies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::testkit::support::http_servers::{Reply, Server, closed_port};
+use super::testkit::support::tls::{TestCa, self_signed, server_wrap};
+use super::testkit::{with_watchdog, with_watchdog_at, within};
+use super::*;
+use crate::result::Status;
+
+const SHORT: Duration = Duration::from_millis(400);
+const LONG: Duration = Duration::from_secs(5);
+
+fn endpoint(url: &str) -> Endpoint {
+    Endpoint::parse(url).expect("test endpoint")
+}
+
+fn get(client: &mut Client, url: &str, timeout: Duration) -> (Result<Response, Failure>, Duration) {
+    let e = endpoint(url);
+    with_watchdog(timeout, |a| client.send(a, &Request::new(Method::Get, &e)))
+}
+
+fn status_of(t: &Timings, stage: crate::result::Stage) -> Option<Status> {
+    t.stage(stage).map(|s| s.status)
+}
+
+use crate::result::Stage::{Dns, Http, Tcp, Tls};
+
+#[test]
+fn plain_http_to_an_ip_literal_has_tcp_and_http_stages_only() {
+    let server = Server::start(|_| Reply::status(204));
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, _) = get(&mut client, &server.url("/health"), LONG);
+    let resp = resp.expect("response");
+    assert_eq!(resp.status(), 204);
+    let t = resp.timings();
+    assert_eq!(status_of(t, Dns), None, "IP literal: no dns stage");
+    assert_eq!(status_of(t, Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(t, Tls), None, "plain http: no tls stage");
+    assert_eq!(status_of(t, Http), Some(Status::Healthy));
+    assert!(t.latency.is_some() && t.new_connection);
+    let seen = &server.requests()[0];
+    assert_eq!(seen.header("user-agent"), Some(USER_AGENT));
+    assert_eq!(seen.header("accept-encoding"), None, "no gzip");
+}
+
+#[test]
+fn localhost_has_a_dns_stage() {
+    let server = Server::start(|_| Reply::status(200));
+    let mut client = Client::new(Reuse::Fresh);
+    let url = format!("http://localhost:{}/", server.port());
+    let (resp, _) = get(&mut client, &url, LONG);
+    let t = resp.expect("response").timings().clone();
+    assert_eq!(status_of(&t, Dns), Some(Status::Healthy));
+    assert_eq!(status_of(&t, Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(&t, Http), Some(Status::Healthy));
+}
+
+#[test]
+fn redirects_are_responses_and_any_status_is_ok() {
+    let server = Server::start(|r| match r.path.as_str() {
+        "/" => Reply::status(302).header("Location", "/elsewhere"),
+        _ => Reply::status(500),
+    });
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, _) = get(&mut client, &server.url("/"), LONG);
+    assert_eq!(resp.expect("response").status(), 302);
+    assert_eq!(server.requests().len(), 1, "redirect not followed");
+    let (resp, _) = get(&mut client, &server.url("/x"), LONG);
+    assert_eq!(resp.expect("response").status(), 500);
+}
+
+#[test]
+fn closed_port_is_unreachable_at_tcp() {
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, _) = get(
+        &mut client,
+        &format!("http://127.0.0.1:{}/", closed_port()),
+        LONG,
+    );
+    let f = resp.expect_err("refused");
+    assert_eq!(f.kind, FailureKind::ConnectRefused);
+    assert_eq!(f.status(), Status::Unreachable);
+    assert_eq!(status_of(&f.timings, Tcp), Some(Status::Unreachable));
+    assert_eq!(status_of(&f.timings, Http), None);
+}
+
+#[test]
+fn hang_before_head_times_out_unreachable() {
+    let server = Server::start(|_| Reply::HangBeforeHead);
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, took) = get(&mut client, &server.url("/"), SHORT);
+    let f = resp.expect_err("timeout");
+    assert!(within(SHORT, took), "took {took:?}");
+    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.status(), Status::Unreachable);
+    assert!(!f.response_seen);
+    assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(&f.timings, Http), Some(Status::Unknown));
+    let obs = f.observation();
+    assert_eq!(obs.note, Some(crate::result::Note::CommunicationFailed));
+}
+
+/// The watchdog's abort (not a timeout) cuts a peer that never answers.
+#[test]
+fn the_abort_hook_cuts_a_stuck_exchange() {
+    let server = Server::start(|_| Reply::HangBeforeHead);
+    let mut client = Client::new(Reuse::Fresh);
+    let e = endpoint(&server.url("/"));
+    let (resp, took) = with_watchdog_at(Duration::from_secs(30), SHORT, |a| {
+        client.send(a, &Request::new(Method::Get, &e))
+    });
+    assert!(within(SHORT, took), "took {took:?}");
+    let f = resp.expect_err("aborted");
+    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.status(), Status::Unreachable);
+    // The client recovers: the next exchange builds a new agent.
+    let ok = Server::start(|_| Reply::status(200));
+    let (resp, _) = get(&mut client, &ok.url("/"), LONG);
+    assert_eq!(resp.expect("fresh agent").status(), 200);
+}
+
+#[test]
+fn trickled_head_is_unknown_at_the_deadline() {
+    let server = Server::start(|_| Reply::Trickle {
+        bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        every: Duration::from_secs(1),
+    });
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, took) = get(&mut client, &server.url("/"), SHORT);
+    let f = resp.expect_err("cut");
+    assert!(within(SHORT, took), "took {took:?}");
+    assert!(f.response_seen);
+    assert_eq!(f.status(), Status::Unknown);
+    assert_eq!(
+        f.observation().note,
+        Some(crate::result::Note::IncompleteResponse)
+    );
+}
+
+#[test]
+fn bodies_hang_trickle_truncate_and_overflow() {
+    let server = Server::start(|r| match r.path.as_str() {
+        "/hang" => Reply::HangMidBody {
+            content_length: 100,
+            sent: b"part".to_vec(),
+        },
+        "/trickle" => Reply::Trickle {
+            bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nabcdefghij".to_vec(),
+            every: Duration::from_millis(200),
+        },
+        "/short" => Reply::CloseMidBody {
+            content_length: 100,
+            sent: b"ready".to_vec(),
+        },
+        _ => Reply::status(200).body("0123456789"),
+    });
+    let mut client = Client::new(Reuse::Fresh);
+    for path in ["/hang", "/trickle", "/short"] {
+        let e = endpoint(&server.url(path));
+        let (read, took) = with_watchdog(SHORT * 2, |a| {
+            client
+                .send(a, &Request::new(Method::Get, &e))
+                .and_then(|r| r.read_body(1000))
+        });
+        let f = read.expect_err(path);
+        assert!(within(SHORT * 2, took), "{path} took {took:?}");
+        assert_eq!(f.status(), Status::Unknown, "{path}");
+    }
+    let e = endpoint(&server.url("/"));
+    let (read, _) = with_watchdog(LONG, |a| {
+        client
+            .send(a, &Request::new(Method::Get, &e))
+            .and_then(|r| r.read_body(4))
+    });
+    let body = read.expect("read");
+    assert!(body.over_limit);
+    assert_eq!(body.bytes.len(), 5, "reads limit + 1");
+    let (read, _) = with_watchdog(LONG, |a| {
+        client
+            .send(a, &Request::new(Method::Get, &e))
+            .and_then(|r| r.read_body(10))
+    });
+    assert_eq!(
+        read.expect("read"),
+        BodyBytes {
+            bytes: b"0123456789".to_vec(),
+            over_limit: false
+        }
+    );
+}
+
+#[test]
+fn resets_before_and_during_the_response() {
+    let server = Server::start(|r| match r.path.as_str() {
+        "/before" => Reply::ResetBeforeHead,
+        _ => Reply::ResetMidBody {
+            content_length: 100,
+            sent: b"part".to_vec(),
+        },
+    });
+    let mut client = Client::new(Reuse::Fresh);
+    let (resp, _) = get(&mut client, &server.url("/before"), LONG);
+    let f = resp.expect_err("reset");
+    assert_eq!(f.kind, FailureKind::Reset);
+    assert_eq!(f.status(), Status::Unreachable);
+    assert_eq!(status_of(&f.timings, Http), Some(Status::Unreachable));
+
+    let e = endpoint(&server.url("/during"));
+    let (read, _) = with_watchdog(LONG, |a| {
+        client
+            .send(a, &Request::new(Method::Get, &e))
+            .and_then(|r| r.read_body(1000))
+    });
+    let f = read.expect_err("reset mid-body");
+    assert_eq!(f.status(), Status::Unknown);
+}
+
+#[test]
+fn verified_tls_with_a_trusted_private_ca() {
+    let ca = TestCa::new();
+    let server = Server::start_wrapped(server_wrap(ca.leaf(&["localhost", "127.0.0.1"])), |_| {
+        Reply::status(200)
+    });
+    let config = trust::client_config(ca.roots()).expect("config");
+    for host in ["localhost", "127.0.0.1"] {
+        let mut client = Client::new(Reuse::Fresh).with_tls_config(config.clone());
+        let url = format!("https://{host}:{}/", server.port());
+        let (resp, _) = get(&mut client, &url, LONG);
+        let resp = resp.unwrap_or_else(|f| panic!("{host}: {f:?}"));
+        let t = resp.timings();
+        assert_eq!(status_of(t, Tls), Some(Status::Healthy), "{host}");
+        assert_eq!(status_of(t, Http), Some(Status::Healthy), "{host}");
+    }
+}
+
+#[test]
+fn tls_failures_are_unreachable_with_a_precise_word() {
+    let ca = TestCa::new();
+    let config = trust::client_config(ca.roots()).expect("config");
+    let cases: [(Option<Arc<rustls::ClientConfig>>, _, FailureKind); 3] = [
+        // The process store (system or bundled roots) does not trust a self-signed cert.
+        (None, self_signed(&["127.0.0.1"]), FailureKind::TlsUntrusted),
+        (
+            Some(config.clone()),
+            ca.leaf(&["other.test"]),
+            FailureKind::TlsNameMismatch,
+        ),
+        (
+            Some(config.clone()),
+            ca.expired_leaf(&["127.0.0.1"]),
+            FailureKind::TlsExpired,
+        ),
+    ];
+    for (config, identity, want) in cases {
+        let server = Server::start_wrapped(server_wrap(identity), |_| Reply::status(200));
+        let mut client = Client::new(Reuse::Fresh);
+        if let Some(c) = config {
+            client = client.with_tls_config(c);
+        }
+        let url = format!("https://127.0.0.1:{}/", server.port());
+        let (resp, _) = get(&mut client, &url, LONG);
+        let f = resp.expect_err("refused certificate");
+        assert_eq!(f.kind, want);
+        assert_eq!(f.status(), Status::Unreachable);
+        assert!(!f.response_seen);
+        assert_eq!(status_of(&f.timings, Tls), Some(Status::Unreachable));
+        assert!(
+            server.requests().is_empty(),
+            "no request over a bad TLS session"
+        );
+    }
+
+    // https to a plain-http port.
+    let plain = Server::start(|_| Reply::status(200));
+    let mut client = Client::new(Reuse::Fresh).with_tls_config(config);
+    let (resp, _) = get(
+        &mut client,
+        &format!("https://127.0.0.1:{}/", plain.port()),
+        LONG,
+    );
+    let f = resp.expect_err("not tls");
+    assert_eq!(f.kind, FailureKind::TlsHandshake);
+    assert_eq!(f.status(), Status::Unreachable);
+}
+
+#[test]
+fn a_stalled_tls_handshake_ends_at_the_deadline() {
+    let server = Server::start_silent();
+    let mut client = Client::new(Reuse::Fresh);
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    let (resp, took) = get(&mut client, &url, SHORT);
+    assert!(within(SHORT, took), "took {took:?}");
+    let f = resp.expect_err("stalled");
+    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.status(), Status::Unreachable);
+    assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(&f.timings, Tls), Some(Status::Unreachable));
+}
+
+#[test]
+fn keep_alive_reuses_one_connection_and_reports_it() {
+    let server = Server::start(|_| Reply::status(200).body("{}"));
+    let mut client = Client::new(Reuse::KeepAlive);
+    let e = endpoint(&format!("http://localhost:{}/mcp", server.port()));
+    let mut timings = Vec::new();
+    for _ in 0..3 {
+        let (read, _) = with_watchdog(LONG, |a| {
+            let resp = client.send(a, &Request::new(Method::Post, &e).body(b"{}"))?;
+            let t = resp.timings().clone();
+            resp.read_body(1024).map(|_| t)
+        });
+        timings.push(read.expect("exchange"));
+    }
+    assert_eq!(server.connections(), 1);
+    assert!(timings[0].new_connection);
+    assert_eq!(status_of(&timings[0], Tcp), Some(Status::Healthy));
+    assert_eq!(status_of(&timings[0], Dns), Some(Status::Healthy));
+    for t in &timings[1..] {
+        assert!(!t.new_connection);
+        assert_eq!(status_of(t, Dns), None, "one lookup per session");
+        assert_eq!(status_of(t, Tcp), None);
+        assert_eq!(status_of(t, Http), Some(Status::Healthy));
+    }
+
+    // A fresh client opens a connection per exchange.
+    let mut fresh = Client::new(Reuse::Fresh);
+    for _ in 0..2 {
+        let (r, _) = get(&mut fresh, &server.url("/"), LONG);
+        r.expect("ok").read_body(10).expect("body");
+    }
+    assert_eq!(server.connections(), 3);
+}
+
+/// An abort arriving late for an attempt that already finished must not cut the next one.
+#[test]
+fn a_late_abort_does_not_cut_a_later_exchange() {
+    let server = Server::start(|_| Reply::status(200));
+    let mut client = Client::new(Reuse::KeepAlive);
+    let e = endpoint(&server.url("/"));
+    let first = Attempt::new(std::time::Instant::now() + LONG);
+    let r = client.send(&first, &Request::new(Method::Get, &e));
+    r.expect("first").read_body(10).expect("body");
+    let second = Attempt::new(std::time::Instant::now() + LONG);
+    let resp = client
+        .send(&second, &Request::new(Method::Get, &e))
+        .expect("second");
+    first.abort(); // stale: armed for an earlier exchange
+    resp.read_body(10).expect("second body unaffected");
+    assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn invalid_headers_fail_before_any_traffic() {
+    let server = Server::start(|_| Reply::status(200));
+    let mut client = Client::new(Reuse::Fresh);
+    let e = endpoint(&server.url("/"));
+    let (resp, _) = with_watchdog(LONG, |a| {
+        client.send(
+            a,
+            &Request::new(Method::Get, &e).header("Authorization", "Bearer a\u{1}b"),
+        )
+    });
+    let f = resp.expect_err("invalid");
+    assert_eq!(f.kind, FailureKind::InvalidRequest);
+    assert_eq!(f.status(), Status::Misconfigured);
+    assert_eq!(server.connections(), 0);
+}
+
+#[test]
+fn proxied_exchanges_tunnel_through_connect() {
+    // One server plays both the proxy (answers CONNECT) and, inside the tunnel, the target.
+    let server = Server::start(|r| match r.method.as_str() {
+        "CONNECT" if r.path.starts_with("refused.test") => Reply::status(403),
+        "CONNECT" => Reply::status(200),
+        _ => Reply::status(204),
+    });
+    let proxy = format!("127.0.0.1:{}", server.port());
+    let env = proxy::ProxyEnv::from_lookup(|k| (k == "http_proxy").then(|| proxy.clone()));
+    let mut client = Client::new(Reuse::Fresh).with_proxies(env);
+
+    let (resp, _) = get(&mut client, "http://target.test:8080/health", LONG);
+    let resp = resp.expect("through the tunnel");
+    assert_eq!(resp.status(), 204);
+    assert!(resp.timings().proxied);
+    let seen = server.requests();
+    assert_eq!(seen[0].method, "CONNECT");
+    assert_eq!(seen[0].path, "target.test:8080");
+    assert_eq!(seen[1].path, "/health");
+
+    // A proxy's refusal is not the target's response.
+    let (resp, _) = get(&mut client, "http://refused.test/", LONG);
+    let f = resp.expect_err("proxy refused");
+    assert_eq!(f.kind, FailureKind::Proxy);
+    assert!(!f.response_seen);
+    assert_eq!(f.status(), Status::Unreachable);
+
+    // Loopback bypasses the proxy.
+    let before = server.requests().len();
+    let (resp, _) = get(&mut client, &server.url("/direct"), LONG);
+    assert_eq!(resp.expect("direct").status(), 204);
+    assert_eq!(server.requests()[before].method, "GET");
+
+    // An unsupported proxy scheme is a local misconfiguration.
+    let env = proxy::ProxyEnv::from_lookup(|k| (k == "http_proxy").then(|| "socks5://p:1".into()));
+    let mut client = Client::new(Reuse::Fresh).with_proxies(env);
+    let (resp, _) = get(&mut client, "http://target.test/", LONG);
+    let f = resp.expect_err("unsupported");
+    assert_eq!(f.kind, FailureKind::ProxyConfig);
+    assert_eq!(f.status(), Status::Misconfigured);
+}
+
+/// Prints what building clients and agents costs, for http and https (run with
+/// `cargo test --release --lib measure_construction -- --ignored --nocapture`).
+#[test]
+#[ignore = "measurement, prints timings"]
+fn measure_construction() {
+    use std::time::Instant;
+    const N: u32 = 200;
+    let per = |d: Duration| d / N;
+
+    let start = Instant::now();
+    for _ in 0..N {
+        std::hint::black_box(Client::new(Reuse::Fresh));
+    }
+    println!(
+        "Client::new (reads proxy env)        {:?}",
+        per(start.elapsed())
+    );
+
+    let client = Client::new(Reuse::Fresh);
+    let start = Instant::now();
+    for _ in 0..N {
+        std::hint::black_box(client.build());
+    }
+    println!(
+        "agent construction (http or https)   {:?}",
+        per(start.elapsed())
+    );
+
+    let start = Instant::now();
+    let store = trust::load(None, None, trust::SYSTEM_BUNDLES).expect("store");
+    println!(
+        "trust store, once per process        {:?} ({}, {} certs)",
+        start.elapsed(),
+        store.source.origin_word(),
+        store.certificates
+    );
+    let start = Instant::now();
+    let bundled = trust::load(None, None, &[]).expect("bundled");
+    println!(
+        "bundled roots, once per process      {:?} ({} certs)",
+        start.elapsed(),
+        bundled.certificates
+    );
+
+    let server = Server::start(|_| Reply::status(200));
+    let e = endpoint(&server.url("/"));
+    let mut client = Client::new(Reuse::Fresh);
+    let start = Instant::now();
+    for _ in 0..N {
+        let a = Attempt::new(Instant::now() + LONG);
+        std::hint::black_box(
+            client
+                .send(&a, &Request::new(Method::Head, &e))
+                .expect("ok"),
+        );
+    }
+    println!(
+        "http HEAD exchange, fresh connection {:?}",
+        per(start.elapsed())
+    );
+
+    let start = Instant::now();
+    for _ in 0..N {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(server.addr()).expect("connect");
+        s.set_nodelay(true).expect("nodelay");
+        s.write_all(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
+            .expect("write");
+        let mut buf = [0u8; 256];
+        let mut got = Vec::new();
+        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).expect("read");
+            got.extend_from_slice(&buf[..n]);
+        }
+    }
+    println!(
+        "baseline: raw std socket, same server {:?}",
+        per(start.elapsed())
+    );
+
+    let mut keep = Client::new(Reuse::KeepAlive);
+    let start = Instant::now();
+    for _ in 0..N {
+        let a = Attempt::new(Instant::now() + LONG);
+        let r = keep.send(&a, &Request::new(Method::Get, &e)).expect("ok");
+        std::hint::black_box(r.read_body(64).expect("body"));
+    }
+    println!(
+        "http GET exchange, keep-alive        {:?}",
+        per(start.elapsed())
+    );
+
+    let ca = TestCa::new();
+    let tls = Server::start_wrapped(server_wrap(ca.leaf(&["127.0.0.1"])), |_| Reply::status(200));
+    let config = trust::client_config(ca.roots()).expect("config");
+    let e = endpoint(&format!("https://127.0.0.1:{}/", tls.port()));
+    let mut client = Client::new(Reuse::Fresh).with_tls_config(config);
+    let start = Instant::now();
+    for _ in 0..N / 4 {
+        let a = Attempt::new(Instant::now() + LONG);
+        std::hint::black_box(
+            client
+                .send(&a, &Request::new(Method::Head, &e))
+                .expect("ok"),
+        );
+    }
+    println!(
+        "https HEAD exchange, fresh (TLS 1.3) {:?}",
+        start.elapsed() / (N / 4)
+    );
+}

@@ -1,0 +1,106 @@
+//! TLS for the test servers: certificates made in the test with rcgen (ring), and a rustls
+//! server session to wrap [`Server`](super::http_servers::Server) connections in.
+
+#![allow(dead_code)]
+
+use std::io;
+use std::sync::Arc;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose, date_time_ymd,
+};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
+
+use super::http_servers::{Stream, Wrap};
+
+/// A certificate chain and its key, for a server.
+pub struct Identity {
+    /// Leaf first.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// The leaf's key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+/// A private CA that issues leaf certificates.
+pub struct TestCa {
+    /// The CA certificate.
+    pub cert: CertificateDer<'static>,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+impl TestCa {
+    /// A new CA.
+    pub fn new() -> TestCa {
+        let key = KeyPair::generate().expect("ca key");
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let cert = params.self_signed(&key).expect("ca cert");
+        TestCa {
+            cert: cert.der().clone(),
+            issuer: Issuer::new(params, key),
+        }
+    }
+
+    /// A leaf for `names` (DNS names or IP addresses), valid now.
+    pub fn leaf(&self, names: &[&str]) -> Identity {
+        self.issue(names, false)
+    }
+
+    /// A leaf for `names` that expired long ago.
+    pub fn expired_leaf(&self, names: &[&str]) -> Identity {
+        self.issue(names, true)
+    }
+
+    fn issue(&self, names: &[&str], expired: bool) -> Identity {
+        let key = KeyPair::generate().expect("leaf key");
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names).expect("leaf params");
+        if expired {
+            params.not_before = date_time_ymd(2000, 1, 1);
+            params.not_after = date_time_ymd(2001, 1, 1);
+        }
+        let cert = params.signed_by(&key, &self.issuer).expect("leaf cert");
+        Identity {
+            chain: vec![cert.der().clone()],
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        }
+    }
+
+    /// A root store trusting only this CA.
+    pub fn roots(&self) -> RootCertStore {
+        let mut roots = RootCertStore::empty();
+        roots.add(self.cert.clone()).expect("add ca");
+        roots
+    }
+}
+
+/// A self-signed leaf for `names` (trusted by nobody).
+pub fn self_signed(names: &[&str]) -> Identity {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let certified = rcgen::generate_simple_self_signed(names).expect("self-signed");
+    Identity {
+        chain: vec![certified.cert.der().clone()],
+        key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+            certified.signing_key.serialize_der(),
+        )),
+    }
+}
+
+/// Wraps each accepted connection in a TLS server session presenting `identity`.
+pub fn server_wrap(identity: Identity) -> Wrap {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(identity.chain, identity.key)
+        .expect("server cert");
+    let config = Arc::new(config);
+    Arc::new(move |tcp| {
+        let conn = ServerConnection::new(config.clone()).map_err(io::Error::other)?;
+        let stream: Box<dyn Stream> = Box::new(StreamOwned::new(conn, tcp));
+        Ok(stream)
+    })
+}
