@@ -33,7 +33,7 @@
 //!   `status: None`; a line that is not a JSON-RPC message is `Malformed`; more than 1 MiB
 //!   per line or per request is [`TransportError::Limit`]; end of output before any byte
 //!   for this request is [`TransportError::Exited`], a later end `Malformed`; the deadline
-//!   or an abort is [`TransportError::Network`];
+//!   or an abort is [`TransportError::unanswered`];
 //! * ignore every header-only part of [`Framing`] (names, params, versions, sessions);
 //!   [`Reply::mode`] is [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
 //! * [`Transport::notify`]: write the line, wait for nothing;
@@ -48,7 +48,7 @@ use serde_json::value::RawValue;
 
 use super::era::{Channel, Version};
 use crate::adapter::Attempt;
-use crate::result::Steps;
+use crate::result::{Note, Observation, Status, Steps};
 
 /// Which era's rules frame a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,7 +141,7 @@ pub struct Probe {
 }
 
 /// Why an exchange failed. Carries only numbers and our own words.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TransportError {
     /// An HTTP status other than the expected one, without a JSON-RPC error body
     /// (401/403 always land here, whatever their body).
@@ -162,12 +162,36 @@ pub enum TransportError {
     Limit(&'static str),
     /// The peer process ended before writing anything for this request (stdio).
     Exited,
-    /// No complete answer: connection failure, deadline or abort. The engine classifies it:
-    /// UNREACHABLE when nothing was received, UNKNOWN after a partial response.
-    Network {
-        /// Whether any response byte arrived during the attempt.
-        response_seen: bool,
-    },
+    /// No complete answer: a connection failure, the deadline, an abort, or a local refusal
+    /// before anything was sent. Carries the network classification as an observation:
+    /// UNREACHABLE when no response byte arrived, UNKNOWN after a partial response,
+    /// MISCONFIGURED for a local problem (trust store, proxy setting), with the transport's
+    /// stages and its own `failure` word when it has them.
+    Network(Box<Observation>),
+}
+
+impl TransportError {
+    /// The plain network failure any transport can report: UNREACHABLE when nothing arrived,
+    /// UNKNOWN after a partial response.
+    pub fn unanswered(response_seen: bool) -> TransportError {
+        let mut o = if response_seen {
+            Observation::noted(Status::Unknown, Note::IncompleteResponse)
+        } else {
+            Observation::noted(Status::Unreachable, Note::CommunicationFailed)
+        };
+        o.response_seen = response_seen;
+        TransportError::Network(Box::new(o))
+    }
+
+    /// Whether any response arrived: always, except for a network failure that saw nothing and
+    /// a process that exited in silence.
+    pub fn response_seen(&self) -> bool {
+        match self {
+            TransportError::Network(o) => o.response_seen,
+            TransportError::Exited => false,
+            _ => true,
+        }
+    }
 }
 
 /// Moves JSON-RPC messages of one target run to and from the server.
