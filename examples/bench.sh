@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
-# make bench: wall-time median and peak RSS of `agenthealth ping` against local servers, with
-# curl doing the same exchange as the floor. usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER
+# make bench: median wall time and peak RSS of `agenthealth ping` against a fast local fake MCP
+# server and a real Python `mcp` server, with curl doing the same exchange as the floor.
+# usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER   (RUNS=20 by default; at least 10)
 set -uo pipefail
 bin=$1 fake=$2 runs=${RUNS:-20}
-coproc FAKE { exec "$fake"; }
-trap 'exec {FAKE[1]}>&-; wait "$FAKE_PID" 2>/dev/null' EXIT
+interop=${AGENTHEALTH_INTEROP_DIR:-$PWD/target/interop}
+
+coproc FAKE { exec "$fake" --route /modern=modern; }
 read -r line <&"${FAKE[0]}" || { echo "bench: fake server did not start" >&2; exit 1; }
-base=${line#listening on }
+fake_base=${line#listening on }
+py_pid=
+cleanup() { exec {FAKE[1]}>&-; [[ -n $py_pid ]] && kill "$py_pid" 2>/dev/null; wait 2>/dev/null; }
+trap cleanup EXIT
+
+py_url=
+if [[ -x $interop/venv/bin/python ]]; then
+  coproc PY { exec "$interop/venv/bin/python" "$interop/servers/py_server.py" --transport http --mode json; }
+  py_pid=$PY_PID
+  read -r line <&"${PY[0]}" && py_url=${line#listening on }
+fi
 
 # median wall ms and max peak RSS KiB of a command over $runs runs
 measure() {
+  local label=$1; shift
   local walls=() rss=0 t0 t1 r tmp
   tmp=$(mktemp)
+  "$@" >/dev/null 2>&1   # warm-up
   for _ in $(seq "$runs"); do
     t0=$(date +%s%N)
     /usr/bin/time -f '%M' -o "$tmp" "$@" >/dev/null 2>&1
@@ -20,21 +34,31 @@ measure() {
     walls+=($(( (t1 - t0) / 1000 )))
     [[ $r =~ ^[0-9]+$ ]] && (( r > rss )) && rss=$r
   done
+  rm -f "$tmp"
   local med
   med=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  rm -f "$tmp"
-  awk -v l="$label" -v m="$med" -v r="$rss" 'BEGIN { printf "%-44s %10.2f ms %8d KiB\n", l, m / 1000, r }'
-
+  awk -v l="$label" -v m="$med" -v r="$rss" 'BEGIN { printf "%-52s %9.2f ms %8d KiB\n", l, m / 1000, r }'
 }
 
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"0"}}}'
+list='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+# The same legacy exchange by curl, in one process: HEAD, initialize, tools/list.
 curl_floor() {
-  curl -s -o /dev/null -I "$base/mcp" &&
-  curl -s -o /dev/null -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d "$init" "$base/mcp"
+  curl -s -o /dev/null -I "$1" --next -s -o /dev/null -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' -d "$init" "$1" --next -s -o /dev/null \
+    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d "$list" "$1"
 }
-export -f curl_floor; export base init
 
-printf '%-44s %13s %12s\n' "case (median of $runs runs)" "wall" "peak RSS"
-label="agenthealth ping mcp (fake, legacy json)"; measure "$bin" ping mcp "$base/mcp"
-label="agenthealth ping http (fake /health)";     measure "$bin" ping http "$base/health"
-label="curl HEAD + initialize (floor)";          measure bash -c curl_floor
+printf '%-52s %12s %12s\n' "case (median of $runs runs, /usr/bin/time around each)" "wall" "peak RSS"
+measure "true (process start floor)" /bin/true
+measure "agenthealth version" "$bin" version
+measure "agenthealth ping mcp: fake, legacy (discover→init)" "$bin" ping mcp "$fake_base/mcp"
+measure "agenthealth ping mcp: fake, modern" "$bin" ping mcp "$fake_base/modern"
+measure "agenthealth ping http: fake /health" "$bin" ping http "$fake_base/health"
+measure "curl HEAD+initialize+tools/list: fake (floor)" curl_floor "$fake_base/mcp"
+if [[ -n $py_url ]]; then
+  measure "agenthealth ping mcp: Python mcp 2.x (modern)" "$bin" ping mcp "$py_url"
+  measure "curl HEAD+initialize+tools/list: Python (floor)" curl_floor "$py_url"
+else
+  echo "(Python mcp server not installed: run .ci/interop-setup for the real-server rows)"
+fi

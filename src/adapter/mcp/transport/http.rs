@@ -94,7 +94,17 @@ impl HttpTransport {
                 return Err(misconfigured("trust_store_error", e.as_word()));
             }
         }
-        let client = Client::new(Reuse::KeepAlive);
+        // Plain HTTP opens a connection per request: servers that write a response in
+        // several segments with Nagle on (uvicorn under the Python SDK is one) stall every
+        // kept-alive exchange on our delayed ACK for ~40 ms, while a fresh loopback or LAN
+        // connection costs a fraction of a millisecond. HTTPS keeps one connection alive,
+        // since a TLS handshake per request costs more than the stall it might avoid.
+        let reuse = if endpoint.is_https() {
+            Reuse::KeepAlive
+        } else {
+            Reuse::Fresh
+        };
+        let client = Client::new(reuse);
         if let Err(e) = client.proxy_variable(&endpoint) {
             return Err(misconfigured("proxy_error", e.as_word()));
         }
