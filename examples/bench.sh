@@ -44,9 +44,9 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 list='{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 # The same legacy exchange by curl, in one process: HEAD, initialize, tools/list.
 curl_floor() {
-  curl -s -o /dev/null -I "$1" --next -s -o /dev/null -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' -d "$init" "$1" --next -s -o /dev/null \
-    -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d "$list" "$1"
+  local url=$1 json=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
+  floor=(curl -s -o /dev/null -I "$url" --next -s -o /dev/null "${json[@]}" -d "$init" "$url"
+         --next -s -o /dev/null "${json[@]}" -d "$list" "$url")
 }
 
 printf '%-52s %12s %12s\n' "case (median of $runs runs, /usr/bin/time around each)" "wall" "peak RSS"
@@ -55,10 +55,10 @@ measure "agenthealth version" "$bin" version
 measure "agenthealth ping mcp: fake, legacy (discover→init)" "$bin" ping mcp "$fake_base/mcp"
 measure "agenthealth ping mcp: fake, modern" "$bin" ping mcp "$fake_base/modern"
 measure "agenthealth ping http: fake /health" "$bin" ping http "$fake_base/health"
-measure "curl HEAD+initialize+tools/list: fake (floor)" curl_floor "$fake_base/mcp"
+curl_floor "$fake_base/mcp"; measure "curl HEAD+initialize+tools/list: fake (floor)" "${floor[@]}"
 if [[ -n $py_url ]]; then
   measure "agenthealth ping mcp: Python mcp 2.x (modern)" "$bin" ping mcp "$py_url"
-  measure "curl HEAD+initialize+tools/list: Python (floor)" curl_floor "$py_url"
+  curl_floor "$py_url"; measure "curl HEAD+initialize+tools/list: Python (floor)" "${floor[@]}"
 else
   echo "(Python mcp server not installed: run .ci/interop-setup for the real-server rows)"
 fi
