@@ -296,8 +296,9 @@ impl Session<'_> {
                 fresh
             }
         };
-        let (state, ended) =
-            watchdog::bounded(run, deadline, self.cancel, move |r, a| r.check(dim, a));
+        let (state, ended) = self
+            .worker
+            .bounded(run, deadline, self.cancel, move |r, a| r.check(dim, a));
         self.run = state;
         let elapsed = started.elapsed();
         let obs = match ended {

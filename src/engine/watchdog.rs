@@ -165,19 +165,6 @@ impl Worker {
     }
 }
 
-/// Runs one call on a fresh worker (see [`Worker::bounded`]).
-pub fn bounded<F>(
-    run: Box<dyn TargetRun>,
-    deadline: Instant,
-    cancel: &Cancel,
-    call: F,
-) -> (Option<Box<dyn TargetRun>>, Ended)
-where
-    F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
-{
-    Worker::new().bounded(run, deadline, cancel, call)
-}
-
 fn wait_for_done(rx: &mpsc::Receiver<Msg>, until: Instant) -> Option<Box<dyn TargetRun>> {
     loop {
         match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
@@ -235,7 +222,7 @@ mod tests {
     fn deadline_aborts_and_discards() {
         let (run, discarded) = stuck();
         let start = Instant::now();
-        let (state, ended) = bounded(
+        let (state, ended) = Worker::new().bounded(
             run,
             start + Duration::from_millis(30),
             &Cancel::new(),
@@ -258,7 +245,7 @@ mod tests {
         let cancel = Cancel::new();
         let c2 = cancel.clone();
         let start = Instant::now();
-        let (_, ended) = bounded(
+        let (_, ended) = Worker::new().bounded(
             run,
             start + Duration::from_secs(30),
             &cancel,
@@ -284,7 +271,7 @@ mod tests {
             }
         }
         let start = Instant::now();
-        let (state, ended) = bounded(
+        let (state, ended) = Worker::new().bounded(
             Box::new(Deaf),
             start + Duration::from_millis(20),
             &Cancel::new(),

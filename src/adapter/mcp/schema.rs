@@ -1042,21 +1042,7 @@ mod tests {
         assert!(!text.contains("SECRET"), "{text}");
     }
 
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::adapter::mcp::testing::XorShift;
 
     fn random_value(rng: &mut XorShift, depth: usize) -> Value {
         const KEYS: &[&str] = &[

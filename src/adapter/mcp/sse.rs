@@ -573,21 +573,7 @@ mod tests {
         assert_eq!(p.bytes_seen(), 17 * 64 * 1024 + 11);
     }
 
-    struct XorShift(u64);
-
-    impl XorShift {
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            self.0 = x;
-            x
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::adapter::mcp::testing::XorShift;
 
     #[test]
     fn garbage_never_panics_and_chunking_never_matters() {

@@ -219,3 +219,23 @@ pub fn attempt() -> Attempt {
 pub fn methods(log: &Mutex<Log>) -> Vec<String> {
     lock(log).sent.iter().map(|s| s.method.clone()).collect()
 }
+
+/// A small xorshift64 generator, so the garbage (no-panic) tests need no extra crates.
+pub(crate) struct XorShift(pub(crate) u64);
+
+impl XorShift {
+    /// The next pseudo-random number.
+    pub(crate) fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number below `n` (`n > 0`).
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
