@@ -56,6 +56,16 @@ measure "agenthealth ping mcp: fake, legacy (discover→init)" "$bin" ping mcp "
 measure "agenthealth ping mcp: fake, modern" "$bin" ping mcp "$fake_base/modern"
 measure "agenthealth ping http: fake /health" "$bin" ping http "$fake_base/health"
 curl_floor "$fake_base/mcp"; measure "curl HEAD+initialize+tools/list: fake (floor)" "${floor[@]}"
+# The deadline bound: a server that accepts and never answers, --timeout 300.
+coproc SILENT { exec python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64)
+print(s.getsockname()[1], flush=True); sys.stdin.read()'; }
+read -r silent_port <&"${SILENT[0]}"
+measure "agenthealth ping http: silent server, --timeout 300" "$bin" ping http "http://127.0.0.1:$silent_port/" --timeout 300
+echo "  (the deadline bound: must stay under 400 ms, i.e. timeout + 100 ms)"
+exec {SILENT[1]}>&-
+
 if [[ -n $py_url ]]; then
   measure "agenthealth ping mcp: Python mcp 2.x (modern)" "$bin" ping mcp "$py_url"
   curl_floor "$py_url"; measure "curl HEAD+initialize+tools/list: Python (floor)" "${floor[@]}"
