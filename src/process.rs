@@ -369,16 +369,7 @@ impl Child {
         env: &[(String, Secret)],
         parent: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<Child, SpawnError> {
-        for (name, value) in env {
-            check_env(name, value)?;
-        }
-        let directory = match &opts.directory {
-            Some(d) => Some(check_directory(d)?),
-            None => None,
-        };
-        let path_var = parent("PATH");
-        let program = resolve_command(&opts.command, directory.as_deref(), path_var.as_deref())?;
-
+        let (program, directory) = prepare(opts, env, parent)?;
         let mut cmd = Command::new(&program);
         cmd.arg0(&opts.command)
             .args(&opts.args)
@@ -401,6 +392,24 @@ impl Child {
         unblock_signals_in_child(&mut cmd);
         let proc = cmd.spawn().map_err(|e| classify_spawn_error(e, &program))?;
         Child::start(proc)
+    }
+
+    /// The checks [`Child::spawn`] makes before starting anything, without starting anything:
+    /// the mapped variables can be put in an environment, the working directory is usable,
+    /// and the command resolves to an executable of a known format. Returns the file that
+    /// would be executed.
+    ///
+    /// A command that passes can still fail to start (a `#!` interpreter that does not
+    /// exist, resource limits, a file changed in between); [`Child::spawn`] reports those.
+    pub fn preflight(opts: &StdioOptions, env: &[(String, Secret)]) -> Result<PathBuf, SpawnError> {
+        prepare(opts, env, &|name| std::env::var_os(name)).map(|(program, _)| program)
+    }
+
+    /// How the child ended, waiting up to `bound` for it to exit (for a child whose input
+    /// was found closed). If it exited, the group is swept and the child reaped; otherwise
+    /// [`ExitInfo::Running`].
+    pub fn exit_within(&mut self, bound: Duration) -> ExitInfo {
+        self.collect_exit(bound)
     }
 
     /// Wires up the threads of a freshly spawned process; kills it if that fails.
@@ -826,6 +835,25 @@ fn wait_writable(stdin: &ChildStdin, left: Duration) -> io::Result<()> {
         Ok(_) | Err(Errno::EINTR) => Ok(()),
         Err(e) => Err(io::Error::from(e)),
     }
+}
+
+/// The spawn checks: environment, directory, command. Returns the program and the absolute
+/// working directory.
+fn prepare(
+    opts: &StdioOptions,
+    env: &[(String, Secret)],
+    parent: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<(PathBuf, Option<PathBuf>), SpawnError> {
+    for (name, value) in env {
+        check_env(name, value)?;
+    }
+    let directory = match &opts.directory {
+        Some(d) => Some(check_directory(d)?),
+        None => None,
+    };
+    let path_var = parent("PATH");
+    let program = resolve_command(&opts.command, directory.as_deref(), path_var.as_deref())?;
+    Ok((program, directory))
 }
 
 fn check_env(name: &str, value: &Secret) -> Result<(), SpawnError> {
