@@ -21,19 +21,19 @@ use agenthealth::process::{
 use agenthealth::result::{Dimension, Observation, Status};
 
 /// Slack on every time bound.
-const MARGIN: Duration = Duration::from_secs(1);
+pub(crate) const MARGIN: Duration = Duration::from_secs(1);
 
-fn fixtures() -> String {
+pub(crate) fn fixtures() -> String {
     format!("{}/tests/fixtures/stdio", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn fixture(name: &str) -> String {
+pub(crate) fn fixture(name: &str) -> String {
     format!("{}/{name}", fixtures())
 }
 
 /// The real interpreter: `python3` on `PATH` may be a wrapper script (pyenv) that adds
 /// variables of its own to the environment.
-fn python_bin() -> &'static str {
+pub(crate) fn python_bin() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     BIN.get_or_init(|| {
         let out = std::process::Command::new("python3")
@@ -84,7 +84,7 @@ fn within(name: &str, started: Instant, bound: Duration) {
 }
 
 /// Processes of group `pgid` that are not zombies, from `/proc/*/stat`.
-fn live_members(pgid: u32) -> Vec<(u32, char)> {
+pub(crate) fn live_members(pgid: u32) -> Vec<(u32, char)> {
     let mut live = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return live;
@@ -117,7 +117,7 @@ fn live_members(pgid: u32) -> Vec<(u32, char)> {
 /// Asserts that no live process of the group remains. A `SIGKILL`ed process needs a moment
 /// to finish dying, so the condition is polled for up to one second. Zombies count as gone:
 /// a killed grandchild is reparented and reaped by whoever is init here.
-fn assert_group_dead(pgid: u32) {
+pub(crate) fn assert_group_dead(pgid: u32) {
     let until = Instant::now() + MARGIN;
     loop {
         let live = live_members(pgid);
