@@ -8,7 +8,7 @@
 //! * **Start.** The configured command starts on the first message of the run, inside that
 //!   attempt, so discovery's deadline includes the cold start. The process then serves every
 //!   dimension of the run. A command that cannot be started is
-//!   [`TransportError::Unstartable`] (MISCONFIGURED `mcp_process`); [`preflight`] decides the
+//!   [`TransportError::Unstartable`] (MISCONFIGURED `mcp_process`); [`prepare`] decides the
 //!   offline part of that (not found, not executable, bad directory) before anything starts.
 //! * **Out.** Each message is its compact JSON plus `\n`, written within the attempt's
 //!   deadline.
@@ -122,7 +122,10 @@ impl StdioTransport {
         }
         let mut used = 0usize;
         loop {
-            let child = self.child(attempt)?;
+            // Still the process `child()` started (and registered) above.
+            let Some(child) = self.child.as_mut() else {
+                return Err(network(attempt));
+            };
             let line = match child.recv_line(attempt) {
                 Ok(line) => line,
                 Err(RecvError::Timeout | RecvError::Aborted) => return Err(network(attempt)),
