@@ -245,18 +245,8 @@ mod tests {
             (rpc(-32603, 500), Stay),
             (TransportError::Malformed("x"), Stay),
             (TransportError::Limit("x"), Stay),
-            (
-                TransportError::Network {
-                    response_seen: false,
-                },
-                Stay,
-            ),
-            (
-                TransportError::Network {
-                    response_seen: true,
-                },
-                Stay,
-            ),
+            (TransportError::unanswered(false), Stay),
+            (TransportError::unanswered(true), Stay),
         ];
         for (failure, expected) in rows {
             assert_eq!(
@@ -288,9 +278,7 @@ mod tests {
         assert_eq!(after_discover(&stdio(-32020), Channel::Stdio), Stay);
         assert_eq!(after_discover(&stdio(-32021), Channel::Stdio), Stay);
         // A silent or dead process is never read as a legacy server.
-        let silent = TransportError::Network {
-            response_seen: false,
-        };
+        let silent = TransportError::unanswered(false);
         assert_eq!(after_discover(&silent, Channel::Stdio), Stay);
         assert_eq!(
             after_discover(&TransportError::Malformed("x"), Channel::Stdio),

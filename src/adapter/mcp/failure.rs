@@ -9,10 +9,10 @@
 use super::era::UNSUPPORTED_VERSION;
 use super::transport::TransportError;
 use crate::process::ExitInfo;
-use crate::result::{Code, Fact, Note, Observation, Status};
+use crate::result::{Code, Fact, Observation, Status};
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Failure {
     /// The transport's failure.
     Transport(TransportError),
@@ -37,15 +37,10 @@ impl Failure {
     /// only when it says so. Only failures with a response may be cached for later
     /// dimensions.
     pub fn response_seen(&self) -> bool {
-        !matches!(
-            self,
-            Failure::Transport(
-                TransportError::Network {
-                    response_seen: false
-                } | TransportError::Exited(_)
-                    | TransportError::Unstartable(_)
-            )
-        )
+        match self {
+            Failure::Transport(e) => e.response_seen(),
+            _ => true,
+        }
     }
 
     /// Whether this failure is the engine's to classify (a deadline, an abort, a dead
@@ -101,12 +96,7 @@ impl Failure {
             }
             Failure::Version => Observation::coded(Status::Unhealthy, Code::McpVersion),
             Failure::Input => Observation::coded(Status::Unknown, Code::McpInput),
-            Failure::Transport(T::Network {
-                response_seen: false,
-            }) => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
-            Failure::Transport(T::Network {
-                response_seen: true,
-            }) => Observation::noted(Status::Unknown, Note::IncompleteResponse),
+            Failure::Transport(T::Network(o)) => (**o).clone(),
         };
         o.response_seen = self.response_seen();
         o
@@ -197,16 +187,10 @@ mod tests {
             unstartable.evidence.get("process_error"),
             Some(&Fact::Word("command_not_found"))
         );
-        let silent = t(T::Network {
-            response_seen: false,
-        })
-        .observe();
+        let silent = t(T::unanswered(false)).observe();
         assert_eq!(silent.status, Status::Unreachable);
         assert!(!silent.response_seen && silent.code.is_none());
-        let partial = t(T::Network {
-            response_seen: true,
-        })
-        .observe();
+        let partial = t(T::unanswered(true)).observe();
         assert_eq!(partial.status, Status::Unknown);
         assert!(partial.response_seen);
     }

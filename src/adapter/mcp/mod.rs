@@ -66,7 +66,6 @@ mod testing;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use era::{AfterDiscover, Channel, Plan, Version};
@@ -178,23 +177,7 @@ impl McpRun {
         })?;
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
-                McpTransport::Http => {
-                    if !valid_endpoint(&self.ctx.target.endpoint) {
-                        return Err(Observation::new(Status::Misconfigured));
-                    }
-                    let credential_ok = self
-                        .ctx
-                        .credentials
-                        .authorization()
-                        .is_none_or(|v| !v.bytes().any(|b| b < 0x20 || b == 0x7F));
-                    if !credential_ok {
-                        return Err(Observation::new(Status::Misconfigured));
-                    }
-                    Box::new(HttpTransport::new(
-                        self.ctx.target.endpoint.clone(),
-                        Arc::clone(&self.ctx.credentials),
-                    ))
-                }
+                McpTransport::Http => Box::new(HttpTransport::configure(&self.ctx)?),
                 McpTransport::Stdio => Box::new(transport::stdio::prepare(
                     &self.ctx.target,
                     options,
@@ -424,19 +407,4 @@ fn explain(failure: &Failure, mut evidence: Evidence, session: &Session) -> Obse
     evidence.extend(&o.evidence);
     o.evidence = evidence;
     o
-}
-
-/// Whether `endpoint` is an absolute `http(s)` URL with a host and neither userinfo nor a
-/// fragment.
-fn valid_endpoint(endpoint: &str) -> bool {
-    let Ok(uri) = endpoint.parse::<ureq::http::Uri>() else {
-        return false;
-    };
-    let scheme_ok = uri
-        .scheme_str()
-        .is_some_and(|s| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"));
-    let authority_ok = uri
-        .authority()
-        .is_some_and(|a| !a.host().is_empty() && !a.as_str().contains('@'));
-    scheme_ok && authority_ok && !endpoint.contains('#')
 }

@@ -138,12 +138,11 @@ impl Transport for Scripted {
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
         let sent = self.record(out);
         let answer = (self.server)(&sent);
-        if !matches!(
-            answer,
-            Err(TransportError::Network {
-                response_seen: false
-            })
-        ) {
+        if answer
+            .as_ref()
+            .err()
+            .is_none_or(TransportError::response_seen)
+        {
             attempt.mark_response();
         }
         let text = answer?;

@@ -305,9 +305,7 @@ fn timeouts_never_downgrade() {
     for seen in [false, true] {
         let (obs, log) = check(
             options(),
-            Scripted::new(modern_server(Err(TransportError::Network {
-                response_seen: seen,
-            }))),
+            Scripted::new(modern_server(Err(TransportError::unanswered(seen)))),
             &[Dimension::Authentication, Dimension::Protocol],
         );
         let expected = if seen {
@@ -417,9 +415,7 @@ fn stdio_rule() {
     assert_eq!(int(&o, "discover_rpc_code"), Some(-32602));
     assert_eq!(int(&o, "discover_http_status"), None);
 
-    let silent = Err(TransportError::Network {
-        response_seen: false,
-    });
+    let silent = Err(TransportError::unanswered(false));
     let (o, log) = protocol(
         options(),
         Scripted::new(legacy_server(silent, "2025-11-25")).stdio(),

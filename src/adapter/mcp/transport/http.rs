@@ -20,8 +20,9 @@
 //!   min(250 ms, what is left of the engine's cleanup budget); so is the session of an
 //!   attempt that was discarded.
 //!
-//! One keep-alive agent serves the whole target run; an abort shuts it down and a discard
-//! replaces it.
+//! Bytes travel through the project's network layer ([`crate::net`]): one keep-alive client
+//! per target run (verified TLS, no redirects, stage timings, the attempt's deadline and abort
+//! hook, one classification of connection failures).
 
 use std::io::Read;
 use std::sync::Arc;
@@ -29,16 +30,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
-use ureq::Agent;
-use ureq::http::{HeaderMap, Response};
 
 use super::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::mcp::era::{Channel, Version};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
-use crate::adapter::{Attempt, CredentialSource};
-use crate::result::{Stage, Status, Steps};
+use crate::adapter::{Attempt, CredentialSource, TargetContext};
+use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse};
+use crate::result::{Fact, Observation, Status, Steps};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
@@ -60,62 +60,89 @@ struct SessionId {
 
 /// The Streamable HTTP transport of one target run.
 pub struct HttpTransport {
-    endpoint: String,
+    endpoint: Endpoint,
     credentials: Arc<dyn CredentialSource>,
-    agent: Option<Agent>,
+    client: Client,
     session: Option<SessionId>,
     retired: Vec<SessionId>,
 }
 
 impl HttpTransport {
-    /// A transport for `endpoint` (used exactly as configured) sending `credentials`.
-    pub fn new(endpoint: String, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
+    /// The transport for a target, after the offline checks every HTTP-speaking adapter makes:
+    /// the endpoint parses as an `http(s)` URL without userinfo or fragment, the credential
+    /// holds no control byte, an `https` host can carry a certificate name, and the trust
+    /// store and proxy setting it would use are usable. A failure is MISCONFIGURED, with the
+    /// rule that failed as evidence.
+    pub fn configure(ctx: &TargetContext) -> Result<HttpTransport, Observation> {
+        let misconfigured =
+            |key, word| Observation::new(Status::Misconfigured).with(key, Fact::Word(word));
+        let endpoint = Endpoint::parse(&ctx.target.endpoint)
+            .map_err(|e| misconfigured("endpoint", e.as_word()))?;
+        let control = |b: u8| (b < 0x20 && b != b'\t') || b == 0x7F;
+        if ctx
+            .credentials
+            .authorization()
+            .is_some_and(|v| v.bytes().any(control))
+        {
+            return Err(misconfigured("credential", "control_character"));
+        }
+        if endpoint.is_https() {
+            if !endpoint.has_valid_tls_name() {
+                return Err(misconfigured("endpoint", "invalid_tls_name"));
+            }
+            if let Err(e) = net::trust::process_store() {
+                return Err(misconfigured("trust_store_error", e.as_word()));
+            }
+        }
+        let client = Client::new(Reuse::KeepAlive);
+        if let Err(e) = client.proxy_variable(&endpoint) {
+            return Err(misconfigured("proxy_error", e.as_word()));
+        }
+        Ok(HttpTransport::new(
+            endpoint,
+            Arc::clone(&ctx.credentials),
+            client,
+        ))
+    }
+
+    /// A transport for a validated endpoint (used exactly as configured) over `client`.
+    pub fn new(
+        endpoint: Endpoint,
+        credentials: Arc<dyn CredentialSource>,
+        client: Client,
+    ) -> HttpTransport {
         HttpTransport {
             endpoint,
             credentials,
-            agent: None,
+            client,
             session: None,
             retired: Vec::new(),
         }
     }
 
-    /// Sends one exchange bounded by the attempt, with the run's credentials; every other
-    /// header comes from the caller. The one path every request takes.
+    /// Sends one exchange within the attempt, with the run's credentials; every other header
+    /// comes from the caller. The one path every request takes.
     fn send(
         &mut self,
         method: Method,
         headers: &[(&str, &str)],
-        body: &[u8],
+        body: Option<&[u8]>,
         attempt: &Attempt,
-    ) -> Result<Response<ureq::Body>, TransportError> {
-        if attempt.expired() {
-            return Err(network(attempt));
-        }
-        let agent = self.agent.get_or_insert_with(net::agent).clone();
-        let hook = agent.clone();
-        attempt.on_abort(move || hook.shutdown());
+    ) -> Result<Response, TransportError> {
         let auth = self.credentials.authorization();
-        let auth = auth.as_deref().map(|value| ("authorization", value));
-        let headers = headers.iter().copied().chain(auth);
-        let timeout = Some(attempt.remaining());
-        let url = self.endpoint.as_str();
-        let result = match method {
-            Method::Post => net::with_headers(agent.post(url), headers)
-                .config()
-                .timeout_global(timeout)
-                .build()
-                .send(body),
-            Method::Head => net::call(agent.head(url), headers, timeout),
-            Method::Get => net::call(agent.get(url), headers, timeout),
-            Method::Delete => net::call(agent.delete(url), headers, timeout),
-        };
-        match result {
-            Ok(response) => {
-                attempt.mark_response();
-                Ok(response)
-            }
-            Err(_) => Err(network(attempt)),
+        let mut req = Request::new(method, &self.endpoint);
+        for (name, value) in headers {
+            req = req.header(name, value);
         }
+        if let Some(auth) = auth.as_deref() {
+            req = req.header("authorization", auth);
+        }
+        if let Some(body) = body {
+            req = req.body(body);
+        }
+        self.client
+            .send(attempt, &req)
+            .map_err(|f| TransportError::Network(Box::new(f.observation())))
     }
 
     /// POSTs one message with the headers its framing calls for.
@@ -125,7 +152,7 @@ impl HttpTransport {
         body: &[u8],
         framing: Framing<'_>,
         attempt: &Attempt,
-    ) -> Result<Response<ureq::Body>, TransportError> {
+    ) -> Result<Response, TransportError> {
         let session = self.session.as_ref().map(|s| s.id.clone());
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8);
         headers.push(("accept", ACCEPT_BOTH));
@@ -152,15 +179,11 @@ impl HttpTransport {
         };
         headers.extend(name.as_deref().map(|n| ("mcp-name", n)));
         headers.extend(params.iter().map(|(h, v)| (h.as_str(), *v)));
-        self.send(Method::Post, &headers, body, attempt)
+        self.send(Method::Post, &headers, Some(body), attempt)
     }
 
     /// Keeps the session id an `initialize` response assigned. Returns whether one was.
-    fn adopt_session(
-        &mut self,
-        headers: &HeaderMap,
-        version: Option<Version>,
-    ) -> Result<bool, TransportError> {
+    fn adopt_session(&mut self, headers: &HeaderMap) -> Result<bool, TransportError> {
         let mut values = headers.get_all("mcp-session-id").iter();
         let value = match (values.next(), values.next()) {
             (None, _) => return Ok(false),
@@ -172,7 +195,8 @@ impl HttpTransport {
             return Err(TransportError::Malformed("invalid session id"));
         }
         let id = String::from_utf8_lossy(value).into_owned();
-        if let Some(old) = self.session.replace(SessionId { id, version }) {
+        let session = SessionId { id, version: None };
+        if let Some(old) = self.session.replace(session) {
             self.retired.push(old);
         }
         Ok(true)
@@ -245,7 +269,7 @@ impl HttpTransport {
     /// Reads an event stream until our response, resuming a legacy stream when it ends early.
     fn stream(
         &mut self,
-        body: ureq::Body,
+        response: Response,
         want: u64,
         framing: Framing<'_>,
         attempt: &Attempt,
@@ -253,11 +277,15 @@ impl HttpTransport {
         let budget = usize::try_from(MAX_RESPONSE_BYTES).unwrap_or(usize::MAX);
         let mut parser = SseParser::new(budget);
         let mut events = Vec::new();
-        let mut reader = body.into_reader();
+        let mut timings = response.timings().clone();
+        let mut reader = response.into_reader();
         let mut resumptions = 0;
         let mut buf = [0u8; 16 * 1024];
         loop {
-            let n = reader.read(&mut buf).map_err(|_| network(attempt))?;
+            let n = reader.read(&mut buf).map_err(|e| {
+                let f = Response::read_failure(&e, attempt, timings.clone());
+                TransportError::Network(Box::new(f.observation()))
+            })?;
             if n == 0 {
                 parser.finish(&mut events);
                 let resumable = matches!(framing, Framing::Session { .. })
@@ -269,7 +297,9 @@ impl HttpTransport {
                     return Err(TransportError::Limit("stream resumed three times"));
                 }
                 resumptions += 1;
-                reader = self.resume(&parser, framing, attempt)?.into_reader();
+                let resumed = self.resume(&parser, framing, attempt)?;
+                timings = resumed.timings().clone();
+                reader = resumed.into_reader();
                 continue;
             }
             let fed = parser.feed(buf.get(..n).unwrap_or_default(), &mut events);
@@ -294,14 +324,14 @@ impl HttpTransport {
         parser: &SseParser,
         framing: Framing<'_>,
         attempt: &Attempt,
-    ) -> Result<ureq::Body, TransportError> {
+    ) -> Result<Response, TransportError> {
         let last = parser.last_event_id();
         if last.len() > MAX_ID_BYTES || last.bytes().any(|b| b < 0x20 || b == 0x7F) {
             return Err(TransportError::Malformed("invalid event id"));
         }
         let wait = Duration::from_millis(parser.retry_ms().unwrap_or(0));
         if wait >= attempt.remaining() {
-            return Err(network(attempt));
+            return Err(TransportError::unanswered(true));
         }
         pause(wait, attempt)?;
         let session = self.session.as_ref().map(|s| s.id.clone());
@@ -310,8 +340,8 @@ impl HttpTransport {
         if let Framing::Session { version } = framing {
             headers.push(("mcp-protocol-version", version.as_str()));
         }
-        let response = self.send(Method::Get, &headers, &[], attempt)?;
-        let status = response.status().as_u16();
+        let response = self.send(Method::Get, &headers, None, attempt)?;
+        let status = response.status();
         if matches!(status, 401 | 403) {
             return Err(TransportError::Status { status });
         }
@@ -321,22 +351,22 @@ impl HttpTransport {
         if media_type(response.headers()) != Some(ResponseMode::Sse) {
             return Err(TransportError::Malformed("resumption content type"));
         }
-        Ok(response.into_body())
+        Ok(response)
     }
 
     /// One request and its response (see [`Transport::request`]).
     fn exchange(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
         let want = out.id.unwrap_or(0);
         let response = self.post(out.method, out.body, out.framing, attempt)?;
-        let status = response.status().as_u16();
+        let status = response.status();
         if matches!(status, 401 | 403) {
             return Err(TransportError::Status { status });
         }
         if status != 200 {
-            return Err(Self::rejection(status, response.into_body()));
+            return Err(rejection(status, response));
         }
         let session_issued = match out.framing {
-            Framing::Handshake => self.adopt_session(response.headers(), None)?,
+            Framing::Handshake => self.adopt_session(response.headers())?,
             _ => false,
         };
         let mode = media_type(response.headers()).ok_or(TransportError::Malformed(
@@ -344,11 +374,11 @@ impl HttpTransport {
         ))?;
         let result = match mode {
             ResponseMode::Json => {
-                let bytes = read_limited(response.into_body())?;
+                let bytes = read_limited(response)?;
                 self.on_message(&bytes, want, out.framing, attempt)
                     .unwrap_or(Err(TransportError::Malformed("body holds no response")))
             }
-            ResponseMode::Sse => self.stream(response.into_body(), want, out.framing, attempt),
+            ResponseMode::Sse => self.stream(response, want, out.framing, attempt),
         }?;
         Ok(Reply {
             result,
@@ -359,36 +389,16 @@ impl HttpTransport {
 
     /// One notification; any 2xx accepts it (see [`Transport::notify`]).
     fn deliver(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
-        if let Framing::Session { version } = out.framing {
-            if let Some(session) = &mut self.session {
-                session.version = Some(version);
-            }
+        if let (Framing::Session { version }, Some(session)) = (out.framing, &mut self.session) {
+            session.version = Some(version);
         }
         let response = self.post(out.method, out.body, out.framing, attempt)?;
-        let status = response.status().as_u16();
+        let status = response.status();
         drain(response);
         if (200..300).contains(&status) {
             Ok(())
         } else {
             Err(TransportError::Status { status })
-        }
-    }
-
-    /// The outcome of a response whose status is not 200 (nor 401/403).
-    fn rejection(status: u16, body: ureq::Body) -> TransportError {
-        match read_limited(body) {
-            Ok(bytes) => match jsonrpc::parse(&bytes) {
-                Ok(Incoming::Response {
-                    outcome: Err(error),
-                    ..
-                }) => TransportError::Rpc {
-                    code: error.code,
-                    status: Some(status),
-                },
-                _ => TransportError::Status { status },
-            },
-            Err(limit @ TransportError::Limit(_)) => limit,
-            Err(_) => TransportError::Status { status },
         }
     }
 }
@@ -399,13 +409,16 @@ impl Transport for HttpTransport {
     }
 
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
-        let start = Instant::now();
-        let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], &[], attempt);
-        let latency = start.elapsed();
+        let started = Instant::now();
+        let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], None, attempt);
         Some(result.map(|response| {
             let mut steps = Steps::default();
-            steps.set(Stage::Http, Status::Healthy, Some(ms(latency)));
-            let status = response.status().as_u16();
+            response.timings().write_steps(&mut steps);
+            let latency = response
+                .timings()
+                .latency
+                .unwrap_or_else(|| started.elapsed());
+            let status = response.status();
             drain(response);
             Probe {
                 latency,
@@ -416,28 +429,15 @@ impl Transport for HttpTransport {
     }
 
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
-        // Whatever an aborted exchange met last (an EOF from the shutdown) is not an answer.
-        self.exchange(out, attempt).map_err(|e| {
-            if attempt.is_aborted() {
-                network(attempt)
-            } else {
-                e
-            }
-        })
+        self.exchange(out, attempt).map_err(|e| cut_off(e, attempt))
     }
 
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
-        self.deliver(out, attempt).map_err(|e| {
-            if attempt.is_aborted() {
-                network(attempt)
-            } else {
-                e
-            }
-        })
+        self.deliver(out, attempt).map_err(|e| cut_off(e, attempt))
     }
 
     fn discard(&mut self) {
-        self.agent = None;
+        self.client.discard();
         if let Some(session) = self.session.take() {
             self.retired.push(session);
         }
@@ -464,18 +464,40 @@ impl Transport for HttpTransport {
             );
             // Best effort, bounded like an attempt: the outcome never changes an observation.
             let cleanup = Attempt::new(Instant::now() + left);
-            if let Ok(response) = self.send(Method::Delete, &headers, &[], &cleanup) {
+            if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup) {
                 drain(response);
             }
         }
-        self.agent = None;
+        self.client.discard();
     }
 }
 
-/// The engine's classification input for a failed or interrupted exchange.
-fn network(attempt: &Attempt) -> TransportError {
-    TransportError::Network {
-        response_seen: attempt.response_seen(),
+/// Whatever an aborted exchange met last (an EOF from the shutdown, a half-read event) is not
+/// an answer: it is the deadline.
+fn cut_off(e: TransportError, attempt: &Attempt) -> TransportError {
+    if attempt.is_aborted() && !matches!(e, TransportError::Network(_)) {
+        TransportError::unanswered(attempt.response_seen())
+    } else {
+        e
+    }
+}
+
+/// The outcome of a response whose status is not 200 (nor 401/403): its JSON-RPC error when
+/// the body holds one, else the status.
+fn rejection(status: u16, response: Response) -> TransportError {
+    match read_limited(response) {
+        Ok(bytes) => match jsonrpc::parse(&bytes) {
+            Ok(Incoming::Response {
+                outcome: Err(error),
+                ..
+            }) => TransportError::Rpc {
+                code: error.code,
+                status: Some(status),
+            },
+            _ => TransportError::Status { status },
+        },
+        Err(limit @ TransportError::Limit(_)) => limit,
+        Err(_) => TransportError::Status { status },
     }
 }
 
@@ -493,98 +515,33 @@ fn media_type(headers: &HeaderMap) -> Option<ResponseMode> {
 }
 
 /// Reads a whole body of at most [`MAX_RESPONSE_BYTES`].
-fn read_limited(body: ureq::Body) -> Result<Vec<u8>, TransportError> {
-    match body
-        .into_with_config()
-        .limit(MAX_RESPONSE_BYTES)
-        .read_to_vec()
-    {
-        Ok(bytes) => Ok(bytes),
-        Err(ureq::Error::BodyExceedsLimit(_)) => Err(TransportError::Limit("response over 1 MiB")),
-        Err(_) => Err(TransportError::Network {
-            response_seen: true,
-        }),
+fn read_limited(response: Response) -> Result<Vec<u8>, TransportError> {
+    match response.read_body(MAX_RESPONSE_BYTES) {
+        Ok(body) if body.over_limit => Err(TransportError::Limit("response over 1 MiB")),
+        Ok(body) => Ok(body.bytes),
+        Err(f) => Err(TransportError::Network(Box::new(f.observation()))),
     }
 }
 
 /// Reads and drops a body that is not an event stream, so the connection can be reused.
-fn drain(response: Response<ureq::Body>) {
-    if media_type(response.headers()) == Some(ResponseMode::Sse) {
-        return;
+fn drain(response: Response) {
+    if media_type(response.headers()) != Some(ResponseMode::Sse) {
+        let _ = read_limited(response);
     }
-    let _ = read_limited(response.into_body());
 }
 
-/// Waits `wait` (a server's `retry`), returning early with a network failure on abort.
+/// Waits `wait` (a server's `retry`), returning early on abort.
 fn pause(wait: Duration, attempt: &Attempt) -> Result<(), TransportError> {
     const SLICE: Duration = Duration::from_millis(5);
     let until = Instant::now() + wait;
     loop {
         if attempt.is_aborted() {
-            return Err(network(attempt));
+            return Err(TransportError::unanswered(true));
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Ok(());
         }
         std::thread::sleep(left.min(SLICE));
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
-
-/// The HTTP methods this transport sends.
-#[derive(Clone, Copy, Debug)]
-enum Method {
-    Head,
-    Get,
-    Post,
-    Delete,
-}
-
-/// The HTTP client settings. With [`HttpTransport::send`], the one place to switch to the
-/// project's network layer.
-mod net {
-    use std::time::Duration;
-
-    use ureq::http::Response;
-    use ureq::{Agent, Body, RequestBuilder};
-
-    /// Adds `headers` to a request.
-    pub fn with_headers<'a, B>(
-        mut req: RequestBuilder<B>,
-        headers: impl Iterator<Item = (&'a str, &'a str)>,
-    ) -> RequestBuilder<B> {
-        for (name, value) in headers {
-            req = req.header(name, value);
-        }
-        req
-    }
-
-    /// Sends a request without a body.
-    pub fn call<'a>(
-        req: RequestBuilder<ureq::typestate::WithoutBody>,
-        headers: impl Iterator<Item = (&'a str, &'a str)>,
-        timeout: Option<Duration>,
-    ) -> Result<Response<Body>, ureq::Error> {
-        with_headers(req, headers)
-            .config()
-            .timeout_global(timeout)
-            .build()
-            .call()
-    }
-
-    /// A keep-alive agent: any status is a response, redirects are never followed, no
-    /// proxies from the environment.
-    pub fn agent() -> Agent {
-        Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .proxy(None)
-            .user_agent(concat!("agenthealth/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into()
     }
 }

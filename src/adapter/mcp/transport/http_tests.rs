@@ -16,6 +16,7 @@ use crate::adapter::mcp::era::Version;
 use crate::adapter::mcp::jsonrpc;
 use crate::adapter::{Attempt, Secret};
 use crate::config::McpOptions;
+use crate::net::{Client, Endpoint, Reuse};
 use crate::result::{Code, Dimension, Fact, Status};
 
 const LONG: Duration = Duration::from_secs(5);
@@ -25,8 +26,21 @@ fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Instant::now() + d)
 }
 
+fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
+    let endpoint = Endpoint::parse(url).expect("loopback url");
+    HttpTransport::new(endpoint, credentials, Client::new(Reuse::KeepAlive))
+}
+
 fn transport(server: &Server) -> HttpTransport {
-    HttpTransport::new(server.url.clone(), Arc::new(NoCredentials))
+    http(&server.url, Arc::new(NoCredentials))
+}
+
+/// `Some(response_seen)` for a failure without an answer.
+fn unanswered(e: Option<&TransportError>) -> Option<bool> {
+    match e {
+        Some(TransportError::Network(o)) => Some(o.response_seen),
+        _ => None,
+    }
 }
 
 fn send(
@@ -87,8 +101,8 @@ fn with_session(r: &Request) -> Reply {
 #[test]
 fn modern_requests_carry_version_and_method_and_never_a_session() {
     let server = Server::start(with_session);
-    let mut t = HttpTransport::new(
-        server.url.clone(),
+    let mut t = http(
+        &server.url,
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
@@ -435,12 +449,7 @@ fn stalled_body_is_a_partial_response_within_the_deadline() {
     let started = Instant::now();
     let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
     assert!(started.elapsed() < Duration::from_millis(500));
-    assert_eq!(
-        got.err(),
-        Some(TransportError::Network {
-            response_seen: true
-        })
-    );
+    assert_eq!(unanswered(got.as_ref().err()), Some(true));
     assert!(a.response_seen());
 }
 
@@ -450,24 +459,14 @@ fn silence_and_refusal_are_unreachable() {
     let mut t = transport(&server);
     let a = attempt_for(Duration::from_millis(80));
     let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
-    assert_eq!(
-        got.err(),
-        Some(TransportError::Network {
-            response_seen: false
-        })
-    );
+    assert_eq!(unanswered(got.as_ref().err()), Some(false));
     // Nothing listens on the discard port of a fresh loopback listener we closed.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/mcp", closed.local_addr().expect("addr"));
     drop(closed);
-    let mut t = HttpTransport::new(url, Arc::new(NoCredentials));
+    let mut t = http(&url, Arc::new(NoCredentials));
     let probe = t.probe(&attempt_for(LONG)).expect("http probes");
-    assert_eq!(
-        probe.err(),
-        Some(TransportError::Network {
-            response_seen: false
-        })
-    );
+    assert_eq!(unanswered(probe.as_ref().err()), Some(false));
 }
 
 /// The watchdog's abort cuts a blocked exchange off at once.
@@ -484,10 +483,7 @@ fn abort_interrupts_a_blocked_exchange() {
     });
     let got = send(&mut t, "tools/list", 1, Framing::Session { version: V }, &a);
     assert!(started.elapsed() < Duration::from_millis(1000));
-    assert!(
-        matches!(got, Err(TransportError::Network { .. })),
-        "{got:?}"
-    );
+    assert!(matches!(got, Err(TransportError::Network(_))), "{got:?}");
     t.discard();
     // A discarded transport works again with a fresh agent.
     let a = attempt_for(LONG);
@@ -504,8 +500,8 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
         ),
         _ => ok_result(r),
     });
-    let mut t = HttpTransport::new(
-        server.url.clone(),
+    let mut t = http(
+        &server.url,
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let a = attempt_for(LONG);
@@ -838,12 +834,7 @@ fn retry_beyond_the_deadline_sends_no_get() {
         Duration::from_millis(150),
     );
     assert!(started.elapsed() < Duration::from_millis(100));
-    assert_eq!(
-        got.err(),
-        Some(TransportError::Network {
-            response_seen: true
-        })
-    );
+    assert_eq!(unanswered(got.as_ref().err()), Some(true));
 }
 
 /// I58: the POST stream and its resumptions share one 1 MiB budget.

@@ -35,7 +35,7 @@
 //!   per line or per request is [`TransportError::Limit`]; end of output before any byte
 //!   for this request is [`TransportError::Exited`], a later end `Malformed`; a command that
 //!   cannot be started is [`TransportError::Unstartable`]; the deadline or an abort is
-//!   [`TransportError::Network`];
+//!   [`TransportError::unanswered`];
 //! * every header-only part of [`Framing`] is ignored; [`Reply::mode`] is
 //!   [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
 //! * [`Transport::discard`] kills the process group at once (the next request starts a new
@@ -52,7 +52,7 @@ use serde_json::value::RawValue;
 use super::era::{Channel, Version};
 use crate::adapter::Attempt;
 use crate::process::ExitInfo;
-use crate::result::Steps;
+use crate::result::{Note, Observation, Status, Steps};
 
 /// Which era's rules frame a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub struct Probe {
 }
 
 /// Why an exchange failed. Carries only numbers and our own words.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TransportError {
     /// An HTTP status other than the expected one, without a JSON-RPC error body
     /// (401/403 always land here, whatever their body).
@@ -170,12 +170,36 @@ pub enum TransportError {
     /// The peer process could not be started (stdio): our own word for why (e.g.
     /// `command_not_found`). An operator problem.
     Unstartable(&'static str),
-    /// No complete answer: connection failure, deadline or abort. The engine classifies it:
-    /// UNREACHABLE when nothing was received, UNKNOWN after a partial response.
-    Network {
-        /// Whether any response byte arrived during the attempt.
-        response_seen: bool,
-    },
+    /// No complete answer: a connection failure, the deadline, an abort, or a local refusal
+    /// before anything was sent. Carries the network classification as an observation:
+    /// UNREACHABLE when no response byte arrived, UNKNOWN after a partial response,
+    /// MISCONFIGURED for a local problem (trust store, proxy setting), with the transport's
+    /// stages and its own `failure` word when it has them.
+    Network(Box<Observation>),
+}
+
+impl TransportError {
+    /// The plain network failure any transport can report: UNREACHABLE when nothing arrived,
+    /// UNKNOWN after a partial response.
+    pub fn unanswered(response_seen: bool) -> TransportError {
+        let mut o = if response_seen {
+            Observation::noted(Status::Unknown, Note::IncompleteResponse)
+        } else {
+            Observation::noted(Status::Unreachable, Note::CommunicationFailed)
+        };
+        o.response_seen = response_seen;
+        TransportError::Network(Box::new(o))
+    }
+
+    /// Whether any response arrived: always, except for a network failure that saw nothing, a
+    /// process that exited in silence, and one that could not be started.
+    pub fn response_seen(&self) -> bool {
+        match self {
+            TransportError::Network(o) => o.response_seen,
+            TransportError::Exited(_) | TransportError::Unstartable(_) => false,
+            _ => true,
+        }
+    }
 }
 
 /// Moves JSON-RPC messages of one target run to and from the server.

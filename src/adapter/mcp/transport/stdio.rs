@@ -30,8 +30,8 @@
 //!   - end of output before any byte for this request is [`TransportError::Exited`]
 //!     (UNREACHABLE `mcp_process`, with the exit status or signal as evidence); an end after
 //!     some bytes is malformed;
-//!   - the deadline or an abort is [`TransportError::Network`], which the engine classifies
-//!     (UNREACHABLE when nothing arrived, UNKNOWN after a partial line).
+//!   - the deadline or an abort is [`TransportError::unanswered`] (UNREACHABLE when nothing
+//!     arrived, UNKNOWN after a partial line).
 //! * **End.** [`Transport::discard`] kills the process group at once; [`Transport::close`]
 //!   closes stdin, waits a short grace ([`CLOSE_GRACE`] at most, less when the budget is
 //!   short), then sends `SIGTERM` and `SIGKILL` to the group.
@@ -282,11 +282,9 @@ impl Transport for StdioTransport {
     }
 }
 
-/// The engine's classification input for an interrupted exchange.
+/// An interrupted exchange: UNREACHABLE when nothing arrived, UNKNOWN after a partial line.
 fn network(attempt: &Attempt) -> TransportError {
-    TransportError::Network {
-        response_seen: attempt.response_seen(),
-    }
+    TransportError::unanswered(attempt.response_seen())
 }
 
 /// Our word for why a command cannot be started (the `process_error` evidence).
@@ -523,9 +521,7 @@ mod tests {
         let a = Attempt::new(Instant::now());
         assert_eq!(
             request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
-            Err(TransportError::Network {
-                response_seen: false
-            })
+            Err(TransportError::unanswered(false))
         );
         assert!(t.pid().is_none());
     }
