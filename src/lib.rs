@@ -3,7 +3,7 @@
 //! The data flows one way: [`cli`] → [`config`] → [`engine`] → [`adapter`] → [`result`] →
 //! [`output`]. `main.rs` only calls [`run`] and exits with its code.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod adapter;

@@ -42,16 +42,15 @@
 //! `SIGPIPE` is ignored by the Rust runtime in every Rust `main`, so writing to a dead child
 //! yields `EPIPE` ([`SendError::Closed`]) rather than killing this process.
 //!
-//! # Signal mask (known limitation)
+//! # Signal mask
 //!
 //! std (since Rust 1.66) gives the child the signal mask of the thread that spawns it, and
-//! the engine blocks SIGINT and SIGTERM in every thread (`src/signals.rs`). Children
-//! therefore start with both blocked (measured: `SigBlk` bit 15 set, glibc and musl), and
-//! the `SIGTERM` step of [`Child::shutdown`] has no effect on a program that does not reset
-//! its mask: it is killed by `SIGKILL` [`TERM_WAIT`] later. Every time bound still holds.
-//! Resetting the mask here would need `pre_exec` or `posix_spawnattr_setsigmask` together
-//! with a working-directory change, which `#![forbid(unsafe_code)]` rules out (nix's safe
-//! `posix_spawn` has no `chdir` action); the fix belongs in how signals are caught.
+//! the engine blocks SIGINT and SIGTERM in every thread (`src/signals.rs`, a `sigwait`
+//! design). Left alone, every child would start with both blocked and the `SIGTERM` step of
+//! [`Child::shutdown`] would do nothing. The child therefore unblocks every signal between
+//! `fork` and `exec` (one `pthread_sigmask` call, which is async-signal-safe), so it starts
+//! with an empty mask like a program started from a shell. Dispositions need no reset:
+//! nothing here installs a handler, and std restores `SIGPIPE`.
 
 use std::ffi::OsString;
 use std::fmt;
@@ -69,7 +68,7 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::{AccessFlags, Pid, access};
 
@@ -355,8 +354,8 @@ impl Child {
     ///   (the only process-environment read in this module), then `env` (child name, value)
     ///   is added, overriding inherited names.
     /// - stdin, stdout and stderr are pipes; stderr is drained and discarded by a thread;
-    ///   stdin is non-blocking on this side. The child inherits the calling thread's signal
-    ///   mask (see "Signal mask" in the module documentation); std resets `SIGPIPE`.
+    ///   stdin is non-blocking on this side. The child starts with no signal blocked (see
+    ///   "Signal mask" in the module documentation); std resets `SIGPIPE`.
     /// - The child leads a new process group.
     ///
     /// Every error is an operator problem; none carries an environment value.
@@ -370,16 +369,7 @@ impl Child {
         env: &[(String, Secret)],
         parent: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<Child, SpawnError> {
-        for (name, value) in env {
-            check_env(name, value)?;
-        }
-        let directory = match &opts.directory {
-            Some(d) => Some(check_directory(d)?),
-            None => None,
-        };
-        let path_var = parent("PATH");
-        let program = resolve_command(&opts.command, directory.as_deref(), path_var.as_deref())?;
-
+        let (program, directory) = prepare(opts, env, parent)?;
         let mut cmd = Command::new(&program);
         cmd.arg0(&opts.command)
             .args(&opts.args)
@@ -399,8 +389,27 @@ impl Child {
         if let Some(d) = &directory {
             cmd.current_dir(d);
         }
+        unblock_signals_in_child(&mut cmd);
         let proc = cmd.spawn().map_err(|e| classify_spawn_error(e, &program))?;
         Child::start(proc)
+    }
+
+    /// The checks [`Child::spawn`] makes before starting anything, without starting anything:
+    /// the mapped variables can be put in an environment, the working directory is usable,
+    /// and the command resolves to an executable of a known format. Returns the file that
+    /// would be executed.
+    ///
+    /// A command that passes can still fail to start (a `#!` interpreter that does not
+    /// exist, resource limits, a file changed in between); [`Child::spawn`] reports those.
+    pub fn preflight(opts: &StdioOptions, env: &[(String, Secret)]) -> Result<PathBuf, SpawnError> {
+        prepare(opts, env, &|name| std::env::var_os(name)).map(|(program, _)| program)
+    }
+
+    /// How the child ended, waiting up to `bound` for it to exit (for a child whose input
+    /// was found closed). If it exited, the group is swept and the child reaped; otherwise
+    /// [`ExitInfo::Running`].
+    pub fn exit_within(&mut self, bound: Duration) -> ExitInfo {
+        self.collect_exit(bound)
     }
 
     /// Wires up the threads of a freshly spawned process; kills it if that fails.
@@ -743,6 +752,22 @@ fn reap(group: &Group, proc: &mut std::process::Child) -> Option<ExitStatus> {
     }
 }
 
+/// Makes the child start with an empty signal mask instead of the spawning thread's (which
+/// has SIGINT and SIGTERM blocked; see "Signal mask" in the module documentation).
+fn unblock_signals_in_child(cmd: &mut Command) {
+    // Built before the fork: the closure itself only makes the one system call.
+    let empty = SigSet::empty();
+    #[allow(unsafe_code)]
+    // SAFETY: `pre_exec` runs the closure in the forked child before `exec`, where only
+    // async-signal-safe operations are allowed. It calls `pthread_sigmask` (through nix, which
+    // passes a pointer to the `SigSet` copied into the closure and reads `errno`) and, on
+    // failure, builds an `io::Error` from a raw OS error code: no allocation, no lock, no
+    // other state shared with the parent's threads.
+    unsafe {
+        cmd.pre_exec(move || empty.thread_set_mask().map_err(io::Error::from));
+    }
+}
+
 /// Waits (without a bound) for a leader that survived `SIGKILL` for [`KILL_WAIT`], e.g. in
 /// uninterruptible sleep, then reaps it, so no zombie is left behind.
 fn reap_in_background(group: Arc<Group>, mut proc: std::process::Child) {
@@ -810,6 +835,25 @@ fn wait_writable(stdin: &ChildStdin, left: Duration) -> io::Result<()> {
         Ok(_) | Err(Errno::EINTR) => Ok(()),
         Err(e) => Err(io::Error::from(e)),
     }
+}
+
+/// The spawn checks: environment, directory, command. Returns the program and the absolute
+/// working directory.
+fn prepare(
+    opts: &StdioOptions,
+    env: &[(String, Secret)],
+    parent: &dyn Fn(&str) -> Option<OsString>,
+) -> Result<(PathBuf, Option<PathBuf>), SpawnError> {
+    for (name, value) in env {
+        check_env(name, value)?;
+    }
+    let directory = match &opts.directory {
+        Some(d) => Some(check_directory(d)?),
+        None => None,
+    };
+    let path_var = parent("PATH");
+    let program = resolve_command(&opts.command, directory.as_deref(), path_var.as_deref())?;
+    Ok((program, directory))
 }
 
 fn check_env(name: &str, value: &Secret) -> Result<(), SpawnError> {

@@ -1,5 +1,9 @@
 //! SIGINT/SIGTERM cancel the run instead of killing the process, so a document is still
 //! printed and every socket and child process is closed before exit.
+//!
+//! The signals are blocked in every thread and collected by one `sigwait` thread. Child
+//! processes would inherit that mask; [`crate::process`] clears it in each child before
+//! `exec`, so a stdio server still receives the `SIGTERM` of a graceful shutdown.
 
 use nix::sys::signal::{SigSet, Signal};
 

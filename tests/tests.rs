@@ -1,11 +1,13 @@
 //! The one integration test binary: runs the built `agenthealth` against servers on
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
-//! drives the stdio child-process layer against hostile children.
+//! drives the stdio child-process layer against hostile children; `stdio` runs the binary
+//! against stdio MCP servers (hostile, fake and real).
 
 mod cli;
 mod config;
 mod interop;
 mod process;
+mod stdio;
 mod util;
 
 mod http;

@@ -42,15 +42,16 @@ pub struct RunArgs {
 pub enum Source {
     /// A configuration file.
     File(PathBuf),
-    /// One ad-hoc target (`ping <type> <endpoint>`); named after the verb.
+    /// One ad-hoc target (`ping <type> <endpoint>`, or `ping mcp --stdio -- <command>
+    /// [args…]`); named after the verb.
     Adhoc {
         /// `ping` or `doctor`.
         name: &'static str,
         /// Target type.
         kind: TargetType,
-        /// Endpoint as typed.
+        /// Endpoint as typed; `stdio://<command basename>` for the stdio form.
         endpoint: String,
-        /// `--timeout`, `--bearer-env`.
+        /// `--timeout`, `--bearer-env`, and the `--stdio` command line.
         options: AdhocOptions,
     },
 }
@@ -120,6 +121,13 @@ pub const FLAGS: &[Flag] = &[
         value: Some("NAME"),
         verbs: &["ping", "doctor"],
         doc: "send `Authorization: Bearer $NAME` to an ad-hoc target",
+    },
+    Flag {
+        long: "stdio",
+        short: None,
+        value: None,
+        verbs: &["ping", "doctor"],
+        doc: "mcp server to start, no shell: ping mcp --stdio -- CMD [ARG...]",
     },
     Flag {
         long: "help",

@@ -1,5 +1,6 @@
 //! The lexopt loop: arguments → [`Command`]. Options may come before or after positionals;
-//! `--` ends options. Nothing here reads files or the environment.
+//! `--` ends options (everything after it is positional, as typed: for `--stdio`, the server's
+//! command line). Nothing here reads files or the environment.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -19,7 +20,22 @@ where
     let mut p = lexopt::Parser::from_args(args);
     let mut positionals: Vec<String> = Vec::new();
     let mut values: Vec<(&'static str, String)> = Vec::new();
+    // How many positionals came before a `--`, if there was one.
+    let mut dash: Option<usize> = None;
     loop {
+        if let Some(mut raw) = p.try_raw_args() {
+            if raw.peek() == Some(std::ffi::OsStr::new("--")) {
+                raw.next();
+                dash = Some(positionals.len());
+                for v in raw {
+                    let v = v
+                        .into_string()
+                        .map_err(|_| UsageError("arguments must be UTF-8 text".into()))?;
+                    positionals.push(v);
+                }
+                break;
+            }
+        }
         let arg = match p.next() {
             Ok(Some(arg)) => arg,
             Ok(None) => break,
@@ -32,9 +48,13 @@ where
             }
             Long("version") => positionals.push("version".into()),
             Long(name) => {
-                let Some(flag) = FLAGS.iter().find(|f| f.long == name && f.value.is_some()) else {
+                let Some(flag) = FLAGS.iter().find(|f| f.long == name) else {
                     return Err(unknown_option(&format!("--{name}")));
                 };
+                if flag.value.is_none() {
+                    values.push((flag.long, String::new()));
+                    continue;
+                }
                 let value = p.value().map_err(|_| {
                     UsageError(format!(
                         "--{} needs a value ({})",
@@ -120,8 +140,23 @@ where
         Ok(AdhocOptions {
             timeout_ms,
             bearer_env,
+            stdio: None,
         })
     };
+    if get("stdio").is_some() {
+        let name = match verb.as_str() {
+            "ping" => "ping",
+            _ => "doctor",
+        };
+        let mut options = adhoc_options()?;
+        let source = stdio_source(name, &positionals, dash, &mut options)?;
+        return Ok(Command::Run(RunArgs {
+            doctor: name == "doctor",
+            source,
+            format,
+            color,
+        }));
+    }
     let run = |doctor: bool, source: Source| {
         Ok(Command::Run(RunArgs {
             doctor,
@@ -178,10 +213,48 @@ fn adhoc(
     })
 }
 
+/// `<verb> mcp --stdio -- <command> [args…]`: the positionals are the verb and `mcp` before
+/// the `--`, and the command line after it. The verb is `ping` or `doctor` (the flag table
+/// rejects `--stdio` elsewhere).
+fn stdio_source(
+    name: &'static str,
+    positionals: &[String],
+    dash: Option<usize>,
+    options: &mut AdhocOptions,
+) -> Result<Source, UsageError> {
+    let form = format!("usage: agenthealth {name} mcp --stdio -- <command> [args...]");
+    let (Some(2), [_, kind, argv @ ..]) = (dash, positionals) else {
+        return Err(UsageError(format!(
+            "--stdio takes the server's command after `--`; {form}"
+        )));
+    };
+    if kind != "mcp" {
+        return Err(UsageError(format!(
+            "--stdio applies to mcp targets only; {form}"
+        )));
+    }
+    let Some(command) = argv.first().filter(|c| !c.trim().is_empty()) else {
+        return Err(UsageError(format!("--stdio needs a command; {form}")));
+    };
+    if options.bearer_env.is_some() {
+        return Err(UsageError(
+            "--bearer-env cannot be combined with --stdio; a stdio server takes no HTTP credentials"
+                .into(),
+        ));
+    }
+    options.stdio = Some(argv.to_vec());
+    Ok(Source::Adhoc {
+        name,
+        kind: TargetType::Mcp,
+        endpoint: crate::config::adhoc::stdio_endpoint(command),
+        options: options.clone(),
+    })
+}
+
 fn reject_adhoc_flags(values: &[(&'static str, String)], form: &str) -> Result<(), UsageError> {
     match values
         .iter()
-        .find(|(n, _)| *n == "timeout" || *n == "bearer-env")
+        .find(|(n, _)| matches!(*n, "timeout" | "bearer-env" | "stdio"))
     {
         Some((n, _)) => Err(UsageError(format!(
             "--{n} applies to ad-hoc targets only, not `{form}`; set it in the configuration file"
@@ -305,6 +378,96 @@ mod tests {
             panic!("expected error")
         };
         assert!(e.0.contains("--format"), "{e}");
+    }
+
+    fn stdio_of(r: Result<Command, UsageError>) -> (RunArgs, Vec<String>, String) {
+        let Ok(Command::Run(run)) = r else {
+            panic!("expected a run, got {r:?}")
+        };
+        let Source::Adhoc {
+            kind: TargetType::Mcp,
+            endpoint,
+            options,
+            ..
+        } = &run.source
+        else {
+            panic!("expected an ad-hoc mcp target: {run:?}")
+        };
+        let argv = options.stdio.clone().expect("a stdio command line");
+        let endpoint = endpoint.clone();
+        (run, argv, endpoint)
+    }
+
+    #[test]
+    fn stdio_form_takes_the_command_line_after_the_double_dash() {
+        let (run, argv, endpoint) = stdio_of(p(&[
+            "ping",
+            "mcp",
+            "--stdio",
+            "--format",
+            "json",
+            "--",
+            "/opt/bin/server",
+            "--format",
+            "x",
+            "-h",
+            "--",
+        ]));
+        assert_eq!(argv, ["/opt/bin/server", "--format", "x", "-h", "--"]);
+        assert_eq!(endpoint, "stdio://server");
+        assert_eq!(run.format, Format::Json, "options before `--` still apply");
+        assert!(!run.doctor);
+        assert!(matches!(run.source, Source::Adhoc { name: "ping", .. }));
+
+        let (run, argv, _) = stdio_of(p(&[
+            "doctor",
+            "--stdio",
+            "mcp",
+            "--timeout",
+            "900",
+            "--",
+            "uvx",
+            "mcp-server-time",
+        ]));
+        assert_eq!(argv, ["uvx", "mcp-server-time"]);
+        assert!(run.doctor);
+        let Source::Adhoc { name, options, .. } = &run.source else {
+            panic!("ad-hoc")
+        };
+        assert_eq!(*name, "doctor");
+        assert_eq!(options.timeout_ms, Some(900));
+    }
+
+    #[test]
+    fn stdio_misuse_is_an_error() {
+        for args in [
+            &["ping", "mcp", "--stdio"][..],
+            &["ping", "mcp", "--stdio", "server"],
+            &["ping", "mcp", "--stdio", "--"],
+            &["ping", "mcp", "--stdio", "--", " "],
+            &["ping", "http", "--stdio", "--", "server"],
+            &["ping", "--stdio", "--", "server"],
+            &["ping", "mcp", "x", "--stdio", "--", "server"],
+            &["ping", "mcp", "--stdio=yes", "--", "server"],
+            &["check", "c.yaml", "--stdio"],
+            &["doctor", "c.yaml", "--stdio"],
+            &["validate", "c.yaml", "--stdio"],
+            &[
+                "ping",
+                "mcp",
+                "--stdio",
+                "--bearer-env",
+                "T",
+                "--",
+                "server",
+            ],
+        ] {
+            assert!(p(args).is_err(), "{args:?}");
+        }
+        let Err(e) = p(&["ping", "mcp", "--stdio", "server"]) else {
+            panic!("expected an error")
+        };
+        assert!(e.0.contains("after `--`"), "{e}");
     }
 
     #[test]

@@ -114,6 +114,43 @@ fn word(check: &Check, key: &str) -> Option<String> {
     }
 }
 
+/// The likely fix for a stdio server that could not start or ended early (`mcp_process`).
+fn process_advice(check: &Check) -> String {
+    let command =
+        word(check, "command").map_or_else(|| "the command".to_string(), |c| format!("`{c}`"));
+    let by_hand = "run the configured command by hand (agenthealth starts it without a shell, \
+                   with only PATH, HOME, USER, the temporary-directory variables and mcp.stdio.env)";
+    match word(check, "process_error").as_deref() {
+        Some("command_not_found") if command.contains('/') => format!(
+            "{command} does not exist; a relative path is resolved against mcp.stdio.directory (or the current directory)"
+        ),
+        Some("command_not_found") => {
+            format!("{command} was not found on PATH; check mcp.stdio.command or give a path")
+        }
+        Some("command_not_executable") => format!(
+            "{command} cannot be executed: it needs execute permission and must be a binary or a #! script whose interpreter exists"
+        ),
+        Some("bad_directory") => {
+            "mcp.stdio.directory is missing, not a directory, or not searchable".into()
+        }
+        Some("invalid_env") => {
+            "an mcp.stdio.env name or value cannot be placed in an environment (`=` or NUL)".into()
+        }
+        Some(_) => format!("the server process could not be started; {by_hand}"),
+        None => match (int(check, "exit_code"), int(check, "exit_signal")) {
+            (Some(code), _) => {
+                format!("the server process exited with status {code} before answering; {by_hand}")
+            }
+            (None, Some(signal)) => format!(
+                "the server process was killed by signal {signal} before answering; {by_hand}"
+            ),
+            (None, None) => {
+                format!("the server process closed its output before answering; {by_hand}")
+            }
+        },
+    }
+}
+
 /// The likely fix for one failed check, from its code, message and evidence.
 pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
     let status_code = int(check, "http_status");
@@ -175,14 +212,15 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
             ));
         }
         Some(Code::McpProtocol) => {
+            if word(check, "protocol_error").as_deref() == Some("non-json line on stdout") {
+                return Some("the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into());
+            }
             return Some("the server's answer is not valid MCP/JSON-RPC; check that the URL is an MCP endpoint".into());
         }
         Some(Code::McpLimit) => {
             return Some("the server's answers exceed safety limits (1 MiB per response, 100 pages, 10,000 entries)".into());
         }
-        Some(Code::McpProcess) => {
-            return Some("the server process did not start or exited; run the configured command by hand to see why".into());
-        }
+        Some(Code::McpProcess) => return Some(process_advice(check)),
         _ => {}
     }
     match check.message.as_deref() {

@@ -284,8 +284,10 @@ mod tests {
             after_discover(&TransportError::Malformed("x"), Channel::Stdio),
             Stay
         );
+        let exited = TransportError::Exited(crate::process::ExitInfo::Code(1));
+        assert_eq!(after_discover(&exited, Channel::Stdio), Stay);
         assert_eq!(
-            after_discover(&TransportError::Exited, Channel::Stdio),
+            after_discover(&TransportError::Unstartable("x"), Channel::Stdio),
             Stay
         );
     }

@@ -3,10 +3,12 @@
 //! Every failure the adapter can meet — a transport's answer, a result of the wrong shape, a
 //! version it cannot accept, an inconclusive `input_required` — becomes a [`Failure`], and
 //! [`Failure::observe`] is the only place that picks a status, a code and the failure's
-//! evidence (`http_status`, `rpc_code`, `protocol_error`, `limit`).
+//! evidence (`http_status`, `rpc_code`, `protocol_error`, `limit`; for a process
+//! `exit_code`, `exit_signal`, `process_running` or `process_error`).
 
 use super::era::UNSUPPORTED_VERSION;
 use super::transport::TransportError;
+use crate::process::ExitInfo;
 use crate::result::{Code, Fact, Observation, Status};
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
@@ -78,8 +80,19 @@ impl Failure {
             Failure::Transport(T::Limit(why)) | Failure::Limit(why) => {
                 Observation::coded(Status::Unknown, Code::McpLimit).with("limit", Fact::Word(why))
             }
-            Failure::Transport(T::Exited) => {
-                Observation::coded(Status::Unreachable, Code::McpProcess)
+            Failure::Transport(T::Exited(exit)) => {
+                let o = Observation::coded(Status::Unreachable, Code::McpProcess);
+                match exit {
+                    ExitInfo::Code(code) => o.with("exit_code", Fact::Int(i64::from(*code))),
+                    ExitInfo::Signal(signal) => {
+                        o.with("exit_signal", Fact::Int(i64::from(*signal)))
+                    }
+                    ExitInfo::Running => o.with("process_running", Fact::Bool(true)),
+                }
+            }
+            Failure::Transport(T::Unstartable(why)) => {
+                Observation::coded(Status::Misconfigured, Code::McpProcess)
+                    .with("process_error", Fact::Word(why))
             }
             Failure::Version => Observation::coded(Status::Unhealthy, Code::McpVersion),
             Failure::Input => Observation::coded(Status::Unknown, Code::McpInput),
@@ -150,11 +163,30 @@ mod tests {
             (Status::Unhealthy, Some(Code::McpVersion))
         );
         assert_eq!(of(Failure::Input), (Status::Unknown, Some(Code::McpInput)));
+        let exited = t(T::Exited(ExitInfo::Code(3))).observe();
         assert_eq!(
-            of(t(T::Exited)),
+            (exited.status, exited.code),
             (Status::Unreachable, Some(Code::McpProcess))
         );
-        assert!(!t(T::Exited).observe().response_seen);
+        assert!(!exited.response_seen);
+        assert_eq!(exited.evidence.get("exit_code"), Some(&Fact::Int(3)));
+        let killed = t(T::Exited(ExitInfo::Signal(9))).observe();
+        assert_eq!(killed.evidence.get("exit_signal"), Some(&Fact::Int(9)));
+        let running = t(T::Exited(ExitInfo::Running)).observe();
+        assert_eq!(
+            running.evidence.get("process_running"),
+            Some(&Fact::Bool(true))
+        );
+        let unstartable = t(T::Unstartable("command_not_found")).observe();
+        assert_eq!(
+            (unstartable.status, unstartable.code),
+            (Status::Misconfigured, Some(Code::McpProcess))
+        );
+        assert!(!unstartable.response_seen);
+        assert_eq!(
+            unstartable.evidence.get("process_error"),
+            Some(&Fact::Word("command_not_found"))
+        );
         let silent = t(T::unanswered(false)).observe();
         assert_eq!(silent.status, Status::Unreachable);
         assert!(!silent.response_seen && silent.code.is_none());

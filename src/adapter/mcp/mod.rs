@@ -3,10 +3,12 @@
 //! The flow of one target run, in order:
 //!
 //! 1. **configuration** — the pin must name a supported revision ([`era::plan`]) and the
-//!    endpoint must be an `http(s)` URL; both are checked before any traffic.
+//!    endpoint must be an `http(s)` URL, or for `transport: stdio` a `stdio://name` whose
+//!    command resolves to an executable ([`transport::stdio::prepare`]); all checked before
+//!    any traffic or process.
 //! 2. **reachability** — the transport's probe (HTTP: `HEAD`; any status is connectivity
-//!    evidence and its round trip is the latency). A transport without a probe times session
-//!    establishment instead.
+//!    evidence and its round trip is the latency). A transport without a probe (stdio) times
+//!    session establishment instead, process start-up included.
 //! 3. **authentication**, **protocol** — the session is established once per run and shared:
 //!    unpinned, `server/discover` at 2026-07-28 first ([`modern`]); a legacy rejection
 //!    ([`era::after_discover`]) leads to `initialize` offering 2025-11-25 ([`lifecycle`]);
@@ -18,8 +20,11 @@
 //!    which will use the cached [`inventory::Inventory`] (tools keep their annotations, input
 //!    schemas and header bindings) and [`headers`] for `Mcp-Name`/`Mcp-Param-*`.
 //!
-//! An attempt the engine aborts is discarded with its session; the end of the run closes the
-//! transport (legacy HTTP: best-effort `DELETE`).
+//! An attempt that ends at its deadline or is aborted is discarded with its session (and
+//! process), whether the engine or the transport noticed first; so is a session that failed
+//! to establish without receiving anything (a retry starts afresh). The end of the run closes
+//! the transport (legacy HTTP: best-effort `DELETE`; stdio: stdin closed, short grace, then
+//! the process group terminated).
 //!
 //! # Evidence
 //!
@@ -40,6 +45,8 @@
 //! | `failed_method` | the method of the message that failed | any classified failure |
 //! | `http_status`, `rpc_code` | the failing HTTP status / JSON-RPC error code; HEAD status in reachability | failures, reachability |
 //! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
+//! | `exit_code`, `exit_signal`, `process_running` | how a stdio process that ended its output early ended | `mcp_process` (UNREACHABLE) |
+//! | `process_error`, `command` | why a stdio command cannot start; the configured command (configuration check) | `mcp_process` (MISCONFIGURED) |
 //! | `protocol_version` | the configured pin | invalid pin |
 
 pub mod era;
@@ -171,13 +178,11 @@ impl McpRun {
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
                 McpTransport::Http => Box::new(HttpTransport::configure(&self.ctx)?),
-                // The stdio transport is a later issue; it plugs in here.
-                McpTransport::Stdio => {
-                    return Err(Observation::noted(
-                        Status::Unknown,
-                        Note::DimensionUnsupported,
-                    ));
-                }
+                McpTransport::Stdio => Box::new(transport::stdio::prepare(
+                    &self.ctx.target,
+                    options,
+                    &self.ctx.env,
+                )?),
             };
             self.session = Some(Session::new(transport, self.client_credentials()));
         }
@@ -236,6 +241,10 @@ impl McpRun {
                 let o = explain(&failure, evidence, session);
                 if !failure.is_network() && failure.response_seen() && !attempt.is_aborted() {
                     self.state = State::Failed(o.clone());
+                } else if !failure.response_seen() {
+                    // Never ready and nothing received (a dead or silent process, a refused
+                    // connection): the next attempt starts afresh.
+                    session.discard();
                 }
                 Err(o)
             }
@@ -287,7 +296,7 @@ impl TargetRun for McpRun {
         if let Err(o) = self.prepare() {
             return o;
         }
-        match dim {
+        let o = match dim {
             Dimension::Reachability => self.reachability(attempt),
             Dimension::Authentication | Dimension::Protocol => {
                 self.establish(attempt).map_or_else(|o| o, Ready::observe)
@@ -296,7 +305,13 @@ impl TargetRun for McpRun {
             // Functional invocation is a later issue: it establishes, lists (cached), gates on
             // the tool's annotations, then sends one `tools/call`.
             _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
+        };
+        // An attempt that ran out (or was aborted) may have left a request unanswered on the
+        // session or process: never reuse it, whether or not the watchdog noticed first.
+        if attempt.expired() {
+            self.discard();
         }
+        o
     }
 
     fn discard(&mut self) {

@@ -16,31 +16,34 @@
 //! It returns only the `result` of our request, or a [`TransportError`] the protocol logic
 //! classifies. Protocol logic never sees bytes, headers or statuses except through these.
 //!
-//! # Implementing a transport (stdio)
+//! # The stdio transport
 //!
-//! [`http::HttpTransport`] is the reference. A newline-delimited stdio transport would:
+//! [`stdio::StdioTransport`] implements the trait over a child process
+//! ([`crate::process::Child`]); its module documentation has the details. In short:
 //!
-//! * answer [`Transport::channel`] with [`Channel::Stdio`] (any unrecognised JSON-RPC error
-//!   to discovery then means "legacy"), and [`Transport::probe`] with `None` (reachability
-//!   times spawn plus establishment);
-//! * spawn the process on first use and keep it for the target run (not the attempt); write
-//!   `out.body` plus `\n`; register an abort hook that kills the process group; mark the
-//!   attempt's response on the first stdout byte;
-//! * read lines through [`super::jsonrpc::parse`] until the response to `out.id`: ignore
-//!   notifications; in a legacy framing answer `ping` with an empty result and other server
-//!   requests with −32601 on stdin, in the modern framing return
+//! * [`Transport::channel`] is [`Channel::Stdio`] (any unrecognised JSON-RPC error to
+//!   discovery then means "legacy"), and [`Transport::probe`] is `None` (reachability times
+//!   start-up plus establishment);
+//! * the process starts on first use and serves the whole target run; every exchange
+//!   registers an abort hook that kills the process group and marks the attempt's response
+//!   on the first stdout byte;
+//! * lines are read through [`super::jsonrpc::parse`] until the response to `out.id`:
+//!   notifications are ignored; in a legacy framing `ping` is answered with an empty result
+//!   and other server requests with −32601, in the modern framing a server request is
 //!   [`TransportError::Malformed`]; a JSON-RPC error becomes [`TransportError::Rpc`] with
 //!   `status: None`; a line that is not a JSON-RPC message is `Malformed`; more than 1 MiB
 //!   per line or per request is [`TransportError::Limit`]; end of output before any byte
-//!   for this request is [`TransportError::Exited`], a later end `Malformed`; the deadline
-//!   or an abort is [`TransportError::unanswered`];
-//! * ignore every header-only part of [`Framing`] (names, params, versions, sessions);
-//!   [`Reply::mode`] is [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
-//! * [`Transport::notify`]: write the line, wait for nothing;
-//! * [`Transport::discard`]: kill the process (group) so the next request spawns afresh;
-//!   [`Transport::close`]: close stdin, give it a short grace within the budget, then kill.
+//!   for this request is [`TransportError::Exited`], a later end `Malformed`; a command that
+//!   cannot be started is [`TransportError::Unstartable`]; the deadline or an abort is
+//!   [`TransportError::unanswered`];
+//! * every header-only part of [`Framing`] is ignored; [`Reply::mode`] is
+//!   [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
+//! * [`Transport::discard`] kills the process group at once (the next request starts a new
+//!   process); [`Transport::close`] closes stdin, allows a short grace within the budget,
+//!   then terminates the group.
 
 pub mod http;
+pub mod stdio;
 
 use std::time::Duration;
 
@@ -48,6 +51,7 @@ use serde_json::value::RawValue;
 
 use super::era::{Channel, Version};
 use crate::adapter::Attempt;
+use crate::process::ExitInfo;
 use crate::result::{Note, Observation, Status, Steps};
 
 /// Which era's rules frame a message.
@@ -160,8 +164,12 @@ pub enum TransportError {
     Malformed(&'static str),
     /// The answer exceeded a safety limit (1 MiB per response, three resumptions).
     Limit(&'static str),
-    /// The peer process ended before writing anything for this request (stdio).
-    Exited,
+    /// The peer process ended before writing anything for this request (stdio), and how it
+    /// ended as far as could be observed.
+    Exited(ExitInfo),
+    /// The peer process could not be started (stdio): our own word for why (e.g.
+    /// `command_not_found`). An operator problem.
+    Unstartable(&'static str),
     /// No complete answer: a connection failure, the deadline, an abort, or a local refusal
     /// before anything was sent. Carries the network classification as an observation:
     /// UNREACHABLE when no response byte arrived, UNKNOWN after a partial response,
@@ -183,12 +191,12 @@ impl TransportError {
         TransportError::Network(Box::new(o))
     }
 
-    /// Whether any response arrived: always, except for a network failure that saw nothing and
-    /// a process that exited in silence.
+    /// Whether any response arrived: always, except for a network failure that saw nothing, a
+    /// process that exited in silence, and one that could not be started.
     pub fn response_seen(&self) -> bool {
         match self {
             TransportError::Network(o) => o.response_seen,
-            TransportError::Exited => false,
+            TransportError::Exited(_) | TransportError::Unstartable(_) => false,
             _ => true,
         }
     }

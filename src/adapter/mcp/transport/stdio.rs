@@ -1,0 +1,583 @@
+//! MCP over stdio: one child process per target run, newline-delimited JSON-RPC on its stdin
+//! and stdout.
+//!
+//! The bytes and the process live in [`crate::process`] (no shell, a clean environment, its
+//! own process group, bounded lines, stderr drained, group termination). This module adds the
+//! JSON-RPC rules on top:
+//!
+//! * **Start.** The configured command starts on the first message of the run, inside that
+//!   attempt, so discovery's deadline includes the cold start. The process then serves every
+//!   dimension of the run. A command that cannot be started is
+//!   [`TransportError::Unstartable`] (MISCONFIGURED `mcp_process`); [`prepare`] decides the
+//!   offline part of that (not found, not executable, bad directory) before anything starts.
+//! * **Out.** Each message is its compact JSON plus `\n`, written within the attempt's
+//!   deadline.
+//! * **In.** Lines are read until the response to our request id:
+//!   - every line must be one JSON-RPC message (or a batch). Anything else — a banner, a log
+//!     line, a blank line — is UNHEALTHY `mcp_protocol` (`protocol_error`:
+//!     `non-json line on stdout`): the stdio transport reserves stdout for MCP messages, and
+//!     logs belong on stderr;
+//!   - notifications are ignored;
+//!   - in a legacy session a server `ping` is answered with an empty result and any other
+//!     server request with −32601; during a stateless (2026-07-28) exchange a server request
+//!     is malformed;
+//!   - a response with another id is malformed (`response id does not match`). The transport
+//!     never abandons a request on a living process (a timed-out or cancelled attempt kills
+//!     it), so no late answer to an earlier request can arrive: any other id is a server bug.
+//!     An error response with a `null` id answers the one request in flight;
+//!   - a line over 1 MiB, or more than 1 MiB of lines (notifications included) while waiting
+//!     for one response, is UNKNOWN `mcp_limit`;
+//!   - end of output before any byte for this request is [`TransportError::Exited`]
+//!     (UNREACHABLE `mcp_process`, with the exit status or signal as evidence); an end after
+//!     some bytes is malformed;
+//!   - the deadline or an abort is [`TransportError::unanswered`] (UNREACHABLE when nothing
+//!     arrived, UNKNOWN after a partial line).
+//! * **End.** [`Transport::discard`] kills the process group at once; [`Transport::close`]
+//!   closes stdin, waits a short grace ([`CLOSE_GRACE`] at most, less when the budget is
+//!   short), then sends `SIGTERM` and `SIGKILL` to the group.
+//!
+//! Every exchange registers the process's abort handle on the attempt, so the engine's
+//! watchdog can kill the group the moment the deadline passes or the run is cancelled.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::mcp::era::{Channel, METHOD_NOT_FOUND};
+use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
+use crate::adapter::{Attempt, Secret};
+use crate::config::{McpOptions, StdioOptions, Target};
+use crate::process::{
+    Child, EXIT_WAIT, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
+};
+use crate::result::{Fact, Observation, Status};
+
+/// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
+/// for its response: one maximal line.
+pub const MAX_RESPONSE_BYTES: usize = MAX_LINE_BYTES + 1;
+
+/// The longest wait for the process to exit by itself after its stdin is closed at the end of
+/// the run (before `SIGTERM`).
+pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
+
+/// Part of the close budget kept for the `SIGTERM` and `SIGKILL` steps and scheduling.
+const CLOSE_RESERVE: Duration = Duration::from_millis(20);
+
+/// The endpoint scheme of stdio targets.
+const SCHEME: &str = "stdio://";
+
+/// The stdio transport of one target run.
+pub struct StdioTransport {
+    options: StdioOptions,
+    env: Arc<Vec<(String, Secret)>>,
+    child: Option<Child>,
+}
+
+impl StdioTransport {
+    /// A transport that starts `options.command` with the mapped `env` (child name, value)
+    /// on first use.
+    pub fn new(options: StdioOptions, env: Arc<Vec<(String, Secret)>>) -> StdioTransport {
+        StdioTransport {
+            options,
+            env,
+            child: None,
+        }
+    }
+
+    /// The running process, started if there is none yet; its abort handle is registered on
+    /// the attempt.
+    fn child(&mut self, attempt: &Attempt) -> Result<&mut Child, TransportError> {
+        let child = match self.child.take() {
+            Some(child) => child,
+            None => Child::spawn(&self.options, &self.env)
+                .map_err(|e| TransportError::Unstartable(spawn_reason(&e)))?,
+        };
+        let child = self.child.insert(child);
+        attempt.on_abort(child.abort_handle());
+        Ok(child)
+    }
+
+    /// One request and its response (see [`Transport::request`]).
+    fn exchange(
+        &mut self,
+        out: &Outgoing<'_>,
+        attempt: &Attempt,
+    ) -> Result<Box<RawValue>, TransportError> {
+        if attempt.expired() {
+            return Err(network(attempt));
+        }
+        let want = out.id.unwrap_or(0);
+        let child = self.child(attempt)?;
+        match child.send(out.body, attempt.deadline()) {
+            // A closed input: the process died or closed it. What it wrote, and how it ended,
+            // is on stdout; read on.
+            Ok(()) | Err(SendError::Closed) => {}
+            Err(SendError::Timeout | SendError::Io(_)) => return Err(network(attempt)),
+            Err(SendError::EmbeddedNewline) => {
+                return Err(TransportError::Malformed("request contains a newline"));
+            }
+        }
+        let mut used = 0usize;
+        loop {
+            // Still the process `child()` started (and registered) above.
+            let Some(child) = self.child.as_mut() else {
+                return Err(network(attempt));
+            };
+            let line = match child.recv_line(attempt) {
+                Ok(line) => line,
+                Err(RecvError::Timeout | RecvError::Aborted) => return Err(network(attempt)),
+                Err(RecvError::LineTooLong) => {
+                    return Err(TransportError::Limit("line over 1 MiB"));
+                }
+                Err(RecvError::Closed { exit, unterminated }) => {
+                    return Err(if used == 0 && unterminated == 0 {
+                        TransportError::Exited(exit)
+                    } else {
+                        TransportError::Malformed("output ended without a response")
+                    });
+                }
+                Err(RecvError::Io(_)) => {
+                    return Err(TransportError::Malformed("output ended without a response"));
+                }
+            };
+            used = used.saturating_add(line.len().saturating_add(1));
+            if used > MAX_RESPONSE_BYTES {
+                return Err(TransportError::Limit(
+                    "output over 1 MiB before the response",
+                ));
+            }
+            let message = jsonrpc::parse(&line).map_err(|e| {
+                TransportError::Malformed(match e {
+                    FrameError::NotJson => "non-json line on stdout",
+                    _ => "invalid json-rpc message",
+                })
+            })?;
+            if let Some(outcome) = self.on_incoming(message, want, out.framing, attempt) {
+                return outcome;
+            }
+        }
+    }
+
+    /// Handles one message received while waiting for the response to `want`; returns the
+    /// outcome once it is our response.
+    fn on_incoming(
+        &mut self,
+        message: Incoming,
+        want: u64,
+        framing: Framing<'_>,
+        attempt: &Attempt,
+    ) -> Option<Result<Box<RawValue>, TransportError>> {
+        match message {
+            Incoming::Response { id, outcome } => {
+                let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
+                Some(if ours {
+                    outcome.map_err(|e| TransportError::Rpc {
+                        code: e.code,
+                        status: None,
+                    })
+                } else {
+                    Err(TransportError::Malformed("response id does not match"))
+                })
+            }
+            Incoming::Notification { .. } => None,
+            Incoming::Request { .. } if framing.is_modern() => Some(Err(
+                TransportError::Malformed("server request on a stateless exchange"),
+            )),
+            Incoming::Request { id, method, .. } => {
+                self.answer_server(&id, method == "ping", attempt);
+                None
+            }
+            Incoming::Batch(messages) => messages
+                .into_iter()
+                .find_map(|m| self.on_incoming(m, want, framing, attempt)),
+        }
+    }
+
+    /// Answers a server request on stdin: `ping` with an empty result, anything else with
+    /// −32601. Best effort: a failed write shows up as the end of the output.
+    fn answer_server(&mut self, id: &Value, ping: bool, attempt: &Attempt) {
+        let body = if ping {
+            match RawValue::from_string("{}".to_owned()) {
+                Ok(empty) => jsonrpc::encode_result(id, &empty),
+                Err(_) => return,
+            }
+        } else {
+            jsonrpc::encode_error(id, METHOD_NOT_FOUND, "Method not found")
+        };
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.send(&body, attempt.deadline());
+        }
+    }
+
+    /// One notification (see [`Transport::notify`]).
+    fn deliver(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
+        if attempt.expired() {
+            return Err(network(attempt));
+        }
+        let child = self.child(attempt)?;
+        match child.send(out.body, attempt.deadline()) {
+            Ok(()) => Ok(()),
+            Err(SendError::Closed) => Err(TransportError::Exited(
+                child.exit_within(attempt.remaining().min(EXIT_WAIT)),
+            )),
+            Err(SendError::Timeout | SendError::Io(_)) => Err(network(attempt)),
+            Err(SendError::EmbeddedNewline) => {
+                Err(TransportError::Malformed("request contains a newline"))
+            }
+        }
+    }
+}
+
+impl Transport for StdioTransport {
+    fn channel(&self) -> Channel {
+        Channel::Stdio
+    }
+
+    fn probe(&mut self, _attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
+        None
+    }
+
+    fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
+        // Whatever an aborted exchange met last (the end of output after the kill) is not an
+        // answer.
+        match self.exchange(out, attempt) {
+            Ok(result) => Ok(Reply {
+                result,
+                mode: ResponseMode::Json,
+                session_issued: false,
+            }),
+            Err(_) if attempt.is_aborted() => Err(network(attempt)),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
+        self.deliver(out, attempt).map_err(|e| {
+            if attempt.is_aborted() {
+                network(attempt)
+            } else {
+                e
+            }
+        })
+    }
+
+    fn discard(&mut self) {
+        if let Some(child) = self.child.take() {
+            // No grace for an abandoned process: SIGKILL to the group now.
+            (child.abort_handle())();
+            child.shutdown(Duration::ZERO);
+        }
+    }
+
+    fn close(&mut self, budget: Duration) {
+        if let Some(child) = self.child.take() {
+            let grace = budget
+                .saturating_sub(TERM_WAIT + KILL_WAIT + CLOSE_RESERVE)
+                .min(CLOSE_GRACE);
+            child.shutdown(grace);
+        }
+    }
+}
+
+/// An interrupted exchange: UNREACHABLE when nothing arrived, UNKNOWN after a partial line.
+fn network(attempt: &Attempt) -> TransportError {
+    TransportError::unanswered(attempt.response_seen())
+}
+
+/// Our word for why a command cannot be started (the `process_error` evidence).
+pub fn spawn_reason(e: &SpawnError) -> &'static str {
+    match e {
+        SpawnError::NotFound { .. } => "command_not_found",
+        SpawnError::NotExecutable { .. } => "command_not_executable",
+        SpawnError::BadDirectory { .. } => "bad_directory",
+        SpawnError::InvalidEnv { .. } => "invalid_env",
+        SpawnError::Other(_) => "start_failed",
+    }
+}
+
+/// Whether `endpoint` names a stdio target: `stdio://` and a non-empty name, without
+/// userinfo, query, fragment, whitespace or control characters. The name only identifies
+/// the target; it is never executed.
+pub fn valid_endpoint(endpoint: &str) -> bool {
+    let Some(prefix) = endpoint.get(..SCHEME.len()) else {
+        return false;
+    };
+    if !prefix.eq_ignore_ascii_case(SCHEME) {
+        return false;
+    }
+    let rest = &endpoint[SCHEME.len()..];
+    let name = rest.split('/').next().unwrap_or_default();
+    !name.is_empty()
+        && !rest
+            .chars()
+            .any(|c| matches!(c, '@' | '?' | '#') || c.is_whitespace() || c.is_control())
+}
+
+/// The offline part of the configuration check of a stdio target, and its transport: the
+/// endpoint names a stdio target (else MISCONFIGURED), and the command can be started
+/// (else MISCONFIGURED `mcp_process` with `process_error` and the configured `command`).
+/// Starts nothing.
+pub fn prepare(
+    target: &Target,
+    options: &McpOptions,
+    env: &Arc<Vec<(String, Secret)>>,
+) -> Result<StdioTransport, Observation> {
+    let Some(stdio) = options.stdio.as_ref() else {
+        return Err(Observation::new(Status::Misconfigured));
+    };
+    if !valid_endpoint(&target.endpoint) {
+        return Err(Observation::new(Status::Misconfigured));
+    }
+    if let Err(e) = Child::preflight(stdio, env) {
+        let failure = TransportError::Unstartable(spawn_reason(&e));
+        let o = super::super::failure::Failure::from(failure).observe();
+        return Err(o.with("command", Fact::Config(stdio.command.clone())));
+    }
+    Ok(StdioTransport::new(stdio.clone(), Arc::clone(env)))
+}
+
+/// The running process, for tests.
+#[cfg(test)]
+impl StdioTransport {
+    fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::pid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adapter::mcp::transport::Framing;
+    use crate::process::ExitInfo;
+    use std::time::Instant;
+
+    fn fixture(name: &str) -> String {
+        format!("{}/tests/fixtures/stdio/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// The real interpreter (a pyenv shim would add variables of its own).
+    fn python_bin() -> &'static str {
+        static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        BIN.get_or_init(|| {
+            let out = std::process::Command::new("python3")
+                .args(["-c", "import sys; print(sys.executable)"])
+                .output()
+                .expect("python3");
+            String::from_utf8(out.stdout)
+                .expect("utf-8")
+                .trim()
+                .to_string()
+        })
+    }
+
+    fn fake(args: &[&str]) -> StdioTransport {
+        let mut all = vec![fixture("fake_server.py")];
+        all.extend(args.iter().map(|a| a.to_string()));
+        StdioTransport::new(
+            StdioOptions {
+                command: python_bin().into(),
+                args: all,
+                directory: None,
+                env: Vec::new(),
+            },
+            Arc::new(Vec::new()),
+        )
+    }
+
+    fn soon(ms: u64) -> Attempt {
+        Attempt::new(Instant::now() + Duration::from_millis(ms))
+    }
+
+    fn request(
+        t: &mut StdioTransport,
+        id: u64,
+        method: &str,
+        framing: Framing<'_>,
+        attempt: &Attempt,
+    ) -> Result<Reply, TransportError> {
+        let body = jsonrpc::encode_request(id, method, None);
+        t.request(
+            &Outgoing {
+                method,
+                id: Some(id),
+                body: &body,
+                framing,
+            },
+            attempt,
+        )
+    }
+
+    #[test]
+    fn endpoints() {
+        for ok in [
+            "stdio://local-server",
+            "STDIO://x",
+            "stdio://files/sub",
+            "stdio://a.b_c-1",
+        ] {
+            assert!(valid_endpoint(ok), "{ok}");
+        }
+        for bad in [
+            "stdio://",
+            "stdio:///x",
+            "stdio://u@h",
+            "stdio://x?q",
+            "stdio://x#f",
+            "stdio://a b",
+            "http://x",
+            "stdio:x",
+            "std",
+            "stdio://\u{7}",
+        ] {
+            assert!(!valid_endpoint(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn one_process_answers_several_requests_and_skips_notifications() {
+        let mut t = fake(&["--era", "legacy", "--notify"]);
+        let a = soon(10_000);
+        let init = request(&mut t, 1, "initialize", Framing::Handshake, &a).expect("initialize");
+        assert!(init.result.get().contains("protocolVersion"));
+        assert_eq!(init.mode, ResponseMode::Json);
+        assert!(!init.session_issued);
+        let pid = t.pid();
+        let note = jsonrpc::encode_notification("notifications/initialized", None);
+        let session = Framing::Session {
+            version: crate::adapter::mcp::era::Version::V2025_11_25,
+        };
+        t.notify(
+            &Outgoing {
+                method: "notifications/initialized",
+                id: None,
+                body: &note,
+                framing: session,
+            },
+            &a,
+        )
+        .expect("notify");
+        let listed = request(&mut t, 2, "tools/list", session, &a).expect("tools/list");
+        assert!(listed.result.get().contains("tools"));
+        assert_eq!(t.pid(), pid, "the same process serves every request");
+        t.close(Duration::from_millis(250));
+        assert!(t.pid().is_none());
+    }
+
+    #[test]
+    fn rpc_errors_carry_no_status() {
+        let mut t = fake(&["--era", "legacy"]);
+        let a = soon(10_000);
+        assert_eq!(
+            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            Err(TransportError::Rpc {
+                code: -32601,
+                status: None
+            })
+        );
+        t.discard();
+    }
+
+    #[test]
+    fn an_early_exit_is_exited_with_its_status() {
+        let mut t = StdioTransport::new(
+            StdioOptions {
+                command: fixture("exit.sh"),
+                args: Vec::new(),
+                directory: None,
+                env: Vec::new(),
+            },
+            Arc::new(Vec::new()),
+        );
+        let a = soon(5_000);
+        assert_eq!(
+            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            Err(TransportError::Exited(ExitInfo::Code(3)))
+        );
+        assert!(!a.response_seen());
+    }
+
+    #[test]
+    fn a_command_that_cannot_start_is_unstartable() {
+        let mut t = StdioTransport::new(
+            StdioOptions {
+                command: "agenthealth-no-such-command-4711".into(),
+                ..StdioOptions::default()
+            },
+            Arc::new(Vec::new()),
+        );
+        let a = soon(1_000);
+        assert_eq!(
+            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            Err(TransportError::Unstartable("command_not_found"))
+        );
+    }
+
+    #[test]
+    fn an_expired_attempt_starts_nothing() {
+        let mut t = fake(&["--era", "legacy"]);
+        let a = Attempt::new(Instant::now());
+        assert_eq!(
+            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            Err(TransportError::unanswered(false))
+        );
+        assert!(t.pid().is_none());
+    }
+
+    #[test]
+    fn close_fits_the_engine_budget() {
+        let mut t = fake(&["--era", "legacy", "--ignore-term"]);
+        let a = soon(10_000);
+        request(&mut t, 1, "initialize", Framing::Handshake, &a).expect("initialize");
+        let started = Instant::now();
+        t.close(Duration::from_millis(250));
+        assert!(
+            started.elapsed() < Duration::from_millis(250),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    /// Upstream §3: a session that was never ready and received nothing is discarded, so a
+    /// retry starts a new process instead of asking a dead one again.
+    #[test]
+    fn a_session_that_received_nothing_is_discarded() {
+        use crate::adapter::TargetRun;
+        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
+        use crate::result::{Code, Dimension};
+        let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
+        let log = scripted.log();
+        let mut r = run(McpOptions::default(), scripted);
+        let o = r.check(Dimension::Reachability, &attempt());
+        assert_eq!(
+            (o.status, o.code),
+            (Status::Unreachable, Some(Code::McpProcess))
+        );
+        assert_eq!(o.evidence.get("exit_code"), Some(&Fact::Int(1)));
+        assert!(!o.response_seen, "retryable");
+        assert_eq!(lock(&log).discards, 1);
+        r.check(Dimension::Reachability, &attempt());
+        assert_eq!(methods(&log), ["server/discover", "server/discover"]);
+    }
+
+    /// An attempt that ran out is discarded even when the transport answered first.
+    #[test]
+    fn an_expired_attempt_discards_the_session() {
+        use crate::adapter::TargetRun;
+        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
+        use crate::result::Dimension;
+        const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
+        let scripted = Scripted::new(|_| Ok(DISCOVER.to_owned())).stdio();
+        let log = scripted.log();
+        let mut r = run(McpOptions::default(), scripted);
+        let late = Attempt::new(Instant::now());
+        r.check(Dimension::Protocol, &late);
+        assert_eq!(lock(&log).discards, 1);
+        let o = r.check(Dimension::Protocol, &attempt());
+        assert_eq!(o.status, Status::Healthy);
+        assert_eq!(lock(&log).discards, 1);
+        assert_eq!(methods(&log), ["server/discover", "server/discover"]);
+    }
+}

@@ -1,0 +1,1076 @@
+//! The built binary against stdio MCP servers: hostile children, the fake server's eras and
+//! faults (`tests/fixtures/stdio/fake_server.py`), the ad-hoc `--stdio --` form, and the real
+//! servers `.ci/interop-setup` installs.
+//!
+//! Every run asserts its status, its exit code and its time (the deadlines it was given plus
+//! [`MARGIN`]), and that nothing it started is left: the process group recorded in the
+//! child's `PIDFILE` has no live member, and no live process carries the run's marker
+//! argument in its command line (`/proc`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::interop::{LEGACY_REVISIONS, MODERN_REVISION, StdioKind, StdioServer};
+use crate::process::{MARGIN, assert_group_dead, fixture, fixtures, python_bin};
+use crate::util::{Outcome, TempDir, bin, run_env};
+
+/// What a stdio target runs, and how it is checked.
+#[derive(Clone)]
+struct Spec {
+    command: String,
+    args: Vec<String>,
+    directory: Option<String>,
+    timeout_ms: u64,
+    pin: Option<&'static str>,
+    checks: Option<&'static str>,
+    /// Extra `stdio.env` entries (child name, host name).
+    env: Vec<(&'static str, &'static str)>,
+}
+
+impl Spec {
+    /// A python fixture script with arguments.
+    fn python(script: &str, args: &[&str]) -> Spec {
+        let mut all = vec![fixture(script)];
+        all.extend(args.iter().map(|a| a.to_string()));
+        Spec {
+            command: python_bin().to_string(),
+            args: all,
+            directory: None,
+            timeout_ms: 5_000,
+            pin: None,
+            checks: None,
+            env: Vec::new(),
+        }
+    }
+
+    /// The fake MCP server with options.
+    fn fake(args: &[&str]) -> Spec {
+        Spec::python("fake_server.py", args)
+    }
+
+    fn command(command: &str) -> Spec {
+        Spec {
+            command: command.to_string(),
+            args: Vec::new(),
+            ..Spec::fake(&[])
+        }
+    }
+
+    fn timeout(mut self, ms: u64) -> Spec {
+        self.timeout_ms = ms;
+        self
+    }
+
+    fn pin(mut self, version: &'static str) -> Spec {
+        self.pin = Some(version);
+        self
+    }
+
+    fn checks(mut self, checks: &'static str) -> Spec {
+        self.checks = Some(checks);
+        self
+    }
+}
+
+/// One run's scratch space: config, `PIDFILE`, the fake server's log, and the marker.
+struct Case {
+    dir: TempDir,
+    mark: String,
+}
+
+/// A YAML (JSON-compatible) double-quoted scalar.
+fn q(s: &str) -> String {
+    serde_json::to_string(s).expect("a string")
+}
+
+impl Case {
+    fn new(tag: &str) -> Case {
+        let dir = TempDir::new(&format!("stdio-{tag}"));
+        // Unique to this case; it is in the children's environment (the `PIDFILE` path) and,
+        // for the fixtures, in their command line.
+        let mark = dir.0.display().to_string();
+        Case { dir, mark }
+    }
+
+    fn pidfile(&self) -> PathBuf {
+        self.dir.0.join("pids")
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.0.join("log")
+    }
+
+    /// The fake server's log lines (methods received, `eof`, `answers ok`).
+    fn logged(&self) -> Vec<String> {
+        std::fs::read_to_string(self.log())
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The pids the child (and its grandchild) recorded.
+    fn pids(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.pidfile())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// The configuration for `spec`, with `PIDFILE` mapped and, for our fixtures, the marker
+    /// appended to the arguments (the fake server gets `--log` and `--mark`).
+    fn config(&self, spec: &Spec) -> PathBuf {
+        let mut args: Vec<String> = spec.args.clone();
+        let fixture = args.first().is_some_and(|a| a.starts_with(&fixtures()))
+            || spec.command.starts_with(&fixtures());
+        if args.first().is_some_and(|a| a.ends_with("fake_server.py")) {
+            args.push("--log".into());
+            args.push(self.log().display().to_string());
+            args.push("--mark".into());
+        }
+        if fixture {
+            args.push(self.mark.clone());
+        }
+        let args = args.iter().map(|a| q(a)).collect::<Vec<_>>().join(", ");
+        let mut y = String::from("version: v1\ntargets:\n  - name: server\n    type: mcp\n");
+        y.push_str("    endpoint: stdio://server\n");
+        y.push_str(&format!("    timeout_ms: {}\n", spec.timeout_ms));
+        if let Some(checks) = spec.checks {
+            y.push_str(&format!("    checks: {checks}\n"));
+        }
+        y.push_str("    mcp:\n      transport: stdio\n");
+        if let Some(pin) = spec.pin {
+            y.push_str(&format!("      protocol_version: {}\n", q(pin)));
+        }
+        y.push_str(&format!(
+            "      stdio:\n        command: {}\n        args: [{args}]\n",
+            q(&spec.command)
+        ));
+        if let Some(d) = &spec.directory {
+            y.push_str(&format!("        directory: {}\n", q(d)));
+        }
+        y.push_str("        env:\n          PIDFILE: AH_TEST_PIDFILE\n");
+        for (child, host) in &spec.env {
+            y.push_str(&format!("          {child}: {host}\n"));
+        }
+        self.dir.file("agenthealth.yaml", &y)
+    }
+
+    /// `agenthealth check --format json` on `spec`, with `env` for agenthealth itself.
+    fn check(&self, spec: &Spec, env: &[(&str, &str)]) -> Outcome {
+        let config = self.config(spec);
+        let pidfile = self.pidfile().display().to_string();
+        let mut all = vec![("AH_TEST_PIDFILE", pidfile.as_str())];
+        all.extend_from_slice(env);
+        let config = config.display().to_string();
+        run_env(&["check", &config, "--format", "json"], &all)
+    }
+
+    /// Asserts that nothing this case started is alive: the recorded group, and any process
+    /// with the marker in its command line or environment.
+    fn assert_nothing_left(&self) {
+        if let Some(&leader) = self.pids().first() {
+            assert_group_dead(leader);
+        }
+        assert_unmarked(&self.mark);
+    }
+}
+
+/// Asserts that no live process carries `needle` (see [`marked`]). A killed process needs a
+/// moment to finish dying, so the condition is polled for up to [`MARGIN`]; our fixtures that
+/// could leak never exit by themselves.
+fn assert_unmarked(needle: &str) {
+    let until = Instant::now() + MARGIN;
+    loop {
+        let live = marked(needle);
+        if live.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < until,
+            "processes of this run survive: {live:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Live (not zombie) processes whose command line or environment contains `needle`.
+fn marked(needle: &str) -> Vec<u32> {
+    let mut live = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return live;
+    };
+    let has = |hay: &[u8]| hay.windows(needle.len()).any(|w| w == needle.as_bytes());
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        if !(has(&cmdline) || has(&environ)) {
+            continue;
+        }
+        let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| {
+                s.rfind(')')
+                    .map(|i| matches!(s[i + 1..].trim_start().chars().next(), Some('Z' | 'X')))
+            })
+            .unwrap_or(true);
+        if !zombie {
+            live.push(pid);
+        }
+    }
+    live
+}
+
+/// Reports a run's time (visible with `--nocapture`) and checks it against `deadlines` plus
+/// [`MARGIN`].
+fn within(name: &str, o: &Outcome, deadlines: Duration) {
+    let bound = deadlines + MARGIN;
+    eprintln!("[stdio] {name}: {:?} (bound {bound:?})", o.elapsed);
+    assert!(
+        o.elapsed <= bound,
+        "{name} took {:?}, bound {bound:?}",
+        o.elapsed
+    );
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The check `dim` of a single-target JSON document.
+fn check<'a>(v: &'a Value, dim: &str) -> &'a Value {
+    &v["checks"][dim]
+}
+
+fn evidence<'a>(v: &'a Value, dim: &str, key: &str) -> &'a Value {
+    &v["checks"][dim]["evidence"][key]
+}
+
+/// Runs `spec` and asserts the exit code and the status of `dim` (and its code, if any).
+fn expect(
+    name: &str,
+    spec: &Spec,
+    exit: i32,
+    dim: &str,
+    status: &str,
+    code: Option<&str>,
+    deadlines: Duration,
+) -> (Case, Value) {
+    let case = Case::new(name);
+    let o = case.check(spec, &[]);
+    assert_eq!(o.code, exit, "{name}: {}\n{}", o.stdout, o.stderr);
+    let v = o.json();
+    assert_eq!(check(&v, dim)["status"], status, "{name}: {}", o.stdout);
+    if let Some(code) = code {
+        assert_eq!(check(&v, dim)["code"], code, "{name}: {}", o.stdout);
+    }
+    within(name, &o, deadlines);
+    case.assert_nothing_left();
+    (case, v)
+}
+
+// ------------------------------------------------------------------ hostile children
+
+#[test]
+fn a_child_that_exits_immediately_is_unreachable_with_its_status() {
+    let spec = Spec::command(&fixture("exit.sh"));
+    let (case, v) = expect(
+        "exits",
+        &spec,
+        3,
+        "reachability",
+        "UNREACHABLE",
+        Some("mcp_process"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "exit_code"), 3);
+    assert_eq!(case.pids().len(), 1, "started once");
+}
+
+#[test]
+fn a_child_that_never_writes_is_unreachable_at_the_deadline() {
+    let spec = Spec::python("silent.py", &[]).timeout(500);
+    let (_, v) = expect(
+        "silent",
+        &spec,
+        3,
+        "reachability",
+        "UNREACHABLE",
+        None,
+        ms(500),
+    );
+    assert_eq!(check(&v, "reachability")["message"], "communication failed");
+}
+
+#[test]
+fn a_partial_line_then_silence_is_unknown_at_the_deadline() {
+    let spec = Spec::python("partial.py", &[]).timeout(500);
+    let (_, v) = expect(
+        "partial",
+        &spec,
+        5,
+        "reachability",
+        "UNKNOWN",
+        None,
+        ms(500),
+    );
+    assert_eq!(check(&v, "reachability")["message"], "incomplete response");
+}
+
+#[test]
+fn an_unterminated_ten_mib_line_is_unknown_limit() {
+    let spec = Spec::python("long_line.py", &[]).timeout(5_000);
+    let (_, v) = expect(
+        "long-line",
+        &spec,
+        5,
+        "reachability",
+        "UNKNOWN",
+        Some("mcp_limit"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "limit"), "line over 1 MiB");
+}
+
+#[test]
+fn a_child_that_floods_stderr_is_healthy() {
+    let spec = Spec::fake(&["--stderr-flood-mib", "32"]);
+    expect(
+        "stderr-flood",
+        &spec,
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(5_000),
+    );
+}
+
+#[test]
+fn a_child_that_ignores_sigterm_and_its_input_closing_is_killed_at_the_end() {
+    let spec = Spec::fake(&["--ignore-term"]);
+    let (case, _) = expect(
+        "ignore-term",
+        &spec,
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(5_000),
+    );
+    assert!(
+        case.logged().contains(&"eof".to_string()),
+        "stdin was closed"
+    );
+}
+
+#[test]
+fn a_grandchild_holding_stdout_and_ignoring_sigterm_dies_with_the_group() {
+    let spec = Spec::fake(&["--grandchild"]);
+    let (case, _) = expect(
+        "grandchild",
+        &spec,
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(5_000),
+    );
+    assert_eq!(case.pids().len(), 2, "the child and its grandchild");
+}
+
+#[test]
+fn a_silent_child_with_a_grandchild_is_unreachable_and_leaves_nothing() {
+    let spec = Spec::fake(&["--grandchild", "--silent-on", "server/discover"]).timeout(1_000);
+    let (case, _) = expect(
+        "grandchild-silent",
+        &spec,
+        3,
+        "reachability",
+        "UNREACHABLE",
+        None,
+        ms(1_000),
+    );
+    assert_eq!(case.pids().len(), 2);
+}
+
+#[test]
+fn server_requests_are_answered_in_a_legacy_session() {
+    let spec = Spec::fake(&["--era", "legacy", "--server-request"]);
+    let (case, _) = expect(
+        "server-request",
+        &spec,
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(5_000),
+    );
+    assert!(
+        case.logged().contains(&"answers ok".to_string()),
+        "ping answered with {{}} and sampling with -32601: {:?}",
+        case.logged()
+    );
+}
+
+#[test]
+fn a_server_request_during_a_stateless_exchange_is_malformed() {
+    let spec = Spec::fake(&["--era", "modern", "--server-request"]).timeout(2_000);
+    let (_, v) = expect(
+        "server-request-modern",
+        &spec,
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_protocol"),
+        ms(2_000),
+    );
+    assert_eq!(
+        evidence(&v, "reachability", "protocol_error"),
+        "server request on a stateless exchange"
+    );
+}
+
+#[test]
+fn an_answer_with_the_wrong_id_is_unhealthy() {
+    let spec = Spec::fake(&["--wrong-id"]);
+    let (_, v) = expect(
+        "wrong-id",
+        &spec,
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_protocol"),
+        ms(5_000),
+    );
+    assert_eq!(
+        evidence(&v, "reachability", "protocol_error"),
+        "response id does not match"
+    );
+}
+
+#[test]
+fn banner_text_before_json_is_unhealthy() {
+    for (name, spec) in [
+        ("banner-fake", Spec::fake(&["--banner"])),
+        ("banner", Spec::python("banner.py", &[])),
+    ] {
+        let (_, v) = expect(
+            name,
+            &spec,
+            2,
+            "reachability",
+            "UNHEALTHY",
+            Some("mcp_protocol"),
+            ms(5_000),
+        );
+        assert_eq!(
+            evidence(&v, "reachability", "protocol_error"),
+            "non-json line on stdout"
+        );
+    }
+}
+
+#[test]
+fn a_child_that_exits_mid_run_reports_its_status_on_that_check() {
+    let spec = Spec::fake(&["--exit-on", "tools/list"]);
+    let (_, v) = expect(
+        "exit-mid-run",
+        &spec,
+        3,
+        "capability",
+        "UNREACHABLE",
+        Some("mcp_process"),
+        ms(4 * 5_000),
+    );
+    assert_eq!(check(&v, "protocol")["status"], "HEALTHY");
+    assert_eq!(evidence(&v, "capability", "exit_code"), 4);
+}
+
+// ------------------------------------------------------------------ protocol selection
+
+#[test]
+fn a_modern_answer_keeps_the_modern_era() {
+    let (case, v) = expect(
+        "modern",
+        &Spec::fake(&["--era", "modern"]),
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(4 * 5_000),
+    );
+    assert_eq!(evidence(&v, "protocol", "era"), "modern");
+    assert_eq!(
+        evidence(&v, "protocol", "negotiated_version"),
+        MODERN_REVISION
+    );
+    assert!(evidence(&v, "protocol", "fallback").is_null());
+    let log = case.logged();
+    assert!(!log.iter().any(|m| m == "initialize"), "{log:?}");
+    assert_eq!(log.iter().filter(|m| *m == "server/discover").count(), 1);
+}
+
+#[test]
+fn an_unrecognised_rpc_error_falls_back_to_legacy() {
+    for code in ["-32601", "-32602", "-32000", "-32600"] {
+        let spec = Spec::fake(&["--era", "legacy", "--discover-error", code]);
+        let (case, v) = expect(
+            &format!("fallback{code}"),
+            &spec,
+            0,
+            "protocol",
+            "HEALTHY",
+            None,
+            ms(4 * 5_000),
+        );
+        assert_eq!(evidence(&v, "protocol", "era"), "legacy", "{code}");
+        assert_eq!(evidence(&v, "protocol", "fallback"), true);
+        assert_eq!(
+            evidence(&v, "protocol", "discover_rpc_code").to_string(),
+            code
+        );
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), "2025-11-25");
+        let log = case.logged();
+        assert_eq!(
+            &log[..3],
+            ["server/discover", "initialize", "notifications/initialized"],
+            "one handshake for the whole run"
+        );
+    }
+}
+
+#[test]
+fn a_modern_error_never_falls_back() {
+    let spec = Spec::fake(&["--era", "legacy", "--discover-error", "-32022"]);
+    let (case, v) = expect(
+        "modern-error",
+        &spec,
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_version"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "rpc_code"), -32022);
+    assert!(!case.logged().iter().any(|m| m == "initialize"));
+}
+
+#[test]
+fn a_discovery_timeout_never_falls_back() {
+    let spec = Spec::fake(&["--era", "legacy", "--discover-hang"]).timeout(600);
+    let (case, _) = expect(
+        "discover-timeout",
+        &spec,
+        3,
+        "reachability",
+        "UNREACHABLE",
+        None,
+        ms(600),
+    );
+    assert_eq!(case.logged(), ["server/discover"]);
+}
+
+#[test]
+fn a_slow_modern_server_is_not_downgraded() {
+    // Upstream §17 J60: 700 ms before every reply, the default 5 s deadline.
+    let spec = Spec::fake(&["--era", "both", "--delay-ms", "700"]);
+    let (_, v) = expect(
+        "slow-modern",
+        &spec,
+        0,
+        "protocol",
+        "HEALTHY",
+        None,
+        ms(4 * 5_000),
+    );
+    assert_eq!(evidence(&v, "protocol", "era"), "modern");
+}
+
+#[test]
+fn a_legacy_pin_skips_discovery() {
+    // Upstream §17 J62: a server that never answers discovery is healthy when pinned.
+    for pin in LEGACY_REVISIONS {
+        let spec = Spec::fake(&["--discover-hang"]).pin(pin);
+        let (case, v) = expect(
+            &format!("pin-{pin}"),
+            &spec,
+            0,
+            "protocol",
+            "HEALTHY",
+            None,
+            ms(4 * 5_000),
+        );
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), pin);
+        assert!(evidence(&v, "protocol", "fallback").is_null());
+        assert!(!case.logged().iter().any(|m| m == "server/discover"));
+    }
+}
+
+#[test]
+fn a_modern_pin_never_falls_back() {
+    let spec = Spec::fake(&["--era", "legacy"]).pin(MODERN_REVISION);
+    let (case, v) = expect(
+        "pin-modern",
+        &spec,
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_rpc"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "rpc_code"), -32601);
+    assert!(!case.logged().iter().any(|m| m == "initialize"));
+}
+
+#[test]
+fn a_legacy_pin_the_server_does_not_speak_is_a_version_mismatch() {
+    let spec = Spec::fake(&["--era", "legacy", "--versions", "2025-11-25"]).pin("2025-03-26");
+    expect(
+        "pin-mismatch",
+        &spec,
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_version"),
+        ms(5_000),
+    );
+}
+
+// ------------------------------------------------------------------ process and environment
+
+#[test]
+fn one_process_serves_every_dimension() {
+    let spec = Spec::fake(&["--notify"])
+        .checks("[reachability, authentication, protocol, capability, latency]");
+    let (case, v) = expect(
+        "one-process",
+        &spec,
+        0,
+        "capability",
+        "HEALTHY",
+        None,
+        ms(4 * 5_000),
+    );
+    assert_eq!(case.pids().len(), 1, "one child per target run");
+    let log = case.logged();
+    assert_eq!(log.iter().filter(|m| *m == "server/discover").count(), 1);
+    for list in ["tools/list", "resources/list", "prompts/list"] {
+        assert_eq!(log.iter().filter(|m| *m == list).count(), 1, "{log:?}");
+    }
+    assert_eq!(
+        log.last().map(String::as_str),
+        Some("eof"),
+        "stdin closed at the end"
+    );
+    assert_eq!(evidence(&v, "capability", "tools_count"), 1);
+    let reach = check(&v, "reachability");
+    assert!(reach["steps"].is_null(), "no HTTP stages: {reach}");
+    assert!(v["latency_ms"].as_f64().is_some_and(|l| l > 0.0));
+}
+
+#[test]
+fn only_the_mapped_environment_reaches_the_child_and_stderr_is_discarded() {
+    // Upstream §17 J63/J64.
+    let case = Case::new("env");
+    let mut spec = Spec::fake(&[
+        "--require-env",
+        "CHILD_TOKEN=canary-stdio-4711",
+        "--forbid-env",
+        "UNRELATED_MCP_SECRET",
+        "--forbid-env",
+        "AH_TEST_PIDFILE",
+        "--stderr-env",
+        "CHILD_TOKEN",
+    ]);
+    spec.env.push(("CHILD_TOKEN", "HOST_TOKEN"));
+    let o = case.check(
+        &spec,
+        &[
+            ("HOST_TOKEN", "canary-stdio-4711"),
+            ("UNRELATED_MCP_SECRET", "must-not-leak"),
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert!(!o.stdout.contains("canary") && !o.stderr.contains("canary"));
+    within("env", &o, ms(4 * 5_000));
+    case.assert_nothing_left();
+}
+
+#[test]
+fn a_missing_env_reference_is_misconfigured_before_anything_starts() {
+    let case = Case::new("env-missing");
+    let mut spec = Spec::fake(&[]);
+    spec.env.push(("CHILD_TOKEN", "HOST_TOKEN_NOT_SET"));
+    for env in [&[][..], &[("HOST_TOKEN_NOT_SET", "")][..]] {
+        let o = case.check(&spec, env);
+        assert_eq!(o.code, 4, "{}", o.stdout);
+        let v = o.json();
+        assert_eq!(check(&v, "configuration")["status"], "MISCONFIGURED");
+        assert_eq!(
+            evidence(&v, "configuration", "missing_env"),
+            &serde_json::json!(["HOST_TOKEN_NOT_SET"])
+        );
+        within("env-missing", &o, Duration::ZERO);
+    }
+    assert!(case.pids().is_empty(), "nothing was started");
+}
+
+#[test]
+fn commands_that_cannot_start_are_misconfigured() {
+    let scratch = TempDir::new("stdio-unstartable");
+    let orphan = scratch.file("orphan", "#!/nonexistent/agenthealth-interpreter\n");
+    make_executable(&orphan);
+    let cases: [(&str, Spec, &str, &str); 6] = [
+        (
+            "not-found",
+            Spec::command("agenthealth-no-such-command-4711"),
+            "configuration",
+            "command_not_found",
+        ),
+        (
+            "no-such-path",
+            Spec::command(&fixture("no-such-file")),
+            "configuration",
+            "command_not_found",
+        ),
+        (
+            "not-executable",
+            Spec::command(&fixture("not_executable")),
+            "configuration",
+            "command_not_executable",
+        ),
+        (
+            "no-shebang",
+            Spec::command(&fixture("no_shebang")),
+            "configuration",
+            "command_not_executable",
+        ),
+        (
+            "bad-directory",
+            Spec {
+                directory: Some("/nonexistent/agenthealth-dir".into()),
+                ..Spec::fake(&[])
+            },
+            "configuration",
+            "bad_directory",
+        ),
+        // Only exec can tell that the interpreter is missing: reachability says so.
+        (
+            "missing-interpreter",
+            Spec::command(&orphan.display().to_string()),
+            "reachability",
+            "command_not_executable",
+        ),
+    ];
+    for (name, spec, dim, reason) in cases {
+        let (_, v) = expect(
+            name,
+            &spec,
+            4,
+            dim,
+            "MISCONFIGURED",
+            Some("mcp_process"),
+            ms(5_000),
+        );
+        assert_eq!(evidence(&v, dim, "process_error"), reason, "{name}");
+    }
+}
+
+#[test]
+fn a_relative_symlink_command_resolves_in_the_directory() {
+    // Upstream §17 J70.
+    let case = Case::new("symlink");
+    let dir = &case.dir.0;
+    let wrapper = case.dir.file(
+        "real-server",
+        &format!(
+            "#!/bin/sh\nexec {} {} \"$@\"\n",
+            python_bin(),
+            fixture("fake_server.py")
+        ),
+    );
+    make_executable(&wrapper);
+    std::os::unix::fs::symlink("real-server", dir.join("server")).expect("symlink");
+    let spec = Spec {
+        command: "./server".into(),
+        args: Vec::new(),
+        directory: Some(dir.display().to_string()),
+        ..Spec::fake(&[])
+    };
+    let o = case.check(&spec, &[]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    within("symlink", &o, ms(4 * 5_000));
+    case.assert_nothing_left();
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn sigterm_to_agenthealth_cancels_and_kills_the_group() {
+    let case = Case::new("cancel");
+    let spec = Spec::fake(&["--grandchild", "--silent-on", "server/discover"]).timeout(30_000);
+    let config = case.config(&spec);
+    let started = Instant::now();
+    let child = Command::new(bin())
+        .args(["check", &config.display().to_string(), "--format", "json"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("AH_TEST_PIDFILE", case.pidfile())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agenthealth");
+    // Both the server and its grandchild are up (they record their pids first thing).
+    let until = Instant::now() + Duration::from_secs(10);
+    while case.pids().len() < 2 {
+        assert!(Instant::now() < until, "the server did not start");
+        std::thread::sleep(ms(5));
+    }
+    let signalled = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let out = child.wait_with_output().expect("wait");
+    let took = signalled.elapsed();
+    eprintln!("[stdio] cancel: exited {took:?} after SIGTERM");
+    assert!(took < MARGIN, "agenthealth took {took:?} to stop");
+    assert_eq!(out.status.code(), Some(5));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a document");
+    assert_eq!(
+        check(&v, "reachability")["message"],
+        "check cancelled before it completed"
+    );
+    case.assert_nothing_left();
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+// ------------------------------------------------------------------ ad-hoc form
+
+fn adhoc(verb: &str, extra: &[&str], argv: &[&str]) -> Outcome {
+    let mut args = vec![verb, "mcp", "--stdio", "--format", "json"];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend_from_slice(argv);
+    run_env(&args, &[])
+}
+
+#[test]
+fn the_adhoc_form_is_a_one_target_config() {
+    let mark = format!("agenthealth-mark-adhoc-{}", std::process::id());
+    let fake = fixture("fake_server.py");
+    for verb in ["ping", "doctor"] {
+        let o = adhoc(
+            verb,
+            &[],
+            &[python_bin(), &fake, "--era", "legacy", "--mark", &mark],
+        );
+        assert_eq!(o.code, 0, "{verb}: {}", o.stdout);
+        let v = o.json();
+        assert_eq!(v["target"]["name"], verb);
+        assert_eq!(v["target"]["type"], "mcp");
+        assert_eq!(evidence(&v, "protocol", "era"), "legacy");
+        within(verb, &o, ms(4 * 5_000));
+        assert_unmarked(&mark);
+    }
+    // Hostile children through the ad-hoc form, with its --timeout.
+    let silent = fixture("silent.py");
+    let o = adhoc(
+        "ping",
+        &["--timeout", "400"],
+        &[python_bin(), &silent, &mark],
+    );
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    within("adhoc silent", &o, ms(400));
+    let o = adhoc("ping", &[], &[&fixture("exit.sh"), &mark]);
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert_eq!(evidence(&o.json(), "reachability", "exit_code"), 3);
+    assert_unmarked(&mark);
+}
+
+#[test]
+fn the_adhoc_form_runs_no_shell() {
+    // Shell syntax is passed through as plain arguments: `;` and `$(...)` mean nothing.
+    let scratch = TempDir::new("stdio-noshell");
+    let canary = scratch.0.join("canary");
+    let injected = format!("$(touch {})", canary.display());
+    let o = adhoc(
+        "ping",
+        &["--timeout", "2000"],
+        &[
+            &fixture("exit.sh"),
+            ";",
+            &injected,
+            "&&",
+            "touch",
+            &canary.display().to_string(),
+        ],
+    );
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert!(!canary.exists(), "a shell ran");
+    // A command with shell syntax in its name is looked up as a file, and not found.
+    let o = adhoc("doctor", &["--format", "terminal"], &["true;touch x"]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    assert!(o.stdout.contains("not found on PATH"), "{}", o.stdout);
+}
+
+#[test]
+fn doctor_explains_a_process_that_exited() {
+    let o = run_env(
+        &["doctor", "mcp", "--stdio", "--", &fixture("exit.sh")],
+        &[],
+    );
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert!(
+        o.stdout.contains("exited with status 3 before answering"),
+        "{}",
+        o.stdout
+    );
+}
+
+// ------------------------------------------------------------------ real servers
+
+/// Runs a real server through a config file with `transport: stdio`.
+fn real(kind: StdioKind) -> Option<(Case, Value)> {
+    let server = StdioServer::prepare(kind)?;
+    let case = Case::new("interop");
+    let argv: Vec<String> = server
+        .argv()
+        .iter()
+        .map(|a| a.to_str().expect("utf-8 path").to_string())
+        .collect();
+    let (command, args) = argv.split_first().expect("a command");
+    let spec = Spec {
+        command: command.clone(),
+        args: args.to_vec(),
+        ..Spec::fake(&[]).timeout(10_000)
+    };
+    let o = case.check(&spec, &[]);
+    assert_eq!(o.code, 0, "{kind:?}: {}", o.stdout);
+    let v = o.json();
+    for dim in ["reachability", "authentication", "protocol", "capability"] {
+        assert_eq!(
+            check(&v, dim)["status"],
+            "HEALTHY",
+            "{kind:?} {dim}: {}",
+            o.stdout
+        );
+    }
+    eprintln!(
+        "[stdio] {kind:?}: {:?}, latency {} ms, era {}, negotiated {}, fallback {}, tools {}",
+        o.elapsed,
+        v["latency_ms"],
+        evidence(&v, "protocol", "era"),
+        evidence(&v, "protocol", "negotiated_version"),
+        evidence(&v, "protocol", "fallback"),
+        evidence(&v, "capability", "tools_count"),
+    );
+    within(&format!("{kind:?}"), &o, ms(4 * 10_000));
+    case.assert_nothing_left();
+    drop(server);
+    Some((case, v))
+}
+
+#[test]
+fn real_dual_era_servers_stay_modern() {
+    for kind in [
+        StdioKind::Time,
+        StdioKind::Py { pin: None },
+        StdioKind::Ts2 {
+            legacy_reject: false,
+        },
+        StdioKind::Ts2 {
+            legacy_reject: true,
+        },
+    ] {
+        let Some((_, v)) = real(kind) else { continue };
+        assert_eq!(evidence(&v, "protocol", "era"), "modern", "{kind:?}");
+        assert!(evidence(&v, "protocol", "fallback").is_null(), "{kind:?}");
+    }
+}
+
+#[test]
+fn real_handshake_only_servers_fall_back_to_legacy() {
+    for kind in [
+        StdioKind::Filesystem,
+        StdioKind::Memory,
+        StdioKind::Everything,
+    ] {
+        let Some((_, v)) = real(kind) else { continue };
+        assert_eq!(evidence(&v, "protocol", "era"), "legacy", "{kind:?}");
+        assert_eq!(evidence(&v, "protocol", "fallback"), true, "{kind:?}");
+        assert_eq!(evidence(&v, "protocol", "discover_rpc_code"), -32601);
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), "2025-11-25");
+    }
+}
+
+#[test]
+fn real_everything_server_interleaves_a_notification_and_lists_every_tool() {
+    // server-everything sends notifications/tools/list_changed after `initialized`, ahead of
+    // the tools/list response; it registers its 13th tool only after `initialized`.
+    let Some((_, v)) = real(StdioKind::Everything) else {
+        return;
+    };
+    assert_eq!(evidence(&v, "capability", "tools_count"), 13);
+}
+
+#[test]
+fn real_python_server_pinned_to_each_revision() {
+    for rev in LEGACY_REVISIONS {
+        let Some((_, v)) = real(StdioKind::Py { pin: Some(rev) }) else {
+            continue;
+        };
+        // Unpinned here: the pinned server rejects discovery (-32601) and we fall back.
+        assert_eq!(evidence(&v, "protocol", "era"), "legacy", "{rev}");
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), rev);
+    }
+}
+
+#[test]
+fn real_python_server_with_agenthealth_pinned_to_each_revision() {
+    for pin in LEGACY_REVISIONS.into_iter().chain([MODERN_REVISION]) {
+        let Some(server) = StdioServer::prepare(StdioKind::Py { pin: None }) else {
+            return;
+        };
+        let case = Case::new("interop-pin");
+        let argv: Vec<String> = server
+            .argv()
+            .iter()
+            .map(|a| a.to_str().expect("utf-8 path").to_string())
+            .collect();
+        let (command, args) = argv.split_first().expect("a command");
+        let spec = Spec {
+            command: command.clone(),
+            args: args.to_vec(),
+            ..Spec::fake(&[]).timeout(10_000).pin(pin)
+        };
+        let o = case.check(&spec, &[]);
+        assert_eq!(o.code, 0, "{pin}: {}", o.stdout);
+        let v = o.json();
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), pin);
+        within(&format!("py pinned {pin}"), &o, ms(4 * 10_000));
+        case.assert_nothing_left();
+    }
+}
+
+#[test]
+fn the_fixture_directory_is_where_the_tests_expect_it() {
+    assert!(Path::new(&fixtures()).join("fake_server.py").is_file());
+}
