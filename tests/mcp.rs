@@ -187,3 +187,24 @@ fn an_unknown_pin_is_misconfigured_before_any_traffic() {
     assert_eq!(o.code, 4, "{}", o.stdout);
     assert!(s.log().is_empty(), "no traffic");
 }
+
+#[test]
+fn oauth_is_reported_not_silently_skipped() {
+    let s = FakeServer::start(FakeConfig::default());
+    let dir = TempDir::new("oauth");
+    let f = dir.file(
+        "c.yaml",
+        &format!(
+            "version: v1\ntargets:\n  - name: o\n    type: mcp\n    endpoint: {}\n    mcp:\n      oauth:\n        issuer: https://auth.example.com\n        client_id: c\n        grant: client_credentials\n        client_secret_env: AH_CS\n",
+            s.url()
+        ),
+    );
+    let o = crate::util::run_env(
+        &["check", f.to_str().unwrap_or_default(), "--format", "json"],
+        &[("AH_CS", "oauth-canary-secret")],
+    );
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    assert_eq!(o.json()["checks"]["configuration"]["code"], "mcp_oauth");
+    assert!(s.log().is_empty(), "no unauthenticated probing");
+    assert!(!o.stdout.contains("oauth-canary-secret"));
+}

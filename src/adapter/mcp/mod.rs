@@ -175,6 +175,12 @@ impl McpRun {
                 Fact::Config(options.protocol_version.clone().unwrap_or_default()),
             )
         })?;
+        if options.oauth.is_some() {
+            // Token acquisition is not in this build: say so rather than probe without the
+            // credentials the operator configured.
+            return Err(Observation::coded(Status::Misconfigured, Code::McpOauth)
+                .with("oauth", Fact::Word("not_supported_in_this_build")));
+        }
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
                 McpTransport::Http => Box::new(HttpTransport::configure(&self.ctx)?),
