@@ -120,7 +120,11 @@ fn real_http_servers_are_healthy_unpinned() {
         };
         let o = ping(server.url(), &["--timeout", "5000"]);
         assert_eq!(o.code, 0, "{kind:?}: {}", o.stdout);
-        assert_eq!(o.json()["checks"]["protocol"]["evidence"]["era"], era, "{kind:?}");
+        assert_eq!(
+            o.json()["checks"]["protocol"]["evidence"]["era"],
+            era,
+            "{kind:?}"
+        );
     }
 }
 
@@ -166,7 +170,12 @@ fn modern_only_server_fails_a_legacy_pin_with_version_evidence() {
     };
     let o = pinned(server.url(), "2025-11-25");
     assert_eq!(o.code, 2, "{}", o.stdout);
-    assert_eq!(o.json()["checks"]["protocol"]["code"], "mcp_version", "{}", o.stdout);
+    assert_eq!(
+        o.json()["checks"]["protocol"]["code"],
+        "mcp_version",
+        "{}",
+        o.stdout
+    );
     let o = pinned(server.url(), "2026-07-28");
     assert_eq!(o.code, 0, "{}", o.stdout);
 }
