@@ -12,6 +12,7 @@ mod util;
 
 mod http;
 mod mcp;
+mod mcp_functional;
 mod mcp_modes;
 mod support;
 

@@ -110,6 +110,7 @@ fn word(check: &Check, key: &str) -> Option<String> {
         Some(Fact::ConfigList(v)) => {
             Some(v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(", "))
         }
+        Some(Fact::Phrase(p)) => Some(p.render(&clean)),
         _ => None,
     }
 }
@@ -202,6 +203,50 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
                 return Some(parts.join("; "));
             }
         }
+        Some(Code::McpUnsafe) => {
+            let tool = word(check, "tool").unwrap_or_else(|| "the functional tool".into());
+            let why = word(check, "unsafe_annotation").unwrap_or_default();
+            return Some(format!(
+                "tool `{tool}` must declare readOnlyHint: true and destructiveHint: false ({why}); \
+                 agenthealth calls no other tool"
+            ));
+        }
+        Some(Code::McpFunctional) => {
+            if check.evidence.get("is_error") == Some(&Fact::Bool(true)) {
+                return Some(
+                    "the tool returned isError: true; call it by hand with the same arguments to see why"
+                        .into(),
+                );
+            }
+            if let Some(kind) = word(check, "expect_kind") {
+                let at = word(check, "expect_pointer").map_or(String::new(), |p| format!(" `{p}`"));
+                let expected = word(check, "expected").unwrap_or_default();
+                let why = match word(check, "expect_failure").as_deref() {
+                    Some("stale") => format!("the timestamp there is older than {expected} s"),
+                    Some("not_a_timestamp") => {
+                        "the value there is not an RFC 3339 timestamp".into()
+                    }
+                    Some("missing") => "the result has nothing there".into(),
+                    Some("no_json_document") => {
+                        "the result has no structuredContent and its first text block is not JSON"
+                            .into()
+                    }
+                    Some("differs") => format!("the value there is not {expected}"),
+                    Some("not_found") => format!("no text block contains {expected:?}"),
+                    _ => "see the evidence".into(),
+                };
+                return Some(format!("expectation {kind}{at} failed: {why}"));
+            }
+        }
+        Some(Code::McpInput) => {
+            return Some("the server asked for input or a client capability a health check never provides; the result is inconclusive".into());
+        }
+        Some(Code::McpProtocol) if dim == Dimension::Functional => {
+            return Some(match word(check, "output_violation") {
+                Some(v) => format!("the tool's result breaks its own outputSchema: {v}"),
+                None => "the tool's result breaks the MCP result rules (content blocks, isError, structuredContent)".into(),
+            });
+        }
         Some(Code::McpVersion) => {
             return Some("the server does not speak the pinned or a supported MCP revision; check mcp.protocol_version".into());
         }
@@ -222,6 +267,11 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
         }
         Some(Code::McpProcess) => return Some(process_advice(check)),
         _ => {}
+    }
+    if let Some(violation) = word(check, "argument_violation") {
+        return Some(format!(
+            "the tool would not accept mcp.functional.arguments_json, so it was not called: {violation}"
+        ));
     }
     match check.message.as_deref() {
         Some(m) if m == Note::CredentialMissing.message() => {

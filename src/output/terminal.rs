@@ -146,5 +146,6 @@ pub fn fact_text(fact: &Fact) -> String {
         Fact::Word(w) => (*w).to_string(),
         Fact::Config(s) => clean(s),
         Fact::ConfigList(v) => v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(","),
+        Fact::Phrase(p) => p.render(&clean),
     }
 }

@@ -89,6 +89,7 @@ impl Document {
                     match fact {
                         Fact::Config(s) => *s = f(s),
                         Fact::ConfigList(v) => v.iter_mut().for_each(|s| *s = f(s)),
+                        Fact::Phrase(p) => p.map_config(f),
                         _ => {}
                     }
                 }
@@ -230,6 +231,7 @@ impl Serialize for EvidenceMap<'_> {
                 Fact::Word(w) => m.serialize_entry(k, w)?,
                 Fact::Config(c) => m.serialize_entry(k, c)?,
                 Fact::ConfigList(v) => m.serialize_entry(k, v)?,
+                Fact::Phrase(p) => m.serialize_entry(k, &p.to_string())?,
             }
         }
         m.end()

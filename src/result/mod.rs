@@ -317,6 +317,89 @@ pub enum Fact {
     Config(String),
     /// Several names copied from the configuration.
     ConfigList(Vec<String>),
+    /// A sentence of our own words around names from the configuration (a rule an argument
+    /// broke, the failing path of a result). Its type admits nothing else.
+    Phrase(Phrase),
+}
+
+/// One part of a [`Phrase`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Piece {
+    /// Our own words.
+    Word(&'static str),
+    /// A name or value copied from the configuration (redacted like [`Fact::Config`]).
+    Config(String),
+    /// A number we derived ourselves (an array index, a count).
+    Int(i64),
+}
+
+/// A sentence built only from our own words, our numbers and names from the configuration,
+/// so evidence can explain a failure in prose without ever carrying text from a server.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Phrase(Vec<Piece>);
+
+impl Phrase {
+    /// An empty phrase.
+    pub fn new() -> Phrase {
+        Phrase::default()
+    }
+
+    /// Builder: appends our own words.
+    pub fn word(mut self, word: &'static str) -> Phrase {
+        self.0.push(Piece::Word(word));
+        self
+    }
+
+    /// Builder: appends a name from the configuration.
+    pub fn config(mut self, name: impl Into<String>) -> Phrase {
+        self.0.push(Piece::Config(name.into()));
+        self
+    }
+
+    /// Builder: appends a number.
+    pub fn int(mut self, n: i64) -> Phrase {
+        self.0.push(Piece::Int(n));
+        self
+    }
+
+    /// Appends every piece of `other`.
+    pub fn append(&mut self, other: Phrase) {
+        self.0.extend(other.0);
+    }
+
+    /// The pieces, in order.
+    pub fn pieces(&self) -> &[Piece] {
+        &self.0
+    }
+
+    /// The sentence, with each configuration name passed through `config` (cleaning,
+    /// redaction) and everything else verbatim.
+    pub fn render(&self, config: &dyn Fn(&str) -> String) -> String {
+        let mut out = String::new();
+        for piece in &self.0 {
+            match piece {
+                Piece::Word(w) => out.push_str(w),
+                Piece::Config(s) => out.push_str(&config(s)),
+                Piece::Int(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to every configuration name (the redaction hook).
+    pub fn map_config(&mut self, f: &dyn Fn(&str) -> String) {
+        for piece in &mut self.0 {
+            if let Piece::Config(s) = piece {
+                *s = f(s);
+            }
+        }
+    }
+}
+
+impl fmt::Display for Phrase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&str::to_owned))
+    }
 }
 
 /// Facts a check observed, in insertion order, keyed by fixed names.
@@ -477,6 +560,23 @@ mod tests {
             );
             assert!(!c.message().is_empty());
         }
+    }
+
+    #[test]
+    fn phrases_render_words_numbers_and_config_names() {
+        let mut p = Phrase::new()
+            .word("argument `")
+            .config("a\u{1b}b")
+            .word("[");
+        p.append(Phrase::new().int(2).word("]`"));
+        assert_eq!(p.to_string(), "argument `a\u{1b}b[2]`");
+        assert_eq!(
+            p.render(&|s: &str| s.replace('\u{1b}', " ")),
+            "argument `a b[2]`"
+        );
+        p.map_config(&|_: &str| "[REDACTED]".to_owned());
+        assert_eq!(p.to_string(), "argument `[REDACTED][2]`");
+        assert_eq!(p.pieces().len(), 5);
     }
 
     #[test]

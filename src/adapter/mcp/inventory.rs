@@ -63,6 +63,8 @@ pub struct Tool {
     pub annotations: Option<Value>,
     /// The tool's input schema (an object schema).
     pub input_schema: Value,
+    /// The tool's `outputSchema`, if it declares one (`null` counts as none).
+    pub output_schema: Option<Value>,
     /// Its `x-mcp-header` bindings (modern HTTP only; empty otherwise).
     pub bindings: Vec<Binding>,
 }
@@ -162,6 +164,7 @@ pub fn list(
                 name: name.clone(),
                 annotations: entry.remove("annotations"),
                 input_schema,
+                output_schema: entry.remove("outputSchema").filter(|v| !v.is_null()),
                 bindings,
             });
             Ok(Some(name))

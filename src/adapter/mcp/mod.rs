@@ -16,9 +16,10 @@
 //!    that received a response is remembered and repeated to later dimensions.
 //! 4. **capability** — every advertised inventory is listed once ([`inventory`]) and the
 //!    configured requirements are matched against it.
-//! 5. **functional** — not yet implemented; the seam is [`McpRun::check`]'s `Functional` arm,
-//!    which will use the cached [`inventory::Inventory`] (tools keep their annotations, input
-//!    schemas and header bindings) and [`headers`] for `Mcp-Name`/`Mcp-Param-*`.
+//! 5. **functional** — only when listed explicitly: on the same session and the cached
+//!    [`inventory::Inventory`], one safe `tools/call` with schema-checked arguments, its result
+//!    checked against the protocol, the tool's `outputSchema` and the operator's expectations
+//!    ([`functional`], [`expect`]). Never retried, never repeated.
 //!
 //! An attempt that ends at its deadline or is aborted is discarded with its session (and
 //! process), whether the engine or the transport noticed first; so is a session that failed
@@ -48,14 +49,27 @@
 //! | `exit_code`, `exit_signal`, `process_running` | how a stdio process that ended its output early ended | `mcp_process` (UNREACHABLE) |
 //! | `process_error`, `command` | why a stdio command cannot start; the configured command (configuration check) | `mcp_process` (MISCONFIGURED) |
 //! | `protocol_version` | the configured pin | invalid pin |
+//! | `tool` | the configured functional tool | functional |
+//! | `unsafe_annotation` | which safety annotation is missing or wrong | `mcp_unsafe` |
+//! | `argument_violation` | a phrase naming the argument path and the schema rule | arguments refused before the call |
+//! | `content_blocks` | blocks in the tool result | functional, after the call |
+//! | `content_block` | index of the first invalid content block | functional `mcp_protocol` |
+//! | `is_error` | `true` | the tool returned `isError: true` |
+//! | `output_schema_checked` | `true` | `structuredContent` matched the `outputSchema` |
+//! | `output_violation` | a phrase naming the failing path and rule | `structuredContent` rejected |
+//! | `expectations_met`, `expectations_failed` | counts | `mcp.functional.expect` configured |
+//! | `expect_kind`, `expect_pointer`, `expected`, `expect_failure` | the first failed expectation as configured, and why | `mcp_functional` |
 
 pub mod era;
+pub mod expect;
 pub mod failure;
+pub mod functional;
 pub mod headers;
 pub mod inventory;
 pub mod jsonrpc;
 pub mod lifecycle;
 pub mod modern;
+pub mod rfc3339;
 pub mod schema;
 pub mod session;
 pub mod sse;
@@ -66,7 +80,7 @@ mod testing;
 #[cfg(test)]
 mod tests;
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use era::{AfterDiscover, Channel, Plan, Version};
 use failure::Failure;
@@ -89,6 +103,7 @@ impl Adapter for McpAdapter {
             Dimension::Authentication,
             Dimension::Protocol,
             Dimension::Capability,
+            Dimension::Functional,
         ]
     }
 
@@ -257,21 +272,29 @@ impl McpRun {
         }
     }
 
-    fn capability(&mut self, attempt: &Attempt) -> Observation {
-        let ready = match self.establish(attempt) {
-            Ok(ready) => ready,
-            Err(o) => return o,
-        };
+    /// Lists the inventories once per session (capability and functional share them).
+    fn list(&mut self, ready: &Ready, attempt: &Attempt) -> Result<(), Observation> {
         let Some(session) = self.session.as_mut() else {
-            return Observation::new(Status::Unknown);
+            return Err(Observation::new(Status::Unknown));
         };
         if self.inventory.is_none() {
             let header_rules =
                 ready.era == Era::Modern && session.transport().channel() == Channel::Http;
             match inventory::list(session, ready.era, ready.advertised, header_rules, attempt) {
                 Ok(listed) => self.inventory = Some(listed),
-                Err(failure) => return explain(&failure, ready.evidence, session),
+                Err(failure) => return Err(explain(&failure, ready.evidence.clone(), session)),
             }
+        }
+        Ok(())
+    }
+
+    fn capability(&mut self, attempt: &Attempt) -> Observation {
+        let ready = match self.establish(attempt) {
+            Ok(ready) => ready,
+            Err(o) => return o,
+        };
+        if let Err(o) = self.list(&ready, attempt) {
+            return o;
         }
         let mut evidence = ready.evidence;
         let Some(listed) = self.inventory.as_ref() else {
@@ -287,6 +310,39 @@ impl McpRun {
         };
         o.evidence = evidence;
         o.responded()
+    }
+
+    /// The opted-in tool call (see [`functional`]), on this run's session and inventory.
+    fn functional(&mut self, attempt: &Attempt) -> Observation {
+        // The loader guarantees both; a configuration built elsewhere is refused, never run.
+        let Some(functional) = self.options().functional.clone() else {
+            return Observation::new(Status::Misconfigured);
+        };
+        if !functional.safe {
+            return Observation::new(Status::Misconfigured);
+        }
+        let ready = match self.establish(attempt) {
+            Ok(ready) => ready,
+            Err(o) => return o,
+        };
+        if let Err(o) = self.list(&ready, attempt) {
+            return o;
+        }
+        let (Some(session), Some(inventory)) = (self.session.as_mut(), self.inventory.as_ref())
+        else {
+            return Observation::new(Status::Unknown);
+        };
+        let mut evidence = ready.evidence;
+        evidence.set("tool", Fact::Config(functional.tool.clone()));
+        let now = SystemTime::now();
+        match functional::check(session, ready.era, inventory, &functional, attempt, now) {
+            Ok(mut o) => {
+                evidence.extend(&o.evidence);
+                o.evidence = evidence;
+                o.responded()
+            }
+            Err(failure) => explain(&failure, evidence, session),
+        }
     }
 }
 
@@ -308,8 +364,7 @@ impl TargetRun for McpRun {
                 self.establish(attempt).map_or_else(|o| o, Ready::observe)
             }
             Dimension::Capability => self.capability(attempt),
-            // Functional invocation is a later issue: it establishes, lists (cached), gates on
-            // the tool's annotations, then sends one `tools/call`.
+            Dimension::Functional => self.functional(attempt),
             _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
         };
         // An attempt that ran out (or was aborted) may have left a request unanswered on the

@@ -29,6 +29,8 @@ use std::fmt;
 
 use serde_json::{Map, Number, Value};
 
+use crate::result::Phrase;
+
 /// Subschema nesting depth beyond which a subschema is accepted unevaluated.
 pub const MAX_DEPTH: usize = 32;
 
@@ -112,51 +114,136 @@ pub struct Violation {
     pub rule: Rule,
 }
 
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const SCHEMA: &str = "the tool's inputSchema";
-        let subject = if self.path.is_empty() {
-            "the arguments object".to_owned()
+/// What a [`Violation`] is about, for its wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    /// The operator's tool arguments against the tool's `inputSchema`.
+    Arguments,
+    /// A tool result's `structuredContent` against the tool's `outputSchema`.
+    StructuredContent,
+}
+
+impl Subject {
+    fn root(self) -> &'static str {
+        match self {
+            Subject::Arguments => "the arguments object",
+            Subject::StructuredContent => "structuredContent",
+        }
+    }
+
+    fn element(self) -> &'static str {
+        match self {
+            Subject::Arguments => "argument `",
+            Subject::StructuredContent => "structuredContent at `",
+        }
+    }
+
+    fn schema(self) -> &'static str {
+        match self {
+            Subject::Arguments => "the tool's inputSchema",
+            Subject::StructuredContent => "the tool's outputSchema",
+        }
+    }
+}
+
+impl Violation {
+    /// The violation as one sentence naming the path and the rule, with a property name
+    /// shown only when `shown` vouches for it (otherwise `<property>`, or no name at all for
+    /// a missing required property). Names shown become [`crate::result::Piece::Config`]: for evidence,
+    /// `shown` must only vouch for names the configuration holds.
+    pub fn phrase(&self, subject: Subject, shown: &dyn Fn(&str) -> bool) -> Phrase {
+        let schema = subject.schema();
+        let mut p = if self.path.is_empty() {
+            Phrase::new().word(subject.root())
         } else {
-            format!("argument `{}`", render_path(&self.path))
+            let mut p = Phrase::new().word(subject.element());
+            p.append(path_phrase(&self.path, shown));
+            p.word("`")
         };
         match &self.rule {
-            Rule::NotDeclared => write!(
-                f,
-                "{subject} is not declared by {SCHEMA}, which forbids additional properties"
-            ),
-            Rule::MissingRequired { name } if is_safe_name(name) => write!(
-                f,
-                "{subject} lacks the property `{name}`, which {SCHEMA} requires"
-            ),
-            Rule::MissingRequired { .. } => {
-                write!(f, "{subject} lacks a required property of {SCHEMA}")
+            Rule::NotDeclared => {
+                p = p
+                    .word(" is not declared by ")
+                    .word(schema)
+                    .word(", which forbids additional properties");
             }
-            Rule::WrongType { expected } => write!(
-                f,
-                "{subject} has a type that {SCHEMA} does not allow (expected {})",
-                join_alternatives(expected)
-            ),
-            Rule::NotInEnum => write!(f, "{subject} is not one of the values {SCHEMA} allows"),
-            Rule::ConstMismatch => write!(f, "{subject} differs from the value {SCHEMA} requires"),
-            Rule::BelowMinimum => write!(f, "{subject} is below the minimum {SCHEMA} allows"),
-            Rule::AboveMaximum => write!(f, "{subject} is above the maximum {SCHEMA} allows"),
-            Rule::TooShort => write!(f, "{subject} is shorter than {SCHEMA} allows"),
-            Rule::TooLong => write!(f, "{subject} is longer than {SCHEMA} allows"),
-            Rule::NoAlternativeMatched => write!(
-                f,
-                "{subject} matches none of the alternatives (anyOf) in {SCHEMA}"
-            ),
-            Rule::NotExactlyOneMatched => write!(
-                f,
-                "{subject} matches none of the alternatives (oneOf) in {SCHEMA}"
-            ),
-            Rule::AllOfFailed => write!(
-                f,
-                "{subject} does not satisfy every subschema (allOf) in {SCHEMA}"
-            ),
-            Rule::Forbidden => write!(f, "{subject} is not permitted by {SCHEMA}"),
+            Rule::MissingRequired { name } if shown(name) => {
+                p = p
+                    .word(" lacks the property `")
+                    .config(name.clone())
+                    .word("`, which ")
+                    .word(schema)
+                    .word(" requires");
+            }
+            Rule::MissingRequired { .. } => {
+                p = p.word(" lacks a required property of ").word(schema);
+            }
+            Rule::WrongType { expected } => {
+                p = p
+                    .word(" has a type that ")
+                    .word(schema)
+                    .word(" does not allow (expected ");
+                let last = expected.len().saturating_sub(1);
+                for (i, name) in expected.iter().enumerate() {
+                    if i > 0 {
+                        p = p.word(if i == last { " or " } else { ", " });
+                    }
+                    p = p.word(name);
+                }
+                p = p.word(")");
+            }
+            Rule::NotInEnum => {
+                p = p
+                    .word(" is not one of the values ")
+                    .word(schema)
+                    .word(" allows")
+            }
+            Rule::ConstMismatch => {
+                p = p
+                    .word(" differs from the value ")
+                    .word(schema)
+                    .word(" requires");
+            }
+            Rule::BelowMinimum => {
+                p = p
+                    .word(" is below the minimum ")
+                    .word(schema)
+                    .word(" allows");
+            }
+            Rule::AboveMaximum => {
+                p = p
+                    .word(" is above the maximum ")
+                    .word(schema)
+                    .word(" allows");
+            }
+            Rule::TooShort => p = p.word(" is shorter than ").word(schema).word(" allows"),
+            Rule::TooLong => p = p.word(" is longer than ").word(schema).word(" allows"),
+            Rule::NoAlternativeMatched => {
+                p = p
+                    .word(" matches none of the alternatives (anyOf) in ")
+                    .word(schema);
+            }
+            Rule::NotExactlyOneMatched => {
+                p = p
+                    .word(" matches none of the alternatives (oneOf) in ")
+                    .word(schema);
+            }
+            Rule::AllOfFailed => {
+                p = p
+                    .word(" does not satisfy every subschema (allOf) in ")
+                    .word(schema);
+            }
+            Rule::Forbidden => p = p.word(" is not permitted by ").word(schema),
         }
+        p
+    }
+}
+
+/// Writes the argument-side sentence, showing property names that look like plain
+/// identifiers (see [`Violation::phrase`] for the evidence form).
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.phrase(Subject::Arguments, &is_safe_name).fmt(f)
     }
 }
 
@@ -170,45 +257,41 @@ fn is_safe_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$' | b'-'))
 }
 
-/// Renders `a.b[2].c`; a property name that is not safe to show becomes `<property>`.
-fn render_path(path: &[Segment]) -> String {
-    let mut out = String::new();
-    for segment in path {
+/// `a.b[2].c`; a property name `shown` does not vouch for becomes `<property>`.
+fn path_phrase(path: &[Segment], shown: &dyn Fn(&str) -> bool) -> Phrase {
+    let mut p = Phrase::new();
+    for (i, segment) in path.iter().enumerate() {
         match segment {
             Segment::Property(name) => {
-                if !out.is_empty() {
-                    out.push('.');
+                if i > 0 {
+                    p = p.word(".");
                 }
-                out.push_str(if is_safe_name(name) {
-                    name
+                p = if shown(name) {
+                    p.config(name.clone())
                 } else {
-                    "<property>"
-                });
+                    p.word("<property>")
+                };
             }
-            Segment::Index(i) => {
-                out.push('[');
-                out.push_str(&i.to_string());
-                out.push(']');
+            Segment::Index(index) => {
+                let index = i64::try_from(*index).unwrap_or(i64::MAX);
+                p = p.word("[").int(index).word("]");
             }
         }
     }
-    out
+    p
 }
 
-/// `a`, `a or b`, `a, b or c`.
-fn join_alternatives(names: &[&str]) -> String {
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => (*last).to_owned(),
-        Some((last, init)) => format!("{} or {last}", init.join(", ")),
-    }
+#[cfg(test)]
+fn render_path(path: &[Segment]) -> String {
+    path_phrase(path, &is_safe_name).to_string()
 }
 
 /// Validates `instance` against `schema` and returns the first violation.
 ///
 /// Order within one schema object: `type`, `enum`, `const`, numeric bounds,
 /// string lengths, then for objects `required` (in listed order) and each
-/// member (in the instance's member order) against `properties` /
+/// member (in the instance's key order, as
+/// `serde_json` keeps it: sorted) against `properties` /
 /// `additionalProperties`, then for arrays each element against `items`,
 /// then `allOf`, `anyOf`, `oneOf`. A schema that is neither an object nor a
 /// boolean accepts everything, and so does a subschema beyond the depth or
@@ -448,7 +531,7 @@ fn compare_numbers(a: &Number, b: &Number) -> Option<Ordering> {
 
 /// JSON equality; numbers compare by value (`1 == 1.0`), object member order
 /// does not matter.
-fn json_equal(a: &Value, b: &Value) -> bool {
+pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(a), Value::Number(b)) => compare_numbers(a, b) == Some(Ordering::Equal),
         (Value::Array(a), Value::Array(b)) => {

@@ -72,15 +72,47 @@ impl Session {
         era: Era,
         attempt: &Attempt,
     ) -> Result<Reply, TransportError> {
+        self.send(method, members, era.framing(), attempt)
+    }
+
+    /// Like [`Session::request`], and in the modern era the transport also mirrors `name`
+    /// (`Mcp-Name`) and `params` (`Mcp-Param-<name>: <encoded value>`) into headers. Other
+    /// eras carry no such headers.
+    pub fn request_named(
+        &mut self,
+        method: &'static str,
+        members: &str,
+        era: Era,
+        name: &str,
+        params: &[(String, String)],
+        attempt: &Attempt,
+    ) -> Result<Reply, TransportError> {
+        let framing = match era {
+            Era::Modern => Framing::Modern {
+                name: Some(name),
+                params,
+            },
+            other => other.framing(),
+        };
+        self.send(method, members, framing, attempt)
+    }
+
+    fn send(
+        &mut self,
+        method: &'static str,
+        members: &str,
+        framing: Framing<'_>,
+        attempt: &Attempt,
+    ) -> Result<Reply, TransportError> {
         self.last_method = method;
         let id = self.take_id();
-        let params = self.params(members, era)?;
+        let params = self.params(members, framing.is_modern())?;
         let body = jsonrpc::encode_request(id, method, Some(&params));
         let out = Outgoing {
             method,
             id: Some(id),
             body: &body,
-            framing: era.framing(),
+            framing,
         };
         self.transport.request(&out, attempt)
     }
@@ -117,11 +149,11 @@ impl Session {
         id
     }
 
-    fn params(&self, members: &str, era: Era) -> Result<Box<RawValue>, TransportError> {
+    fn params(&self, members: &str, modern: bool) -> Result<Box<RawValue>, TransportError> {
         let mut text = String::with_capacity(2 + members.len() + self.meta.len() + 1);
         text.push('{');
         text.push_str(members);
-        if era == Era::Modern {
+        if modern {
             if !members.is_empty() {
                 text.push(',');
             }

@@ -32,6 +32,12 @@ pub struct Sent {
     pub id: Option<u64>,
     pub frame: Frame,
     pub body: Value,
+    /// The exact bytes sent.
+    pub raw: String,
+    /// `Mcp-Name` as handed to the transport (modern framing only; not yet encoded).
+    pub name: Option<String>,
+    /// `Mcp-Param-*` pairs as handed to the transport (modern framing only; encoded values).
+    pub params: Vec<(String, String)>,
 }
 
 impl Sent {
@@ -101,16 +107,21 @@ impl Scripted {
     }
 
     fn record(&mut self, out: &Outgoing<'_>) -> Sent {
-        let frame = match out.framing {
-            Framing::Modern { .. } => Frame::Modern,
-            Framing::Handshake => Frame::Handshake,
-            Framing::Session { version } => Frame::Session(version),
+        let (frame, name, params) = match out.framing {
+            Framing::Modern { name, params } => {
+                (Frame::Modern, name.map(str::to_owned), params.to_vec())
+            }
+            Framing::Handshake => (Frame::Handshake, None, Vec::new()),
+            Framing::Session { version } => (Frame::Session(version), None, Vec::new()),
         };
         let sent = Sent {
             method: out.method.to_owned(),
             id: out.id,
             frame,
             body: serde_json::from_slice(out.body).expect("we send json"),
+            raw: String::from_utf8_lossy(out.body).into_owned(),
+            name,
+            params,
         };
         lock(&self.log).sent.push(sent.clone());
         sent
