@@ -2205,7 +2205,8 @@ fn every_field_fixture_loads() {
 }
 
 #[test]
-fn thousand_targets_load_in_milliseconds() {
+fn thousand_targets_load_and_the_last_error_is_located() {
+    // Load time is measured by `make bench`, not asserted here.
     let mut text = String::from("version: v1\nconcurrency: 64\ntargets:\n");
     for i in 0..1000 {
         text.push_str(&format!(
@@ -2216,20 +2217,14 @@ fn thousand_targets_load_in_milliseconds() {
             text.push_str("    dependencies:\n      - ref: t0\n        critical: false\n");
         }
     }
-    let started = Instant::now();
     let c = load(&text);
-    let took = started.elapsed();
     assert_eq!(c.nodes.len(), 1000);
-    // Generous for unoptimised builds; the release build takes a few milliseconds.
-    assert!(took < Duration::from_secs(2), "took {took:?}");
-    // The error path re-parses once for the line; still fast.
+    // The error path re-parses once for the line.
     let bad = text.replace(
         "timeout_ms: 2000\n    auth: {bearer_env: TOKEN_999}",
         "timeout_ms: 0\n    auth: {bearer_env: TOKEN_999}",
     );
-    let started = Instant::now();
     let e = load_str(&bad).unwrap_err();
-    assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(e.path, "targets[999].timeout_ms");
     assert!(e.line.is_some_and(|l| l > 13_000), "{e}");
 }

@@ -854,6 +854,26 @@ fn reachability_without_a_probe_establishes() {
 
 #[test]
 fn client_credentials_extension_is_declared() {
+    let with: serde_json::Value =
+        serde_json::from_str(&format!("{{{}}}", crate::adapter::mcp::modern::meta(true)))
+            .unwrap_or_default();
+    let caps = &with["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+    assert!(
+        caps["extensions"]
+            .get("io.modelcontextprotocol/oauth-client-credentials")
+            .is_some()
+    );
+    let without: serde_json::Value =
+        serde_json::from_str(&format!("{{{}}}", crate::adapter::mcp::modern::meta(false)))
+            .unwrap_or_default();
+    assert_eq!(
+        without["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        serde_json::json!({})
+    );
+}
+
+#[test]
+fn oauth_targets_are_misconfigured_until_acquisition_exists() {
     use crate::config::{OAuthGrant, OAuthOptions};
     let options = McpOptions {
         oauth: Some(OAuthOptions {
@@ -868,14 +888,13 @@ fn client_credentials_extension_is_declared() {
         }),
         ..McpOptions::default()
     };
-    let (_, log) = protocol(options, Scripted::new(modern_server(ok(DISCOVER_OK))));
-    let log = lock(&log);
-    let caps = &log.sent[0].params()["_meta"]["io.modelcontextprotocol/clientCapabilities"];
-    assert!(
-        caps["extensions"]
-            .get("io.modelcontextprotocol/oauth-client-credentials")
-            .is_some()
-    );
+    let transport = Scripted::new(modern_server(ok(DISCOVER_OK)));
+    let log = transport.log();
+    let mut run = run(options, transport);
+    let o = run.configure();
+    assert_eq!(o.status, Status::Misconfigured);
+    assert_eq!(o.code, Some(Code::McpOauth));
+    assert!(lock(&log).sent.is_empty());
 }
 
 #[test]
