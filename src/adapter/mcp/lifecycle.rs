@@ -54,7 +54,17 @@ pub fn initialize(
     )?;
     evidence.set("response_mode", Fact::Word(reply.mode.as_str()));
     evidence.set("session_id_issued", Fact::Bool(reply.session_issued));
-    let initialized = validate_initialize(&reply.result, pin)?;
+    let initialized = validate_initialize(&reply.result, pin).inspect_err(|_| {
+        // On a mismatch, say which supported revision the server answered (our spelling).
+        let answered = modern::object(&reply.result).ok().and_then(|o| {
+            o.get("protocolVersion")
+                .and_then(Value::as_str)
+                .and_then(Version::parse)
+        });
+        if let Some(v) = answered {
+            evidence.set("server_version", Fact::Word(v.as_str()));
+        }
+    })?;
     evidence.set(
         "negotiated_version",
         Fact::Word(initialized.version.as_str()),

@@ -367,6 +367,12 @@ impl TargetRun for McpRun {
             Dimension::Functional => self.functional(attempt),
             _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
         };
+        let mut o = o;
+        if o.code == Some(Code::McpVersion)
+            && let Some(pin) = &self.options().protocol_version
+        {
+            o.evidence.set("pinned_version", Fact::Config(pin.clone()));
+        }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
         if attempt.expired() {
