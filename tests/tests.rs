@@ -4,6 +4,7 @@
 
 mod cli;
 mod config;
+mod graph;
 mod interop;
 mod process;
 mod util;
