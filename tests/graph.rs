@@ -624,6 +624,34 @@ targets:
     assert_eq!(fake.count("initialize"), 2);
 }
 
+#[test]
+fn the_graph_example_runs_against_the_fake_server() {
+    let Some(missing_tool) = crate::fake_mcp::preset("missing-tool") else {
+        panic!("preset missing-tool")
+    };
+    let fake = FakeServer::start(FakeConfig {
+        routes: vec![("/broken".into(), missing_tool)],
+        ..Default::default()
+    });
+    let text = std::fs::read_to_string("examples/graph/agenthealth.yaml").expect("example");
+    let dir = TempDir::new("graph-example");
+    let f = dir.file(
+        "c.yaml",
+        &text.replace("http://127.0.0.1:PORT", &fake.base()),
+    );
+    let o = check_json(&f);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let v = o.json();
+    assert_eq!(v["results"][0]["target"]["name"], "support-agent");
+    assert_eq!(v["results"][0]["status"], "DEGRADED");
+    assert_eq!(v["results"][1]["target"]["name"], "billing-api");
+    assert_eq!(v["results"][1]["status"], "UNHEALTHY");
+    // notes-mcp (shown three times) and search-mcp: two sessions.
+    assert_eq!(named(&v, "notes-mcp").len(), 3);
+    assert_eq!(fake.sessions_created(), 2);
+    assert_eq!(fake.count("initialize"), 2);
+}
+
 // ---------------------------------------------------------------------------------------
 // Terminal tree and doctor
 
@@ -754,43 +782,19 @@ fn run_counting_threads(args: &[&str], out: &Path) -> (Outcome, usize) {
     (outcome, peak)
 }
 
-/// `roots` services, each with `kids` dependencies of `grand` dependencies each; every
-/// service also references the next service's dependencies (optional edges), so a tenth of
-/// the nodes are shared. Endpoints alternate between the servers.
-pub fn generated_graph(roots: usize, kids: usize, grand: usize, urls: &[String]) -> String {
-    let mut n = 0;
-    let mut endpoint = || {
-        n += 1;
-        urls[n % urls.len()].clone()
-    };
-    let mut s = String::from("version: v1\ntargets:\n");
-    for r in 0..roots {
-        s.push_str(&format!(
-            "  - {{name: svc{r}, type: http, endpoint: '{}', budget_ms: 20000, dependencies: [\n",
-            endpoint()
-        ));
-        for k in 0..kids {
-            s.push_str(&format!(
-                "    {{name: svc{r}-dep{k}, id: s{r}k{k}, type: http, endpoint: '{}', budget_ms: 20000, dependencies: [\n",
-                endpoint()
-            ));
-            for g in 0..grand {
-                s.push_str(&format!(
-                    "      {{name: svc{r}-dep{k}-{g}, type: http, endpoint: '{}', budget_ms: 20000}},\n",
-                    endpoint()
-                ));
-            }
-            s.push_str("    ]},\n");
-        }
-        let next = (r + 1) % roots;
-        for k in 0..kids {
-            s.push_str(&format!(
-                "    {{ref: s{next}k{k}, critical: false, relationship: supporting}},\n"
-            ));
-        }
-        s.push_str("  ]}\n");
-    }
-    s
+/// The graph `examples/graph/generate.sh` prints (the one `make bench` measures).
+fn generated_graph(roots: usize, kids: usize, grand: usize, urls: &[String]) -> String {
+    let mut cmd = Command::new("bash");
+    cmd.arg("examples/graph/generate.sh");
+    cmd.args([roots, kids, grand].map(|n| n.to_string()));
+    cmd.args(urls);
+    let out = cmd.output().expect("run examples/graph/generate.sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 YAML")
 }
 
 #[test]
