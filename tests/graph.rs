@@ -535,6 +535,46 @@ targets:
     assert_eq!(v["results"][1]["status"], "HEALTHY");
 }
 
+#[test]
+fn sigint_ends_a_graph_run_with_a_document() {
+    let s = Server::start_silent();
+    let dir = TempDir::new("graph-sigint");
+    let e = s.url("/");
+    let yaml = format!(
+        "version: v1
+concurrency: 2
+targets:
+  - {{name: a, type: http, endpoint: '{e}', timeout_ms: 30000, dependencies: [{{name: s, id: s, type: http, endpoint: '{e}', timeout_ms: 30000}}]}}
+  - {{name: b, type: http, endpoint: '{e}', timeout_ms: 30000, dependencies: [{{ref: s}}]}}
+"
+    );
+    let f = dir.file("c.yaml", &yaml);
+    let child = Command::new(bin())
+        .args(["check", path_str(&f), "--format", "json"])
+        .env_clear()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn agenthealth");
+    // Both workers are in a call once the server holds two connections.
+    let start = Instant::now();
+    while s.connections() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(10), "no connections");
+        std::thread::yield_now();
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("SIGINT");
+    let signalled = Instant::now();
+    let out = child.wait_with_output().expect("wait");
+    assert!(signalled.elapsed() < MARGIN, "{:?}", signalled.elapsed());
+    assert_eq!(out.status.code(), Some(5));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("a JSON document");
+    for r in all_results(&v) {
+        assert_eq!(r["status"], "UNKNOWN", "{r}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // HTTP and MCP together
 
