@@ -28,8 +28,9 @@ use crate::result::document::Document;
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
-pub use node::{Call, NodeRun, Step};
-pub use watchdog::{Ended, Finished, Watchdog};
+
+use node::{Call, NodeRun, Step};
+use watchdog::{Ended, Finished, Watchdog};
 
 /// No run lasts longer than this, whatever the configuration says.
 pub const RUN_CAP: Duration = Duration::from_secs(60);

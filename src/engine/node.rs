@@ -102,10 +102,10 @@ enum Stage {
 /// [`NodeRun::start`]), then reachability, authentication as a gate, protocol, capability,
 /// functional, cleanup, and the latency threshold at [`NodeRun::finish`].
 ///
-/// The node never blocks and never makes an adapter call itself: [`NodeRun::next_step`]
-/// says which call to make, [`NodeRun::record`] takes its outcome. So the node can be carried
-/// by any thread between two steps — the engine moves it to a fresh worker when a call
-/// ignores its deadline — and retries, gates and budgets live in one place.
+/// Apart from the offline configuration check, the node makes no adapter call itself:
+/// [`NodeRun::next_step`] says which call to make, [`NodeRun::record`] takes its outcome. So
+/// the node can be carried by any thread between two steps — the engine moves it to a fresh
+/// worker when a call ignores its deadline — and retries, gates and budgets live in one place.
 pub struct NodeRun {
     target: Arc<Target>,
     cancel: Cancel,

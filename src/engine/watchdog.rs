@@ -122,7 +122,8 @@ pub struct Ticket<P> {
 
 impl<P> Watchdog<P> {
     /// A watchdog for a run cancelled by `cancel`. `wake` must make the thread that calls
-    /// [`Watchdog::tick`] tick soon (it is called when a new call has the earliest deadline).
+    /// [`Watchdog::tick`] tick soon (it is called when a new call has the earliest deadline,
+    /// or arrives after cancellation).
     /// Cancellation must wake it too; the engine registers that with `cancel` itself.
     pub fn new(cancel: &Cancel, wake: impl Fn() + Send + Sync + 'static) -> Watchdog<P> {
         Watchdog {
@@ -156,7 +157,8 @@ impl<P> Watchdog<P> {
             });
             (id, earliest)
         };
-        if earliest {
+        // A call watched just after cancellation must be cut now, not at its deadline.
+        if earliest || self.inner.cancel.is_cancelled() {
             (self.inner.wake)();
         }
         Ticket {
