@@ -4,7 +4,7 @@ MUSL := x86_64-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
 PREFIX ?= /usr/local
 
-.PHONY: build test static install demo bench fmt clippy
+.PHONY: build test static install demo demo-graph bench fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -30,6 +30,11 @@ install: build
 demo: build
 	$(CARGO) build --release --example fake_mcp_server
 	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server
+
+## demo-graph: the same with the dependency graph of examples/graph (ARGS="--format json")
+demo-graph: build
+	$(CARGO) build --release --example fake_mcp_server
+	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server graph $(ARGS)
 
 ## bench: wall time and peak RSS of agenthealth against local servers
 bench: static

@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # make bench: median wall time and peak RSS of `agenthealth ping` against a fast local fake MCP
-# server and a real Python `mcp` server, with curl doing the same exchange as the floor.
-# usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER   (RUNS=20 by default; at least 10)
+# server and a real Python `mcp` server, with curl doing the same exchange as the floor; the
+# deadline bound against a silent server; then `agenthealth check` on a generated graph of
+# 1,000 HTTP nodes against two fake servers, with its peak thread count.
+# usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER   (RUNS=20, at least 10; GRAPH_RUNS=5)
 set -uo pipefail
-bin=$1 fake=$2 runs=${RUNS:-20}
+bin=$1 fake=$2 runs=${RUNS:-20} graph_runs=${GRAPH_RUNS:-5}
 interop=${AGENTHEALTH_INTEROP_DIR:-$PWD/target/interop}
+here=$(dirname "$0")
+tmp=$(mktemp -d -t agenthealth-bench-XXXXXX)
 
 coproc FAKE { exec "$fake" --route /modern=modern; }
 read -r line <&"${FAKE[0]}" || { echo "bench: fake server did not start" >&2; exit 1; }
 fake_base=${line#listening on }
 py_pid=
-cleanup() { exec {FAKE[1]}>&-; [[ -n $py_pid ]] && kill "$py_pid" 2>/dev/null; wait 2>/dev/null; }
+# A second server for the graph; it lives until killed.
+exec {FAKE2}< <(exec "$fake" --until-killed)
+fake2_pid=$!
+read -r line2 <&"$FAKE2" || { echo "bench: second fake server did not start" >&2; exit 1; }
+base2=${line2#listening on }
+cleanup() {
+  exec {FAKE[1]}>&-; kill "$fake2_pid" 2>/dev/null
+  [[ -n $py_pid ]] && kill "$py_pid" 2>/dev/null
+  wait 2>/dev/null; rm -rf "$tmp"
+}
 trap cleanup EXIT
 
 py_url=
@@ -72,3 +85,31 @@ if [[ -n $py_url ]]; then
 else
   echo "(Python mcp server not installed: run .ci/interop-setup for the real-server rows)"
 fi
+
+# Most threads a command had at once, sampled from /proc until it exits (a sample can miss
+# a peak, never invent one).
+peak_threads() {
+  "$@" >/dev/null 2>&1 &
+  local pid=$! peak=0 key value
+  while [[ -r /proc/$pid/status ]]; do
+    while read -r key value _; do
+      [[ $key == Threads: && $value =~ ^[0-9]+$ ]] && (( value > peak )) && peak=$value
+    done < "/proc/$pid/status" 2>/dev/null
+  done
+  wait "$pid"
+  echo "$peak"
+}
+
+
+graph=$tmp/graph.yaml
+"$here/graph/generate.sh" 10 9 10 "$fake_base/health" "$base2/health" > "$graph"
+nodes=$(grep -c '^ *- name:' "$graph")
+"$bin" check "$graph" --format json > "$tmp/out.json"
+code=$?
+(( code == 0 )) || echo "bench: the graph run exited $code (expected 0: every node HEALTHY within its budget)" >&2
+echo
+printf '%-52s %12s %12s\n' "$nodes HTTP nodes, concurrency 16 ($graph_runs runs)" "wall" "peak RSS"
+runs=$graph_runs measure "agenthealth check --format json" "$bin" check "$graph" --format json
+runs=$graph_runs measure "agenthealth check (terminal)" "$bin" check "$graph"
+printf '%-52s %12s\n' "peak threads (16 workers + main + signals)" "$(peak_threads "$bin" check "$graph" --format json)"
+runs=$graph_runs measure "agenthealth validate (1,000-node config load)" "$bin" validate "$graph"

@@ -682,7 +682,7 @@ fn ready_run(pgid: &mut u32, discarded: &Arc<AtomicBool>) -> Box<dyn TargetRun> 
         discarded: discarded.clone(),
     });
     let deadline = Instant::now() + Duration::from_secs(5);
-    let (run, ended) = watchdog::Worker::new().bounded(run, deadline, &Cancel::new(), |r, a| {
+    let (run, ended) = watchdog::bounded(run, deadline, &Cancel::new(), |r, a| {
         r.check(Dimension::Reachability, a)
     });
     assert!(matches!(ended, Ended::Returned(_)));
@@ -706,7 +706,7 @@ fn cancelling_the_run_kills_the_group_through_the_engine_watchdog() {
         })
     };
     let d = Duration::from_secs(10);
-    let (run, ended) = watchdog::Worker::new().bounded(run, Instant::now() + d, &cancel, |r, a| {
+    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &cancel, |r, a| {
         r.check(Dimension::Protocol, a)
     });
     let returned = Instant::now();
@@ -733,10 +733,9 @@ fn the_engine_deadline_leaves_no_process_behind() {
     let mut pgid = 0;
     let run = ready_run(&mut pgid, &discarded);
     let d = Duration::from_millis(400);
-    let (run, ended) =
-        watchdog::Worker::new().bounded(run, Instant::now() + d, &Cancel::new(), |r, a| {
-            r.check(Dimension::Protocol, a)
-        });
+    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &Cancel::new(), |r, a| {
+        r.check(Dimension::Protocol, a)
+    });
     // The worker's own timeout and the watchdog's fire at the same instant: either the
     // check returned (and shut its session down) or the watchdog aborted and discarded it.
     match ended {

@@ -5,6 +5,7 @@
 
 mod cli;
 mod config;
+mod graph;
 mod interop;
 mod process;
 mod stdio;

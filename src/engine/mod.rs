@@ -1,5 +1,15 @@
 //! The engine: runs every node's checks once, in parallel up to `concurrency`, under
 //! deadlines it enforces itself, then aggregates. It never speaks a protocol.
+//!
+//! * Nodes start in declaration pre-order (roots first, each followed by its dependencies
+//!   depth-first, each node once) on a pool of `concurrency` worker threads. A node's own
+//!   checks never wait for its dependencies: edges matter only when results are projected
+//!   ([`aggregate`]), so a shared node runs once however many parents reference it, and a
+//!   parent's `budget_ms` (which bounds only its own checks, see [`node`]) cannot touch it.
+//! * Workers make the adapter calls themselves; the calling thread collects outcomes and
+//!   ticks the run's [`Watchdog`], which cuts every call at its deadline and moves the node
+//!   of a call that ignores the cut to a fresh worker.
+//! * Results keep declaration order whatever order nodes finish in.
 
 pub mod aggregate;
 pub mod cancel;
@@ -7,16 +17,20 @@ pub mod node;
 pub mod watchdog;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Adapter, Secret};
+use crate::adapter::{Adapter, Attempt, Secret};
 use crate::config::{Config, NodeId, Target, TargetType};
+use crate::result::Observation;
 use crate::result::document::Document;
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
+
+use node::{Call, NodeRun, Step};
+use watchdog::{Ended, Finished, Watchdog};
 
 /// No run lasts longer than this, whatever the configuration says.
 pub const RUN_CAP: Duration = Duration::from_secs(60);
@@ -77,6 +91,12 @@ pub fn run(config: &Config, env: &ResolvedEnv, cancel: &Cancel, progress: Progre
 }
 
 /// Runs every node once with the given adapters and builds the document.
+///
+/// Threads: `concurrency` workers (fewer when there are fewer nodes) make the adapter calls
+/// themselves; this thread collects outcomes and drives the run's [`Watchdog`]. A call that
+/// ignores its deadline is abandoned after [`watchdog::GRACE`] and its node continues on a
+/// new worker, so the count grows by one only per such call. Adapters may add short-lived
+/// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes).
 pub fn run_with(
     config: &Config,
     env: &ResolvedEnv,
@@ -85,70 +105,72 @@ pub fn run_with(
     adapters: Adapters,
 ) -> Document {
     let start = Instant::now();
-    let run_deadline = start + RUN_CAP;
+    let clock = node::Clock {
+        start,
+        run_deadline: start + RUN_CAP,
+    };
     let order = execution_order(config);
     let total = order.len();
-    let targets: Arc<Vec<Arc<Target>>> =
-        Arc::new(config.nodes.iter().cloned().map(Arc::new).collect());
-    let env = Arc::new(env.clone());
-    let order = Arc::new(order);
-    let next = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = mpsc::channel::<(NodeId, NodeOutcome)>();
-    let workers = config.concurrency.clamp(1, 256).min(total.max(1));
-    for _ in 0..workers {
-        let (targets, env, order, next, tx, cancel) = (
-            targets.clone(),
-            env.clone(),
-            order.clone(),
-            next.clone(),
-            tx.clone(),
-            cancel.clone(),
-        );
-        let spawned = thread::Builder::new()
-            .name("target".into())
-            .stack_size(512 * 1024)
-            .spawn(move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&id) = order.get(i) else { break };
-                    let clock = node::Clock {
-                        start,
-                        run_deadline,
-                    };
-                    let outcome = node::run_node(&targets[id], adapters, &env, &clock, &cancel);
-                    if tx.send((id, outcome)).is_err() {
-                        break;
-                    }
-                }
-            });
-        if spawned.is_err() {
-            break;
-        }
-    }
-    drop(tx);
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let wake = tx.clone();
+    let watchdog = Watchdog::new(cancel, move || {
+        let _ = wake.send(Msg::Wake);
+    });
+    let cancel_wake = tx.clone();
+    let _cancel_registration = cancel.register(move || {
+        let _ = cancel_wake.send(Msg::Wake);
+    });
+    let shared = Arc::new(Shared {
+        targets: config.nodes.iter().cloned().map(Arc::new).collect(),
+        env: env.clone(),
+        order,
+        next: AtomicUsize::new(0),
+        tx,
+        cancel: cancel.clone(),
+        watchdog: watchdog.clone(),
+        adapters,
+        clock,
+    });
+    let workers = config.concurrency.clamp(1, 256).min(total);
+    let spawned = (0..workers)
+        .take_while(|_| spawn_worker(&shared, None).is_ok())
+        .count();
+
     let mut outcomes: Vec<Option<NodeOutcome>> = vec![None; config.nodes.len()];
     let mut done = 0;
-    // Workers end every attempt by its deadline (≤ the run cap) plus the watchdog grace and
-    // the cleanup budget; past that, whatever has not reported is left behind.
-    let give_up = run_deadline + CLOSE_BUDGET + 4 * watchdog::GRACE;
-    while done < total {
-        let wait = give_up
-            .saturating_duration_since(Instant::now())
-            .min(Duration::from_millis(100));
+    // Every call ends by its deadline (≤ the run cap; cleanup: its budget) plus the grace;
+    // past that, whatever has not reported is left behind.
+    let give_up = clock.run_deadline + CLOSE_BUDGET + 4 * watchdog::GRACE;
+    while done < total && spawned > 0 {
+        let now = Instant::now();
+        let tick = watchdog.tick(now);
+        for (mut node, ended) in tick.abandoned {
+            // The stuck thread keeps the adapter state; the node goes on with a fresh one.
+            node.pending.record(None, ended);
+            if let Err(node) = spawn_worker(&shared, Some(node)) {
+                // No thread for it: the node ends with what it has.
+                let _ = shared.tx.send(Msg::Done(node.id, node.pending.finish()));
+            }
+        }
+        if now >= give_up {
+            break;
+        }
+        let wait = tick
+            .next
+            .unwrap_or(give_up)
+            .min(give_up)
+            .min(now + PROGRESS_EVERY)
+            .saturating_duration_since(now);
         match rx.recv_timeout(wait) {
-            Ok((id, outcome)) => {
+            Ok(Msg::Done(id, outcome)) => {
                 if let Some(slot) = outcomes.get_mut(id) {
                     *slot = Some(outcome);
                 }
                 done += 1;
                 progress(done, total);
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                progress(done, total);
-                if Instant::now() >= give_up {
-                    break;
-                }
-            }
+            Ok(Msg::Wake) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => progress(done, total),
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
@@ -159,6 +181,144 @@ pub fn run_with(
     Document {
         results: aggregate::project(config, &outcomes),
     }
+}
+
+/// How often the collecting thread reports progress when nothing else happens.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Messages to the collecting thread.
+enum Msg {
+    /// A node's own checks are complete.
+    Done(NodeId, NodeOutcome),
+    /// Tick the watchdog (a new earliest deadline, or cancellation).
+    Wake,
+}
+
+/// What every worker of one run shares.
+struct Shared {
+    targets: Vec<Arc<Target>>,
+    env: ResolvedEnv,
+    /// Nodes in the order they are started.
+    order: Vec<NodeId>,
+    /// Index into `order` of the next node to start.
+    next: AtomicUsize,
+    tx: mpsc::Sender<Msg>,
+    cancel: Cancel,
+    watchdog: Watchdog<Carried>,
+    adapters: Adapters,
+    clock: node::Clock,
+}
+
+/// A node in progress, as a worker carries it (and the watchdog holds it during a call).
+struct Carried {
+    id: NodeId,
+    pending: Box<NodeRun>,
+}
+
+/// Starts a worker thread, optionally continuing a node first. Gives the node back if no
+/// thread could be started.
+fn spawn_worker(shared: &Arc<Shared>, first: Option<Carried>) -> Result<(), Carried> {
+    let slot = Arc::new(Mutex::new(first));
+    let (for_thread, for_error) = (slot.clone(), slot);
+    let shared = shared.clone();
+    let spawned = thread::Builder::new()
+        .name("worker".into())
+        .stack_size(WORKER_STACK)
+        .spawn(move || {
+            let first = lock(&for_thread).take();
+            work(&shared, first);
+        });
+    match spawned {
+        Ok(_) => Ok(()),
+        Err(_) => match lock(&for_error).take() {
+            Some(node) => Err(node),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Stack size of workers: adapters are shallow; keep many of them cheap.
+const WORKER_STACK: usize = 512 * 1024;
+
+/// A worker: continues `first` if given, then starts nodes from the shared order until none
+/// is left. Ends early when one of its calls is abandoned (the node went on elsewhere).
+fn work(shared: &Shared, first: Option<Carried>) {
+    let mut carried = first;
+    loop {
+        let node = match carried.take() {
+            Some(node) => node,
+            None => {
+                let i = shared.next.fetch_add(1, Ordering::SeqCst);
+                let Some(&id) = shared.order.get(i) else {
+                    return;
+                };
+                let Some(target) = shared.targets.get(id) else {
+                    continue;
+                };
+                Carried {
+                    id,
+                    pending: Box::new(NodeRun::start(
+                        target,
+                        shared.adapters,
+                        &shared.env,
+                        &shared.clock,
+                        &shared.cancel,
+                    )),
+                }
+            }
+        };
+        let Some(Carried { id, pending }) = drive(shared, node) else {
+            return;
+        };
+        if shared.tx.send(Msg::Done(id, pending.finish())).is_err() {
+            return;
+        }
+    }
+}
+
+/// Makes the node's calls until it is done. `None` when a call was abandoned: the node is
+/// no longer this thread's.
+fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
+    loop {
+        match node.pending.next_step() {
+            Step::Done => return Some(node),
+            Step::Pause(delay) => {
+                shared.cancel.sleep(delay);
+            }
+            Step::Call {
+                mut run,
+                call,
+                deadline,
+                cancellable,
+            } => {
+                let attempt = Attempt::new(deadline);
+                let ticket = shared.watchdog.watch(&attempt, cancellable, node);
+                let obs = match call {
+                    Call::Check(dim) => run.check(dim, &attempt),
+                    Call::Close(budget) => {
+                        run.close(budget);
+                        Observation::healthy()
+                    }
+                };
+                match ticket.finish() {
+                    Finished::InTime(back) => {
+                        node = back;
+                        node.pending.record(Some(run), Ended::Returned(obs));
+                    }
+                    Finished::Cut(back, ended) => {
+                        node = back;
+                        run.discard();
+                        node.pending.record(Some(run), ended);
+                    }
+                    Finished::Abandoned => return None,
+                }
+            }
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Nodes in declaration pre-order (roots first, then their dependencies depth-first), each

@@ -3,6 +3,10 @@
 //! Order (contract §3.2): configuration → reachability → authentication (as a gate) →
 //! protocol → capability → functional → latency. Blocked dimensions are omitted; passing
 //! implicit gates are hidden; a failed gate is shown.
+//!
+//! `budget_ms` bounds the node's own checks, retries and queue wait: it counts from the start
+//! of the run and caps every attempt's deadline. It never reaches the node's dependencies,
+//! which are nodes of their own.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,12 +16,13 @@ use crate::adapter::{Adapter, CredentialSource, TargetContext, TargetRun};
 use crate::config::Target;
 use crate::engine::aggregate::NodeOutcome;
 use crate::engine::cancel::Cancel;
-use crate::engine::watchdog::{self, Ended};
+use crate::engine::watchdog::Ended;
 use crate::engine::{CLOSE_BUDGET, ResolvedEnv};
 use crate::result::document::Check;
 use crate::result::{Dimension, Fact, Note, Observation, Status};
 
 /// The run's clock.
+#[derive(Clone, Copy, Debug)]
 pub struct Clock {
     /// When the run started (budgets count from here, queue waits included).
     pub start: Instant,
@@ -53,139 +58,342 @@ pub fn requested(target: &Target, adapter: Option<&dyn Adapter>) -> Vec<Dimensio
     dims
 }
 
-/// Runs one node's own checks.
-pub fn run_node(
-    target: &Arc<Target>,
-    adapters: crate::engine::Adapters,
-    env: &ResolvedEnv,
-    clock: &Clock,
-    cancel: &Cancel,
-) -> NodeOutcome {
-    let adapter = adapters(target.kind);
-    let dims = requested(target, adapter);
-    let mut out = NodeOutcome {
-        wants_dependency_check: dims.contains(&Dimension::Dependency),
-        ..NodeOutcome::default()
-    };
-    let own: Vec<Dimension> = dims
-        .iter()
-        .copied()
-        .filter(|d| *d != Dimension::Dependency)
-        .collect();
-    if own.is_empty() || cancel.is_cancelled() {
-        return out;
-    }
-    let wants = |d: Dimension| own.contains(&d);
-    let hard_deadline = match target.budget_ms {
-        Some(ms) => (clock.start + Duration::from_millis(ms)).min(clock.run_deadline),
-        None => clock.run_deadline,
-    };
+/// Which adapter call a [`Step::Call`] asks for.
+pub enum Call {
+    /// One attempt of one dimension.
+    Check(Dimension),
+    /// The end-of-run cleanup, within this budget. Its outcome never changes a result.
+    Close(Duration),
+}
 
-    // Configuration: engine pre-checks, then the adapter's offline validation.
-    let (ctx, adapter) = match preflight(target, adapter, &own, env) {
-        Ok(ready) => ready,
-        Err(obs) => {
-            out.checks.insert(
-                Dimension::Configuration,
-                to_check(Dimension::Configuration, obs),
-            );
-            return out;
-        }
-    };
-    let mut run: Box<dyn TargetRun> = adapter.start(ctx.clone());
-    let config_obs = if Instant::now() >= hard_deadline {
-        Observation::noted(Status::Unknown, Note::ConfigurationIncomplete)
-    } else {
-        run.configure()
-    };
-    let config_passed = config_obs.status.passed();
-    if wants(Dimension::Configuration) || !config_passed {
-        out.checks.insert(
-            Dimension::Configuration,
-            to_check(Dimension::Configuration, config_obs),
-        );
-    }
-    if !config_passed {
-        return out;
-    }
-    if !own.iter().any(|d| *d != Dimension::Configuration) {
-        return out;
-    }
+/// What a node needs next from whoever drives it (see [`NodeRun`]).
+pub enum Step {
+    /// Make this call on `run`, under an [`crate::adapter::Attempt`] ending at `deadline`,
+    /// then hand the state and the outcome back with [`NodeRun::record`].
+    Call {
+        /// The target's adapter state for this run (fresh if the last one was abandoned).
+        run: Box<dyn TargetRun>,
+        /// Which call.
+        call: Call,
+        /// When the call must be over.
+        deadline: Instant,
+        /// Whether cancelling the run cuts the call (cleanup is not cut).
+        cancellable: bool,
+    },
+    /// Wait this long before the next attempt (a retry delay); cancellation may end it early.
+    Pause(Duration),
+    /// The node's own checks are complete: take them with [`NodeRun::finish`].
+    Done,
+}
 
-    let mut session = Session {
-        worker: watchdog::Worker::new(),
-        run: Some(run),
-        adapter,
-        ctx,
-        target,
-        hard_deadline,
-        cancel,
-    };
+/// Where a node is in its sequence of checks.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Stage {
+    /// Attempting this dimension (reachability, authentication, protocol, capability or
+    /// functional, in that order).
+    Check(Dimension),
+    /// Own checks over; the cleanup call is next.
+    Close,
+    /// Nothing left to do.
+    Finished,
+}
 
-    // Reachability gate.
-    let (reach, elapsed) = session.attempt_with_retries(Dimension::Reachability);
-    let reach_passed = reach.status.passed();
-    let latency = reach.latency.unwrap_or(elapsed);
-    if wants(Dimension::Reachability) || !reach_passed {
-        out.checks.insert(
-            Dimension::Reachability,
-            to_check(Dimension::Reachability, reach),
-        );
-    }
-    if !reach_passed {
-        session.close();
-        return out;
-    }
-    let latency_ms = latency.as_secs_f64() * 1000.0;
-    out.latency_ms = Some(latency_ms);
+/// One node's own checks as a sequence of steps (contract §3.2): configuration (offline, at
+/// [`NodeRun::start`]), then reachability, authentication as a gate, protocol, capability,
+/// functional, cleanup, and the latency threshold at [`NodeRun::finish`].
+///
+/// Apart from the offline configuration check, the node makes no adapter call itself:
+/// [`NodeRun::next_step`] says which call to make, [`NodeRun::record`] takes its outcome. So
+/// the node can be carried by any thread between two steps — the engine moves it to a fresh
+/// worker when a call ignores its deadline — and retries, gates and budgets live in one place.
+pub struct NodeRun {
+    target: Arc<Target>,
+    cancel: Cancel,
+    /// The adapter and context, once the engine pre-checks passed.
+    adapter: Option<(&'static dyn Adapter, TargetContext)>,
+    /// The adapter state between calls. `None` after an abandoned call: the next call gets a
+    /// fresh one.
+    run: Option<Box<dyn TargetRun>>,
+    /// Requested own dimensions (no `dependency`).
+    own: Vec<Dimension>,
+    /// The budget's end (or the run cap).
+    hard_deadline: Instant,
+    out: NodeOutcome,
+    stage: Stage,
+    /// Retries already made of the current stage's dimension.
+    tries: u32,
+    /// The current dimension's last outcome, while a retry is pending.
+    last: Option<(Observation, Duration)>,
+    /// A retry delay to wait before the next attempt.
+    pause: Option<Duration>,
+    /// When the call in flight started.
+    call_started: Option<Instant>,
+    auth_passed: bool,
+}
 
-    // Authentication gate.
-    let implements = |d: Dimension| adapter.dimensions().contains(&d);
-    let mut auth_passed = true;
-    if (wants(Dimension::Authentication)
-        || wants(Dimension::Capability)
-        || wants(Dimension::Functional))
-        && implements(Dimension::Authentication)
-    {
-        let (obs, _) = session.attempt_with_retries(Dimension::Authentication);
-        auth_passed = obs.status.passed();
-        if wants(Dimension::Authentication) || !auth_passed {
-            out.checks.insert(
-                Dimension::Authentication,
-                to_check(Dimension::Authentication, obs),
-            );
-        }
-    }
-    if wants(Dimension::Protocol) {
-        let (obs, _) = session.attempt_with_retries(Dimension::Protocol);
-        out.checks
-            .insert(Dimension::Protocol, to_check(Dimension::Protocol, obs));
-    }
-    if auth_passed && wants(Dimension::Capability) {
-        let (obs, _) = session.attempt_with_retries(Dimension::Capability);
-        out.checks
-            .insert(Dimension::Capability, to_check(Dimension::Capability, obs));
-    }
-    if auth_passed && wants(Dimension::Functional) {
-        // Active: never retried.
-        let (obs, _) = session.attempt(Dimension::Functional);
-        out.checks
-            .insert(Dimension::Functional, to_check(Dimension::Functional, obs));
-    }
-    session.close();
-    if wants(Dimension::Latency) {
-        let obs = match target.latency_threshold_ms {
-            Some(t) if latency_ms > t => {
-                Observation::noted(Status::Degraded, Note::LatencyExceeds(t))
-                    .with("latency_ms", Fact::Ms(latency_ms))
-                    .with("threshold_ms", Fact::Ms(t))
-            }
-            _ => Observation::healthy(),
+impl NodeRun {
+    /// Starts a node: engine pre-checks and the adapter's offline configuration check, both
+    /// immediate. The node then asks for its first call, if it needs any.
+    pub fn start(
+        target: &Arc<Target>,
+        adapters: crate::engine::Adapters,
+        env: &ResolvedEnv,
+        clock: &Clock,
+        cancel: &Cancel,
+    ) -> NodeRun {
+        let adapter = adapters(target.kind);
+        let dims = requested(target, adapter);
+        let own: Vec<Dimension> = dims
+            .iter()
+            .copied()
+            .filter(|d| *d != Dimension::Dependency)
+            .collect();
+        let hard_deadline = match target.budget_ms {
+            Some(ms) => (clock.start + Duration::from_millis(ms)).min(clock.run_deadline),
+            None => clock.run_deadline,
         };
-        out.checks
-            .insert(Dimension::Latency, to_check(Dimension::Latency, obs));
+        let mut node = NodeRun {
+            target: target.clone(),
+            cancel: cancel.clone(),
+            adapter: None,
+            run: None,
+            own,
+            hard_deadline,
+            out: NodeOutcome {
+                wants_dependency_check: dims.contains(&Dimension::Dependency),
+                ..NodeOutcome::default()
+            },
+            stage: Stage::Finished,
+            tries: 0,
+            last: None,
+            pause: None,
+            call_started: None,
+            auth_passed: true,
+        };
+        if node.own.is_empty() || cancel.is_cancelled() {
+            return node;
+        }
+
+        // Configuration: engine pre-checks, then the adapter's offline validation.
+        let (ctx, adapter) = match preflight(target, adapter, &node.own, env) {
+            Ok(ready) => ready,
+            Err(obs) => {
+                node.show(Dimension::Configuration, obs);
+                return node;
+            }
+        };
+        let mut run = adapter.start(ctx.clone());
+        let config_obs = if Instant::now() >= hard_deadline {
+            Observation::noted(Status::Unknown, Note::ConfigurationIncomplete)
+        } else {
+            run.configure()
+        };
+        let config_passed = config_obs.status.passed();
+        if node.wants(Dimension::Configuration) || !config_passed {
+            node.show(Dimension::Configuration, config_obs);
+        }
+        if !config_passed || !node.own.iter().any(|d| *d != Dimension::Configuration) {
+            return node;
+        }
+        node.adapter = Some((adapter, ctx));
+        node.run = Some(run);
+        node.stage = Stage::Check(Dimension::Reachability);
+        node
     }
-    out
+
+    /// What the node needs next.
+    pub fn next_step(&mut self) -> Step {
+        if let Some(delay) = self.pause.take() {
+            return Step::Pause(delay);
+        }
+        loop {
+            let dim = match self.stage {
+                Stage::Finished => return Step::Done,
+                Stage::Close => {
+                    self.stage = Stage::Finished;
+                    let Some(run) = self.run.take() else { continue };
+                    self.call_started = Some(Instant::now());
+                    return Step::Call {
+                        run,
+                        call: Call::Close(CLOSE_BUDGET),
+                        deadline: Instant::now() + CLOSE_BUDGET,
+                        cancellable: false,
+                    };
+                }
+                Stage::Check(dim) => dim,
+            };
+            if self.cancel.is_cancelled() {
+                // A pending retry ends with the attempt it would have repeated.
+                let (obs, elapsed) = self.last.take().unwrap_or_else(|| {
+                    (
+                        Observation::noted(Status::Unknown, Note::Cancelled),
+                        Duration::ZERO,
+                    )
+                });
+                self.complete(dim, obs, elapsed);
+                continue;
+            }
+            let started = Instant::now();
+            let deadline = (started + Duration::from_millis(self.target.timeout_for(dim)))
+                .min(self.hard_deadline);
+            if started >= deadline {
+                let obs = Observation::noted(Status::Unreachable, Note::BudgetExhausted);
+                self.observe(dim, obs, Duration::ZERO);
+                continue;
+            }
+            let Some(run) = self.take_run() else {
+                // Unreachable: a node only reaches a check stage with an adapter.
+                self.stage = Stage::Finished;
+                continue;
+            };
+            self.call_started = Some(started);
+            return Step::Call {
+                run,
+                call: Call::Check(dim),
+                deadline,
+                cancellable: true,
+            };
+        }
+    }
+
+    /// Takes back the adapter state (`None` if it had to be left behind) and how the call
+    /// asked for by the last [`Step::Call`] ended.
+    pub fn record(&mut self, run: Option<Box<dyn TargetRun>>, ended: Ended) {
+        self.run = run;
+        let elapsed = self
+            .call_started
+            .take()
+            .map_or(Duration::ZERO, |s| s.elapsed());
+        // After the cleanup call the stage is already `Finished`; its outcome is ignored.
+        let Stage::Check(dim) = self.stage else {
+            return;
+        };
+        let obs = match ended {
+            Ended::Returned(obs) => obs,
+            Ended::TimedOut {
+                response_seen: true,
+            } => Observation::noted(Status::Unknown, Note::IncompleteResponse).responded(),
+            Ended::TimedOut {
+                response_seen: false,
+            } => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
+            Ended::Cancelled => Observation::noted(Status::Unknown, Note::Cancelled),
+        };
+        self.observe(dim, obs, elapsed);
+    }
+
+    /// The node's own outcome, with the latency threshold applied.
+    pub fn finish(mut self) -> NodeOutcome {
+        if let (true, Some(latency_ms)) = (self.wants(Dimension::Latency), self.out.latency_ms) {
+            let obs = match self.target.latency_threshold_ms {
+                Some(t) if latency_ms > t => {
+                    Observation::noted(Status::Degraded, Note::LatencyExceeds(t))
+                        .with("latency_ms", Fact::Ms(latency_ms))
+                        .with("threshold_ms", Fact::Ms(t))
+                }
+                _ => Observation::healthy(),
+            };
+            self.show(Dimension::Latency, obs);
+        }
+        self.out
+    }
+
+    fn wants(&self, dim: Dimension) -> bool {
+        self.own.contains(&dim)
+    }
+
+    fn show(&mut self, dim: Dimension, obs: Observation) {
+        self.out.checks.insert(dim, to_check(dim, obs));
+    }
+
+    /// The adapter state for the next call: the current one, or a fresh one after an
+    /// abandoned call.
+    fn take_run(&mut self) -> Option<Box<dyn TargetRun>> {
+        if let Some(run) = self.run.take() {
+            return Some(run);
+        }
+        let (adapter, ctx) = self.adapter.as_ref()?;
+        let mut fresh = adapter.start(ctx.clone());
+        let _ = fresh.configure();
+        Some(fresh)
+    }
+
+    /// One attempt's outcome: retry it (passive checks that got no response, while retries,
+    /// budget and the run allow), or complete the dimension.
+    fn observe(&mut self, dim: Dimension, obs: Observation, elapsed: Duration) {
+        let retryable =
+            dim != Dimension::Functional && obs.status == Status::Unreachable && !obs.response_seen;
+        if retryable && self.tries < self.target.retries && !self.cancel.is_cancelled() {
+            let delay = Duration::from_millis(self.target.retry_delay_ms);
+            if Instant::now() + delay < self.hard_deadline {
+                self.tries += 1;
+                self.pause = Some(delay);
+                self.last = Some((obs, elapsed));
+                return;
+            }
+        }
+        self.complete(dim, obs, elapsed);
+    }
+
+    /// A dimension's final outcome: show it as the gates require and move on.
+    fn complete(&mut self, dim: Dimension, obs: Observation, elapsed: Duration) {
+        self.tries = 0;
+        self.last = None;
+        let passed = obs.status.passed();
+        match dim {
+            Dimension::Reachability => {
+                let latency = obs.latency.unwrap_or(elapsed);
+                if self.wants(dim) || !passed {
+                    self.show(dim, obs);
+                }
+                if !passed {
+                    self.stage = Stage::Close;
+                    return;
+                }
+                self.out.latency_ms = Some(latency.as_secs_f64() * 1000.0);
+            }
+            Dimension::Authentication => {
+                self.auth_passed = passed;
+                if self.wants(dim) || !passed {
+                    self.show(dim, obs);
+                }
+            }
+            _ => self.show(dim, obs),
+        }
+        self.stage = self.after(dim);
+    }
+
+    /// The stage after `dim`: the next dimension that should run, or cleanup.
+    fn after(&self, dim: Dimension) -> Stage {
+        const ORDER: [Dimension; 5] = [
+            Dimension::Reachability,
+            Dimension::Authentication,
+            Dimension::Protocol,
+            Dimension::Capability,
+            Dimension::Functional,
+        ];
+        let implements = |d: Dimension| {
+            self.adapter
+                .as_ref()
+                .is_some_and(|(a, _)| a.dimensions().contains(&d))
+        };
+        ORDER
+            .iter()
+            .skip_while(|d| **d != dim)
+            .skip(1)
+            .copied()
+            .find(|d| match d {
+                // A gate for everything that needs credentials.
+                Dimension::Authentication => {
+                    (self.wants(Dimension::Authentication)
+                        || self.wants(Dimension::Capability)
+                        || self.wants(Dimension::Functional))
+                        && implements(Dimension::Authentication)
+                }
+                Dimension::Capability | Dimension::Functional => self.auth_passed && self.wants(*d),
+                _ => self.wants(*d),
+            })
+            .map_or(Stage::Close, Stage::Check)
+    }
 }
 
 /// Engine pre-checks: requested dimensions supported, credentials present. Builds the
@@ -242,90 +450,6 @@ fn preflight(
         env: Arc::new(child_env),
     };
     Ok((ctx, adapter))
-}
-
-/// The node's adapter state plus what is needed to replace it after an abandoned attempt.
-struct Session<'a> {
-    worker: watchdog::Worker,
-    run: Option<Box<dyn TargetRun>>,
-    adapter: &'static dyn Adapter,
-    ctx: TargetContext,
-    target: &'a Target,
-    hard_deadline: Instant,
-    cancel: &'a Cancel,
-}
-
-impl Session<'_> {
-    fn attempt_with_retries(&mut self, dim: Dimension) -> (Observation, Duration) {
-        let mut tries = 0;
-        loop {
-            let (obs, elapsed) = self.attempt(dim);
-            let retryable = obs.status == Status::Unreachable && !obs.response_seen;
-            if !retryable || tries >= self.target.retries || self.cancel.is_cancelled() {
-                return (obs, elapsed);
-            }
-            let delay = Duration::from_millis(self.target.retry_delay_ms);
-            if Instant::now() + delay >= self.hard_deadline || !self.cancel.sleep(delay) {
-                return (obs, elapsed);
-            }
-            tries += 1;
-        }
-    }
-
-    fn attempt(&mut self, dim: Dimension) -> (Observation, Duration) {
-        let started = Instant::now();
-        let deadline =
-            (started + Duration::from_millis(self.target.timeout_for(dim))).min(self.hard_deadline);
-        if self.cancel.is_cancelled() {
-            return (
-                Observation::noted(Status::Unknown, Note::Cancelled),
-                Duration::ZERO,
-            );
-        }
-        if started >= deadline {
-            return (
-                Observation::noted(Status::Unreachable, Note::BudgetExhausted),
-                Duration::ZERO,
-            );
-        }
-        let run = match self.run.take() {
-            Some(run) => run,
-            None => {
-                let mut fresh = self.adapter.start(self.ctx.clone());
-                let _ = fresh.configure();
-                fresh
-            }
-        };
-        let (state, ended) = self
-            .worker
-            .bounded(run, deadline, self.cancel, move |r, a| r.check(dim, a));
-        self.run = state;
-        let elapsed = started.elapsed();
-        let obs = match ended {
-            Ended::Returned(obs) => obs,
-            Ended::TimedOut {
-                response_seen: true,
-            } => Observation::noted(Status::Unknown, Note::IncompleteResponse).responded(),
-            Ended::TimedOut {
-                response_seen: false,
-            } => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
-            Ended::Cancelled => Observation::noted(Status::Unknown, Note::Cancelled),
-        };
-        (obs, elapsed)
-    }
-
-    fn close(&mut self) {
-        if let Some(run) = self.run.take() {
-            let deadline = Instant::now() + CLOSE_BUDGET;
-            let budget = CLOSE_BUDGET;
-            let _ = self
-                .worker
-                .bounded(run, deadline, &Cancel::new(), move |r, _| {
-                    r.close(budget);
-                    Observation::healthy()
-                });
-        }
-    }
 }
 
 /// Turns an observation into the check entry the document shows.

@@ -107,6 +107,11 @@ impl TargetRun for Run {
                 std::thread::sleep(Duration::from_millis(30));
                 Observation::healthy()
             }
+            // An uncooperative adapter: ignores its abort.
+            "deaf" => {
+                std::thread::sleep(Duration::from_secs(3));
+                Observation::healthy()
+            }
             _ => Observation::new(Status::Unknown),
         };
         IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
@@ -393,4 +398,65 @@ fn budget_bounds_a_node() {
     let doc = run(&config(vec![t], vec![0]));
     assert!(start.elapsed() < Duration::from_secs(2));
     assert_ne!(doc.results[0].status, Status::Healthy);
+}
+
+#[test]
+fn a_call_that_ignores_its_deadline_is_abandoned_and_the_node_goes_on() {
+    let s = "t14,protocol=deaf";
+    let mut t = target("a", s);
+    t.timeout_ms = 20;
+    let start = Instant::now();
+    let doc = run(&config(vec![t], vec![0]));
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let r = &doc.results[0];
+    assert_eq!(r.status, Status::Unreachable);
+    assert_eq!(
+        r.checks[&Dimension::Protocol].message.as_deref(),
+        Some("communication failed")
+    );
+    // The node continued on another worker with a fresh adapter state.
+    assert_eq!(r.checks[&Dimension::Capability].status, Status::Healthy);
+    use Dimension::*;
+    assert_eq!(
+        calls_for(s),
+        vec![Reachability, Authentication, Protocol, Capability]
+    );
+}
+
+#[test]
+fn a_parent_budget_never_cuts_a_shared_dependency() {
+    // parent (budget 30 ms, hangs) → shared; other → shared. The shared node is slower than
+    // the parent's whole budget and still HEALTHY everywhere.
+    let mut parent = target("parent", "t15-parent,protocol=hang");
+    parent.budget_ms = Some(30);
+    parent.dependencies = vec![Edge {
+        node: 2,
+        critical: true,
+        relationship: None,
+    }];
+    let mut other = target("other", "t15-other,");
+    other.dependencies = vec![Edge {
+        node: 2,
+        critical: true,
+        relationship: None,
+    }];
+    let mut shared = target("shared", "t15-shared,protocol=slow,capability=slow");
+    shared.id = Some("shared".into());
+    let start = Instant::now();
+    let doc = run(&config(vec![parent, other, shared], vec![0, 1]));
+    assert!(start.elapsed() < Duration::from_secs(2));
+    let (p, o) = (&doc.results[0], &doc.results[1]);
+    assert_ne!(p.checks[&Dimension::Protocol].status, Status::Healthy);
+    assert_eq!(p.dependencies[0].status, Status::Healthy);
+    assert_eq!(o.status, Status::Healthy);
+    assert_eq!(o.dependencies[0].status, Status::Healthy);
+    let protocol_calls = calls_for("t15-shared,protocol=slow,capability=slow")
+        .iter()
+        .filter(|d| **d == Dimension::Protocol)
+        .count();
+    assert_eq!(protocol_calls, 1);
 }

@@ -1,12 +1,23 @@
-//! Runs one adapter call under a deadline it cannot overstay.
+//! Deadlines for adapter calls that run on the engine's own worker threads.
 //!
-//! The call runs on a worker thread that owns the target's [`TargetRun`] for the duration of
-//! the call; the calling thread is the watchdog. At the deadline, or when the run is cancelled, it aborts the [`Attempt`] (the
-//! adapter's hooks cut sockets and kill process groups), waits a short grace for the worker to
-//! hand the state back, and otherwise abandons it. Either way the caller gets an answer by
-//! `deadline + GRACE`, whatever the peer does.
+//! A worker makes each adapter call itself, after handing the run's [`Watchdog`] a ticket:
+//! the call's [`Attempt`] (deadline and abort hooks) and a payload — whatever the worker
+//! needs to carry on afterwards (the engine passes the node in progress). The engine's main
+//! thread calls [`Watchdog::tick`] whenever it wakes; the watchdog tells it when to wake
+//! next. It needs no thread of its own.
+//!
+//! * At the deadline, or at once when the run is cancelled, the tick aborts the attempt: the
+//!   adapter's hooks cut its sockets and kill its process group, so the call returns.
+//! * The worker then takes the payload back with [`Ticket::finish`], learning whether the
+//!   call ended in time or was cut (the call's own answer is then not used).
+//! * A call still running [`GRACE`] after its abort ignored it. The tick abandons it: it
+//!   hands the payload out, so the engine continues the node on a new worker thread, and
+//!   the stuck thread exits whenever its call returns.
+//!
+//! So every call is over by deadline + [`GRACE`] whatever the peer does, and the run's
+//! threads are its workers plus one per call that ignored its abort.
 
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -14,15 +25,13 @@ use crate::adapter::{Attempt, TargetRun};
 use crate::engine::cancel::Cancel;
 use crate::result::Observation;
 
-/// How long an aborted call may take to hand its state back.
+/// How long an aborted call may take to return before it is abandoned.
 pub const GRACE: Duration = Duration::from_millis(40);
 
-/// Stack size of attempt workers: adapters are shallow; keep many of them cheap.
-const WORKER_STACK: usize = 512 * 1024;
-
-/// How a bounded call ended.
+/// How a watched call ended.
+#[derive(Debug)]
 pub enum Ended {
-    /// The call returned in time.
+    /// The call returned in time with this observation.
     Returned(Observation),
     /// The deadline passed first. `response_seen` tells UNKNOWN from UNREACHABLE.
     TimedOut {
@@ -33,249 +42,420 @@ pub enum Ended {
     Cancelled,
 }
 
-enum Msg {
-    Done(Box<dyn TargetRun>, Observation),
+/// What [`Ticket::finish`] found.
+pub enum Finished<P> {
+    /// The call ended before anything was cut: use its answer.
+    InTime(P),
+    /// The call was aborted (deadline or cancellation) and returned within the grace: its
+    /// answer is not used, and whatever state it used must not be reused.
+    Cut(P, Ended),
+    /// The call ignored its abort; its payload went on without it. The caller must leave
+    /// everything alone and end.
+    Abandoned,
+}
+
+/// What one [`Watchdog::tick`] produced.
+pub struct Tick<P> {
+    /// Payloads of abandoned calls, with how each ended, to be continued elsewhere.
+    pub abandoned: Vec<(P, Ended)>,
+    /// When the next tick is due (a deadline or the end of a grace), if anything is watched.
+    pub next: Option<Instant>,
+}
+
+/// Watches every adapter call in flight during one run. Cloning shares it.
+pub struct Watchdog<P> {
+    inner: Arc<Inner<P>>,
+}
+
+impl<P> Clone for Watchdog<P> {
+    fn clone(&self) -> Self {
+        Watchdog {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+struct Inner<P> {
+    cancel: Cancel,
+    wake: Box<dyn Fn() + Send + Sync>,
+    table: Mutex<Table<P>>,
+}
+
+struct Table<P> {
+    next_id: u64,
+    entries: Vec<Entry<P>>,
+}
+
+struct Entry<P> {
+    id: u64,
+    attempt: Attempt,
+    /// When the attempt must be over.
+    deadline: Instant,
+    /// Whether run cancellation cuts this call (cleanup is not cut).
+    cancellable: bool,
+    /// Set once aborted: why, and when the grace ends.
+    cut: Option<(Cut, Instant)>,
+    payload: P,
+}
+
+#[derive(Clone, Copy)]
+enum Cut {
+    Deadline { response_seen: bool },
     Cancelled,
 }
 
-type Job = Box<dyn FnOnce() + Send>;
-
-/// One target's attempt worker: a thread reused for every call of the target run, replaced
-/// only when a call overstays its deadline and has to be abandoned. Reusing it keeps a
-/// passive check to one thread spawn instead of one per dimension.
-pub struct Worker {
-    lane: Option<Lane>,
+impl Cut {
+    fn ended(self) -> Ended {
+        match self {
+            Cut::Deadline { response_seen } => Ended::TimedOut { response_seen },
+            Cut::Cancelled => Ended::Cancelled,
+        }
+    }
 }
 
-struct Lane {
-    jobs: mpsc::Sender<Job>,
-    results: mpsc::Receiver<Msg>,
-    results_tx: mpsc::Sender<Msg>,
+/// A watched call. Hand it back with [`Ticket::finish`] as soon as the call returns.
+#[must_use = "finish the ticket when the call returns"]
+pub struct Ticket<P> {
+    inner: Arc<Inner<P>>,
+    id: u64,
 }
 
-impl Lane {
-    fn spawn() -> Option<Lane> {
-        let (jobs, job_rx) = mpsc::channel::<Job>();
-        let (results_tx, results) = mpsc::channel::<Msg>();
-        thread::Builder::new()
-            .name("attempt".into())
-            .stack_size(WORKER_STACK)
-            .spawn(move || {
-                while let Ok(job) = job_rx.recv() {
-                    job();
+impl<P> Watchdog<P> {
+    /// A watchdog for a run cancelled by `cancel`. `wake` must make the thread that calls
+    /// [`Watchdog::tick`] tick soon (it is called when a new call has the earliest deadline,
+    /// or arrives after cancellation).
+    /// Cancellation must wake it too; the engine registers that with `cancel` itself.
+    pub fn new(cancel: &Cancel, wake: impl Fn() + Send + Sync + 'static) -> Watchdog<P> {
+        Watchdog {
+            inner: Arc::new(Inner {
+                cancel: cancel.clone(),
+                wake: Box::new(wake),
+                table: Mutex::new(Table {
+                    next_id: 0,
+                    entries: Vec::new(),
+                }),
+            }),
+        }
+    }
+
+    /// Starts watching a call made under `attempt`; `payload` waits here until the call is
+    /// over. Make the call right after, then [`Ticket::finish`].
+    pub fn watch(&self, attempt: &Attempt, cancellable: bool, payload: P) -> Ticket<P> {
+        let deadline = attempt.deadline();
+        let (id, earliest) = {
+            let mut table = lock(&self.inner.table);
+            let id = table.next_id;
+            table.next_id += 1;
+            let earliest = table.entries.iter().all(|e| deadline < due(e));
+            table.entries.push(Entry {
+                id,
+                attempt: attempt.clone(),
+                deadline,
+                cancellable,
+                cut: None,
+                payload,
+            });
+            (id, earliest)
+        };
+        // A call watched just after cancellation must be cut now, not at its deadline.
+        if earliest || self.inner.cancel.is_cancelled() {
+            (self.inner.wake)();
+        }
+        Ticket {
+            inner: self.inner.clone(),
+            id,
+        }
+    }
+
+    /// Aborts what is due at `now`, abandons what outlived its grace, and says when to tick
+    /// next.
+    pub fn tick(&self, now: Instant) -> Tick<P> {
+        let cancelled = self.inner.cancel.is_cancelled();
+        let mut to_abort: Vec<Attempt> = Vec::new();
+        let mut abandoned = Vec::new();
+        let next = {
+            let mut table = lock(&self.inner.table);
+            let mut i = 0;
+            while i < table.entries.len() {
+                let e = &mut table.entries[i];
+                if e.cut.is_none() {
+                    let cut = if cancelled && e.cancellable {
+                        Some(Cut::Cancelled)
+                    } else if now >= e.deadline {
+                        Some(Cut::Deadline {
+                            response_seen: e.attempt.response_seen(),
+                        })
+                    } else {
+                        None
+                    };
+                    if let Some(cut) = cut {
+                        e.cut = Some((cut, now + GRACE));
+                        to_abort.push(e.attempt.clone());
+                    }
                 }
-            })
-            .ok()?;
-        Some(Lane {
-            jobs,
-            results,
-            results_tx,
-        })
-    }
-}
-
-impl Default for Worker {
-    fn default() -> Self {
-        Worker::new()
-    }
-}
-
-impl Worker {
-    /// A worker whose thread starts with the first call.
-    pub fn new() -> Worker {
-        Worker { lane: None }
-    }
-
-    /// Runs `call` against `run` until `deadline`. Returns the state (unless the call had to
-    /// be abandoned; then the caller must start a fresh one) and how the call ended. A state
-    /// whose call did not return in time has been `discard`ed already.
-    pub fn bounded<F>(
-        &mut self,
-        run: Box<dyn TargetRun>,
-        deadline: Instant,
-        cancel: &Cancel,
-        call: F,
-    ) -> (Option<Box<dyn TargetRun>>, Ended)
-    where
-        F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
-    {
-        if cancel.is_cancelled() {
-            return (Some(run), Ended::Cancelled);
-        }
-        if self.lane.is_none() {
-            self.lane = Lane::spawn();
-        }
-        let Some(lane) = self.lane.as_ref() else {
-            return (
-                Some(run),
-                Ended::TimedOut {
-                    response_seen: false,
-                },
-            );
+                match table.entries[i].cut {
+                    Some((cut, grace_end)) if now >= grace_end => {
+                        let e = table.entries.swap_remove(i);
+                        abandoned.push((e.payload, cut.ended()));
+                    }
+                    _ => i += 1,
+                }
+            }
+            table.entries.iter().map(due).min()
         };
-        let attempt = Attempt::new(deadline);
-        let wake = lane.results_tx.clone();
-        let _registration = cancel.register(move || {
-            let _ = wake.send(Msg::Cancelled);
-        });
-        let worker_attempt = attempt.clone();
-        let tx = lane.results_tx.clone();
-        let job: Job = Box::new(move || {
+        // Hooks never block (they shut sockets down and signal process groups), but they run
+        // outside the lock all the same.
+        for attempt in to_abort {
+            attempt.abort();
+        }
+        Tick { abandoned, next }
+    }
+
+    /// Calls in flight (tests and diagnostics).
+    pub fn watched(&self) -> usize {
+        lock(&self.inner.table).entries.len()
+    }
+}
+
+impl<P> Ticket<P> {
+    /// The call returned: takes the payload back, unless it was abandoned meanwhile.
+    pub fn finish(self) -> Finished<P> {
+        let mut table = lock(&self.inner.table);
+        let Some(i) = table.entries.iter().position(|e| e.id == self.id) else {
+            return Finished::Abandoned;
+        };
+        let e = table.entries.swap_remove(i);
+        match e.cut {
+            None => Finished::InTime(e.payload),
+            Some((cut, _)) => Finished::Cut(e.payload, cut.ended()),
+        }
+    }
+}
+
+/// Runs one call against `run` under a watchdog of its own, outside a run (tests, one-off
+/// tools; the engine ticks its run's watchdog from its collecting thread instead). The call
+/// runs on a helper thread while this one ticks, so the answer comes by `deadline` +
+/// [`GRACE`] whatever the call does. Returns the state — `None` when the call had to be
+/// abandoned; a state whose call was cut has been `discard`ed — and how the call ended.
+pub fn bounded<F>(
+    run: Box<dyn TargetRun>,
+    deadline: Instant,
+    cancel: &Cancel,
+    call: F,
+) -> (Option<Box<dyn TargetRun>>, Ended)
+where
+    F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
+{
+    type Back = (Box<dyn TargetRun>, Finished<()>, Observation);
+    let (tx, rx) = mpsc::channel::<Option<Back>>();
+    let wake = tx.clone();
+    let dog: Watchdog<()> = Watchdog::new(cancel, move || {
+        let _ = wake.send(None);
+    });
+    let cancel_wake = tx.clone();
+    let _registration = cancel.register(move || {
+        let _ = cancel_wake.send(None);
+    });
+    let attempt = Attempt::new(deadline);
+    let ticket = dog.watch(&attempt, true, ());
+    let spawned = thread::Builder::new()
+        .name("bounded-call".into())
+        .stack_size(512 * 1024)
+        .spawn(move || {
             let mut run = run;
-            let obs = call(run.as_mut(), &worker_attempt);
-            let _ = tx.send(Msg::Done(run, obs));
+            let obs = call(run.as_mut(), &attempt);
+            let finished = ticket.finish();
+            let _ = tx.send(Some((run, finished, obs)));
         });
-        if lane.jobs.send(job).is_err() {
-            // The worker thread is gone (it never is unless a call panicked); the state went
-            // with the job.
-            self.lane = None;
-            return (
-                None,
-                Ended::TimedOut {
-                    response_seen: false,
-                },
-            );
+    if spawned.is_err() {
+        return (
+            None,
+            Ended::TimedOut {
+                response_seen: false,
+            },
+        );
+    }
+    loop {
+        let now = Instant::now();
+        let tick = dog.tick(now);
+        if let Some((_, ended)) = tick.abandoned.into_iter().next() {
+            return (None, ended);
         }
-        let first = lane
-            .results
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()));
-        let cancelled = match first {
-            Ok(Msg::Done(run, obs)) => return (Some(run), Ended::Returned(obs)),
-            Ok(Msg::Cancelled) => true,
-            Err(_) => false,
-        };
-        let response_seen = attempt.response_seen();
-        attempt.abort();
-        let returned = wait_for_done(&lane.results, Instant::now() + GRACE);
-        if returned.is_none() {
-            // Stuck past its grace: abandon the thread with the call; a new one serves the
-            // next call.
-            self.lane = None;
-        }
-        let state = returned.map(|mut run| {
-            run.discard();
-            run
+        let wait = tick.next.map_or(Duration::from_millis(100), |t| {
+            t.saturating_duration_since(now)
         });
-        let ended = if cancelled {
-            Ended::Cancelled
-        } else {
-            Ended::TimedOut { response_seen }
-        };
-        (state, ended)
+        match rx.recv_timeout(wait) {
+            Ok(Some((run, Finished::InTime(()), obs))) => return (Some(run), Ended::Returned(obs)),
+            Ok(Some((mut run, Finished::Cut((), ended), _))) => {
+                run.discard();
+                return (Some(run), ended);
+            }
+            Ok(Some((_, Finished::Abandoned, _))) => {
+                return (
+                    None,
+                    Ended::TimedOut {
+                        response_seen: false,
+                    },
+                );
+            }
+            Ok(None) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return (
+                    None,
+                    Ended::TimedOut {
+                        response_seen: false,
+                    },
+                );
+            }
+        }
     }
 }
 
-fn wait_for_done(rx: &mpsc::Receiver<Msg>, until: Instant) -> Option<Box<dyn TargetRun>> {
-    loop {
-        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
-            Ok(Msg::Done(run, _)) => return Some(run),
-            Ok(Msg::Cancelled) => continue,
-            Err(_) => return None,
-        }
+/// When an entry next needs the watchdog: its deadline, or the end of its grace.
+fn due<P>(e: &Entry<P>) -> Instant {
+    match e.cut {
+        Some((_, grace_end)) => grace_end,
+        None => e.deadline,
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::{Dimension, Status};
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Condvar, Mutex};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
-    struct Stuck {
-        released: Arc<(Mutex<bool>, Condvar)>,
-        discarded: Arc<AtomicBool>,
+    fn counting_watchdog(cancel: &Cancel) -> (Watchdog<&'static str>, Arc<AtomicUsize>) {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let dog = Watchdog::new(cancel, move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        });
+        (dog, wakes)
     }
 
-    impl TargetRun for Stuck {
-        fn configure(&mut self) -> Observation {
-            Observation::healthy()
-        }
-        fn check(&mut self, _dim: Dimension, attempt: &Attempt) -> Observation {
-            let rel = self.released.clone();
-            let rel2 = rel.clone();
-            attempt.on_abort(move || {
-                *rel2.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
-                rel2.1.notify_all();
-            });
-            let g = rel.0.lock().unwrap_or_else(|p| p.into_inner());
-            let _g = rel.1.wait_while(g, |r| !*r);
-            Observation::new(Status::Unknown)
-        }
-        fn discard(&mut self) {
-            self.discarded.store(true, Ordering::SeqCst);
-        }
-    }
-
-    fn stuck() -> (Box<dyn TargetRun>, Arc<AtomicBool>) {
-        let discarded = Arc::new(AtomicBool::new(false));
-        (
-            Box::new(Stuck {
-                released: Arc::new((Mutex::new(false), Condvar::new())),
-                discarded: discarded.clone(),
-            }),
-            discarded,
-        )
+    fn aborts(attempt: &Attempt) -> Arc<AtomicUsize> {
+        let n = Arc::new(AtomicUsize::new(0));
+        let n1 = n.clone();
+        attempt.on_abort(move || {
+            n1.fetch_add(1, Ordering::SeqCst);
+        });
+        n
     }
 
     #[test]
-    fn deadline_aborts_and_discards() {
-        let (run, discarded) = stuck();
-        let start = Instant::now();
-        let (state, ended) = Worker::new().bounded(
-            run,
-            start + Duration::from_millis(30),
-            &Cancel::new(),
-            |r, a| r.check(Dimension::Reachability, a),
+    fn a_call_that_returns_in_time_is_left_alone() {
+        let (dog, wakes) = counting_watchdog(&Cancel::new());
+        let t0 = Instant::now();
+        let attempt = Attempt::new(t0 + Duration::from_millis(100));
+        let fired = aborts(&attempt);
+        let ticket = dog.watch(&attempt, true, "node");
+        assert_eq!(
+            wakes.load(Ordering::SeqCst),
+            1,
+            "the earliest deadline wakes the ticker"
         );
-        assert!(start.elapsed() < Duration::from_secs(1));
-        assert!(state.is_some());
-        assert!(discarded.load(Ordering::SeqCst));
+        let tick = dog.tick(t0 + Duration::from_millis(50));
+        assert!(tick.abandoned.is_empty());
+        assert_eq!(tick.next, Some(t0 + Duration::from_millis(100)));
+        assert!(matches!(ticket.finish(), Finished::InTime("node")));
+        assert_eq!(fired.load(Ordering::SeqCst), 0);
+        assert_eq!(dog.watched(), 0);
+        assert_eq!(dog.tick(t0).next, None);
+    }
+
+    #[test]
+    fn the_deadline_aborts_and_the_call_is_cut() {
+        let (dog, _) = counting_watchdog(&Cancel::new());
+        let t0 = Instant::now();
+        let attempt = Attempt::new(t0 + Duration::from_millis(10));
+        let fired = aborts(&attempt);
+        let ticket = dog.watch(&attempt, true, "node");
+        attempt.mark_response();
+        let tick = dog.tick(t0 + Duration::from_millis(10));
+        assert!(tick.abandoned.is_empty());
+        assert_eq!(tick.next, Some(t0 + Duration::from_millis(10) + GRACE));
+        assert_eq!(fired.load(Ordering::SeqCst), 1);
         assert!(matches!(
-            ended,
-            Ended::TimedOut {
-                response_seen: false
-            }
+            ticket.finish(),
+            Finished::Cut(
+                "node",
+                Ended::TimedOut {
+                    response_seen: true
+                }
+            )
         ));
     }
 
     #[test]
-    fn cancellation_ends_the_call() {
-        let (run, _) = stuck();
-        let cancel = Cancel::new();
-        let c2 = cancel.clone();
-        let start = Instant::now();
-        let (_, ended) = Worker::new().bounded(
-            run,
-            start + Duration::from_secs(30),
-            &cancel,
-            move |r, a| {
-                c2.cancel();
-                r.check(Dimension::Reachability, a)
-            },
-        );
-        assert!(matches!(ended, Ended::Cancelled));
-        assert!(start.elapsed() < Duration::from_secs(5));
+    fn a_call_that_ignores_its_abort_is_abandoned_after_the_grace() {
+        let (dog, _) = counting_watchdog(&Cancel::new());
+        let t0 = Instant::now();
+        let attempt = Attempt::new(t0 + Duration::from_millis(10));
+        let ticket = dog.watch(&attempt, true, "node");
+        let at_deadline = t0 + Duration::from_millis(10);
+        assert!(dog.tick(at_deadline).abandoned.is_empty());
+        let tick = dog.tick(at_deadline + GRACE);
+        assert_eq!(tick.abandoned.len(), 1);
+        assert!(matches!(
+            tick.abandoned[0],
+            (
+                "node",
+                Ended::TimedOut {
+                    response_seen: false
+                }
+            )
+        ));
+        assert_eq!(tick.next, None);
+        assert!(matches!(ticket.finish(), Finished::Abandoned));
     }
 
     #[test]
-    fn a_call_that_ignores_abort_is_abandoned_in_time() {
+    fn cancellation_cuts_calls_but_not_cleanup() {
+        let cancel = Cancel::new();
+        let (dog, _) = counting_watchdog(&cancel);
+        let t0 = Instant::now();
+        let far = t0 + Duration::from_secs(30);
+        let check = Attempt::new(far);
+        let cleanup = Attempt::new(far);
+        let check_ticket = dog.watch(&check, true, "check");
+        let cleanup_ticket = dog.watch(&cleanup, false, "cleanup");
+        cancel.cancel();
+        let tick = dog.tick(t0);
+        assert!(tick.abandoned.is_empty());
+        assert!(check.is_aborted());
+        assert!(!cleanup.is_aborted());
+        assert!(matches!(
+            check_ticket.finish(),
+            Finished::Cut("check", Ended::Cancelled)
+        ));
+        assert!(matches!(
+            cleanup_ticket.finish(),
+            Finished::InTime("cleanup")
+        ));
+    }
+
+    #[test]
+    fn bounded_gives_an_answer_by_the_deadline_plus_the_grace() {
         struct Deaf;
         impl TargetRun for Deaf {
             fn configure(&mut self) -> Observation {
                 Observation::healthy()
             }
-            fn check(&mut self, _: Dimension, _: &Attempt) -> Observation {
+            fn check(&mut self, _: crate::result::Dimension, _: &Attempt) -> Observation {
                 std::thread::sleep(Duration::from_secs(3));
                 Observation::healthy()
             }
         }
         let start = Instant::now();
-        let (state, ended) = Worker::new().bounded(
+        let (state, ended) = bounded(
             Box::new(Deaf),
             start + Duration::from_millis(20),
             &Cancel::new(),
-            |r, a| r.check(Dimension::Protocol, a),
+            |r, a| r.check(crate::result::Dimension::Protocol, a),
         );
         assert!(start.elapsed() < Duration::from_secs(1));
         assert!(state.is_none());
@@ -283,46 +463,20 @@ mod tests {
     }
 
     #[test]
-    fn one_thread_serves_every_call_until_one_is_abandoned() {
-        struct Where(Arc<Mutex<Vec<std::thread::ThreadId>>>, bool);
-        impl TargetRun for Where {
-            fn configure(&mut self) -> Observation {
-                Observation::healthy()
-            }
-            fn check(&mut self, _: Dimension, _: &Attempt) -> Observation {
-                if let Ok(mut v) = self.0.lock() {
-                    v.push(std::thread::current().id());
-                }
-                if self.1 {
-                    std::thread::sleep(Duration::from_millis(500));
-                }
-                Observation::healthy()
-            }
+    fn only_a_new_earliest_deadline_wakes_the_ticker() {
+        let (dog, wakes) = counting_watchdog(&Cancel::new());
+        let t0 = Instant::now();
+        let a = Attempt::new(t0 + Duration::from_millis(100));
+        let b = Attempt::new(t0 + Duration::from_millis(200));
+        let c = Attempt::new(t0 + Duration::from_millis(50));
+        let ta = dog.watch(&a, true, "a");
+        let tb = dog.watch(&b, true, "b");
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        let tc = dog.watch(&c, true, "c");
+        assert_eq!(wakes.load(Ordering::SeqCst), 2);
+        assert_eq!(dog.tick(t0).next, Some(t0 + Duration::from_millis(50)));
+        for t in [ta, tb, tc] {
+            assert!(matches!(t.finish(), Finished::InTime(_)));
         }
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let mut worker = Worker::new();
-        let far = || Instant::now() + Duration::from_secs(5);
-        let mut run: Box<dyn TargetRun> = Box::new(Where(ids.clone(), false));
-        for _ in 0..3 {
-            let (state, ended) = worker.bounded(run, far(), &Cancel::new(), |r, a| {
-                r.check(Dimension::Protocol, a)
-            });
-            assert!(matches!(ended, Ended::Returned(_)));
-            run = state.unwrap_or_else(|| Box::new(Where(ids.clone(), false)));
-        }
-        let (state, _) = worker.bounded(
-            Box::new(Where(ids.clone(), true)),
-            Instant::now() + Duration::from_millis(10),
-            &Cancel::new(),
-            |r, a| r.check(Dimension::Protocol, a),
-        );
-        assert!(state.is_none(), "a deaf call is abandoned");
-        let _ = worker.bounded(run, far(), &Cancel::new(), |r, a| {
-            r.check(Dimension::Protocol, a)
-        });
-        let ids = ids.lock().map(|v| v.clone()).unwrap_or_default();
-        assert_eq!(ids.len(), 5);
-        assert!(ids[..4].iter().all(|id| *id == ids[0]), "one thread reused");
-        assert_ne!(ids[4], ids[0], "a fresh thread after abandonment");
     }
 }

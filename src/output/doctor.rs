@@ -40,11 +40,13 @@ pub fn advise(doc: &Document, style: Style) -> String {
         node(&mut out, r, style);
         if !r.status.passed() && !r.dependencies.is_empty() {
             let mut causes = Vec::new();
-            root_causes(r, &mut vec![clean(&r.target.name)], &mut causes);
+            root_causes(r, &mut vec![label(r)], &mut causes);
+            let arrow = if style.unicode { " → " } else { " -> " };
             for (path, status) in causes {
                 let _ = writeln!(
                     out,
-                    "Doctor: root cause: {path} is {}",
+                    "Doctor: root cause: {} is {}",
+                    path.join(arrow),
                     paint(status, style)
                 );
             }
@@ -76,8 +78,10 @@ fn node(out: &mut String, r: &NodeResult, style: Style) {
     }
 }
 
-/// Follows critical edges whose dependency failed down to the deepest failing nodes.
-fn root_causes(r: &NodeResult, path: &mut Vec<String>, out: &mut Vec<(String, Status)>) {
+/// Follows critical edges whose dependency failed down to the deepest failing nodes: each
+/// is reported with the path of names from the top-level target. A dependency reached
+/// only through optional edges is never a root cause (it cannot make its parent fail).
+fn root_causes(r: &NodeResult, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, Status)>) {
     let failing: Vec<&NodeResult> = r
         .dependencies
         .iter()
@@ -85,14 +89,22 @@ fn root_causes(r: &NodeResult, path: &mut Vec<String>, out: &mut Vec<(String, St
         .collect();
     if failing.is_empty() {
         if path.len() > 1 {
-            out.push((path.join(" → "), r.status));
+            out.push((path.clone(), r.status));
         }
         return;
     }
     for d in failing {
-        path.push(clean(&d.target.name));
+        path.push(label(d));
         root_causes(d, path, out);
         path.pop();
+    }
+}
+
+/// A node in a root-cause path: its name, and its id when it has one.
+fn label(r: &NodeResult) -> String {
+    match &r.target.id {
+        Some(id) => format!("{} [id={}]", clean(&r.target.name), clean(id)),
+        None => clean(&r.target.name),
     }
 }
 
@@ -311,4 +323,91 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
         });
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::terminal::tests::{edge, node};
+
+    fn causes(doc: &Document, unicode: bool) -> Vec<String> {
+        let style = Style {
+            color: false,
+            unicode,
+        };
+        advise(doc, style)
+            .lines()
+            .filter(|l| l.starts_with("Doctor: root cause: "))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_root_cause_is_the_deepest_failing_critical_dependency() {
+        // api → gw (critical, failing) → db (critical, failing); api → search (optional,
+        // failing): only db is a root cause.
+        let db = node("db", Status::Unreachable, vec![]);
+        let gw = node(
+            "gateway",
+            Status::Unhealthy,
+            vec![edge(db, Some("db"), true)],
+        );
+        let search = node("search", Status::Unreachable, vec![]);
+        let api = node(
+            "api",
+            Status::Unhealthy,
+            vec![edge(search, None, false), edge(gw, Some("gw"), true)],
+        );
+        let doc = Document { results: vec![api] };
+        assert_eq!(
+            causes(&doc, true),
+            vec!["Doctor: root cause: api → gateway [id=gw] → db [id=db] is UNREACHABLE"]
+        );
+        assert_eq!(
+            causes(&doc, false),
+            vec!["Doctor: root cause: api -> gateway [id=gw] -> db [id=db] is UNREACHABLE"]
+        );
+    }
+
+    #[test]
+    fn a_failing_parent_over_a_healthy_child_is_its_own_root_cause() {
+        let db = node("db", Status::Healthy, vec![]);
+        let gw = node("gateway", Status::Unhealthy, vec![edge(db, None, true)]);
+        let api = node("api", Status::Unhealthy, vec![edge(gw, None, true)]);
+        let doc = Document { results: vec![api] };
+        assert_eq!(
+            causes(&doc, true),
+            vec!["Doctor: root cause: api → gateway is UNHEALTHY"]
+        );
+    }
+
+    #[test]
+    fn no_root_cause_without_a_failing_critical_path() {
+        // Only an optional dependency fails: the parent is DEGRADED, nothing to blame.
+        let search = node("search", Status::Unreachable, vec![]);
+        let api = node("api", Status::Degraded, vec![edge(search, None, false)]);
+        assert!(causes(&Document { results: vec![api] }, true).is_empty());
+        // The parent fails on its own checks; its critical dependency is fine.
+        let db = node("db", Status::Healthy, vec![]);
+        let api = node("api", Status::Unhealthy, vec![edge(db, None, true)]);
+        assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    }
+
+    #[test]
+    fn every_failing_branch_is_named() {
+        let a = node("a", Status::Unknown, vec![]);
+        let b = node("b", Status::Misconfigured, vec![]);
+        let api = node(
+            "api",
+            Status::Unknown,
+            vec![edge(a, None, true), edge(b, None, true)],
+        );
+        assert_eq!(
+            causes(&Document { results: vec![api] }, true),
+            vec![
+                "Doctor: root cause: api → a is UNKNOWN",
+                "Doctor: root cause: api → b is MISCONFIGURED"
+            ]
+        );
+    }
 }

@@ -69,11 +69,23 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
     // Facts shared by several checks (one MCP session serves them all) are shown once, on
     // the first check in execution order that carries them.
     checks.sort_by_key(|(d, _)| **d);
+    let (tee, elbow, pipe, gap) = if style.unicode {
+        ("├── ", "└── ", "│   ", "    ")
+    } else {
+        ("|-- ", "`-- ", "|   ", "    ")
+    };
+    // A node's check lines sit two columns in; when it has dependencies, its own rule runs
+    // down beside them to its first child.
+    let rule = match (r.dependencies.is_empty(), style.unicode) {
+        (true, _) => "  ",
+        (false, true) => "│ ",
+        (false, false) => "| ",
+    };
     let mut seen: Vec<(&str, &Fact)> = Vec::new();
     let mut lines: Vec<(&str, String)> = Vec::new();
     for (dim, check) in checks {
         let mut line = format!(
-            "{body_prefix}  {:<15}{}",
+            "{body_prefix}{rule}{:<15}{}",
             dim.as_str(),
             pad_status(check.status, style)
         );
@@ -88,11 +100,6 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
         out.push_str(&line);
         out.push('\n');
     }
-    let (tee, elbow, pipe, gap) = if style.unicode {
-        ("├── ", "└── ", "│   ", "    ")
-    } else {
-        ("|-- ", "`-- ", "|   ", "    ")
-    };
     let n = r.dependencies.len();
     for (i, d) in r.dependencies.iter().enumerate() {
         let last = i + 1 == n;
@@ -147,5 +154,117 @@ pub fn fact_text(fact: &Fact) -> String {
         Fact::Config(s) => clean(s),
         Fact::ConfigList(v) => v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(","),
         Fact::Phrase(p) => p.render(&clean),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::config::{Relationship, TargetType};
+    use crate::result::Dimension;
+    use crate::result::document::TargetInfo;
+    use std::collections::BTreeMap;
+
+    /// `name` with one check of `status`, and `deps`.
+    pub(crate) fn node(name: &str, status: Status, deps: Vec<NodeResult>) -> NodeResult {
+        let mut checks = BTreeMap::new();
+        checks.insert(
+            Dimension::Protocol,
+            Check {
+                code: None,
+                status,
+                message: None,
+                steps: Default::default(),
+                evidence: Default::default(),
+            },
+        );
+        NodeResult {
+            relationship: None,
+            critical: None,
+            target: TargetInfo {
+                id: None,
+                name: name.into(),
+                kind: TargetType::Http,
+            },
+            status,
+            latency_ms: None,
+            checks,
+            dependencies: deps,
+        }
+    }
+
+    /// As a dependency: edge metadata and an id.
+    pub(crate) fn edge(mut r: NodeResult, id: Option<&str>, critical: bool) -> NodeResult {
+        r.critical = Some(critical);
+        r.relationship = Some(Relationship::Downstream);
+        r.target.id = id.map(str::to_string);
+        r
+    }
+
+    fn sample() -> Document {
+        let leaf = node("db", Status::Unreachable, vec![]);
+        let mid = node(
+            "gateway",
+            Status::Unhealthy,
+            vec![edge(leaf, Some("db"), true)],
+        );
+        let opt = node("search", Status::Healthy, vec![]);
+        let root = node(
+            "api",
+            Status::Unhealthy,
+            vec![edge(opt, None, false), edge(mid, Some("gw"), true)],
+        );
+        Document {
+            results: vec![root],
+        }
+    }
+
+    #[test]
+    fn a_tree_with_box_drawing_characters() {
+        let style = Style {
+            color: false,
+            unicode: true,
+        };
+        let want = "\
+api (http): UNHEALTHY
+│ protocol       UNHEALTHY
+├── [downstream] search [optional] (http): HEALTHY
+│     protocol       HEALTHY
+└── [downstream] gateway [id=gw] (http): UNHEALTHY
+    │ protocol       UNHEALTHY
+    └── [downstream] db [id=db] (http): UNREACHABLE
+          protocol       UNREACHABLE
+";
+        assert_eq!(render(&sample(), style), want);
+    }
+
+    #[test]
+    fn the_same_tree_in_ascii() {
+        let style = Style {
+            color: false,
+            unicode: false,
+        };
+        let want = "\
+api (http): UNHEALTHY
+| protocol       UNHEALTHY
+|-- [downstream] search [optional] (http): HEALTHY
+|     protocol       HEALTHY
+`-- [downstream] gateway [id=gw] (http): UNHEALTHY
+    | protocol       UNHEALTHY
+    `-- [downstream] db [id=db] (http): UNREACHABLE
+          protocol       UNREACHABLE
+";
+        let text = render(&sample(), style);
+        assert_eq!(text, want);
+        assert!(text.is_ascii());
+    }
+
+    #[test]
+    fn a_target_without_dependencies_has_no_rule() {
+        let doc = Document {
+            results: vec![node("ping", Status::Healthy, vec![])],
+        };
+        let text = render(&doc, Style::default());
+        assert_eq!(text, "ping (http): HEALTHY\n  protocol       HEALTHY\n");
     }
 }
