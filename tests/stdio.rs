@@ -28,6 +28,19 @@ struct Spec {
     checks: Option<&'static str>,
     /// Extra `stdio.env` entries (child name, host name).
     env: Vec<(&'static str, &'static str)>,
+    /// Extra target-level lines, e.g. `retries: 3`.
+    target: Vec<String>,
+    /// The `mcp.functional` block: tool, `arguments_json`, `expect` lines.
+    functional: Option<Functional>,
+}
+
+/// An `mcp.functional` block.
+#[derive(Clone)]
+struct Functional {
+    tool: String,
+    arguments_json: Option<String>,
+    /// Lines under `expect:`, e.g. `fresh_within_s: {/observed_at: 300}`.
+    expect: Vec<String>,
 }
 
 impl Spec {
@@ -43,6 +56,8 @@ impl Spec {
             pin: None,
             checks: None,
             env: Vec::new(),
+            target: Vec::new(),
+            functional: None,
         }
     }
 
@@ -71,6 +86,23 @@ impl Spec {
 
     fn checks(mut self, checks: &'static str) -> Spec {
         self.checks = Some(checks);
+        self
+    }
+
+    /// Calls `tool` with `arguments_json` (as written, `None` for the default) and the
+    /// `expect` lines, with the checks `[protocol, capability, functional, latency]`.
+    fn call(mut self, tool: &str, arguments_json: Option<&str>, expect: &[&str]) -> Spec {
+        self.checks = Some("[protocol, capability, functional, latency]");
+        self.functional = Some(Functional {
+            tool: tool.to_string(),
+            arguments_json: arguments_json.map(str::to_string),
+            expect: expect.iter().map(|e| e.to_string()).collect(),
+        });
+        self
+    }
+
+    fn target(mut self, line: &str) -> Spec {
+        self.target.push(line.to_string());
         self
     }
 }
@@ -112,6 +144,15 @@ impl Case {
             .collect()
     }
 
+    /// The `tools/call` requests the fake server received, each as its raw line.
+    fn calls(&self) -> Vec<String> {
+        self.logged()
+            .iter()
+            .filter_map(|l| l.strip_prefix("raw "))
+            .map(str::to_string)
+            .collect()
+    }
+
     /// The pids the child (and its grandchild) recorded.
     fn pids(&self) -> Vec<u32> {
         std::fs::read_to_string(self.pidfile())
@@ -142,6 +183,9 @@ impl Case {
         if let Some(checks) = spec.checks {
             y.push_str(&format!("    checks: {checks}\n"));
         }
+        for line in &spec.target {
+            y.push_str(&format!("    {line}\n"));
+        }
         y.push_str("    mcp:\n      transport: stdio\n");
         if let Some(pin) = spec.pin {
             y.push_str(&format!("      protocol_version: {}\n", q(pin)));
@@ -156,6 +200,21 @@ impl Case {
         y.push_str("        env:\n          PIDFILE: AH_TEST_PIDFILE\n");
         for (child, host) in &spec.env {
             y.push_str(&format!("          {child}: {host}\n"));
+        }
+        if let Some(f) = &spec.functional {
+            y.push_str(&format!(
+                "      functional:\n        tool: {}\n        safe: true\n",
+                q(&f.tool)
+            ));
+            if let Some(args) = &f.arguments_json {
+                y.push_str(&format!("        arguments_json: {}\n", q(args)));
+            }
+            if !f.expect.is_empty() {
+                y.push_str("        expect:\n");
+                for line in &f.expect {
+                    y.push_str(&format!("          {line}\n"));
+                }
+            }
         }
         self.dir.file("agenthealth.yaml", &y)
     }
@@ -943,6 +1002,189 @@ fn doctor_explains_a_process_that_exited() {
         "{}",
         o.stdout
     );
+}
+
+// ------------------------------------------------------------------ functional over stdio
+
+const DIAGNOSTIC_ARGS: &str = r#"{"freshObservability":true,"chromaProbeTimeoutMs":2500,"embeddingWriteCanaryTimeoutMs":15000}"#;
+
+/// The fake server's stale `observed_at` (tests/fixtures/stdio/fake_server.py).
+const STALE_OBSERVED_AT: &str = "2020-01-01T00:00:00Z";
+
+/// The Memory Core fault (../shared/spec/memory-core-healthcheck.md) over stdio, in both
+/// eras: the deployed tool is refused before any call; called with `{}` its cached payload
+/// fails `fresh_within_s`; the fixed tool is HEALTHY. Discovery, listing and the call share
+/// one process, and the call carries the operator's bytes.
+#[test]
+fn memory_core_healthcheck_fault_is_caught_over_stdio() {
+    let expect = [
+        "json: {/status: healthy}",
+        "fresh_within_s: {/observed_at: 300}",
+    ];
+    for era in ["both", "legacy"] {
+        let fake = || Spec::fake(&["--era", era, "--memory-core"]);
+        let faulty = fake().call(
+            "memory_core_healthcheck_faulty",
+            Some(DIAGNOSTIC_ARGS),
+            &expect,
+        );
+        let (case, v) = expect_functional(&faulty, 4, "MISCONFIGURED", None);
+        assert_eq!(
+            evidence(&v, "functional", "argument_violation"),
+            "argument `chromaProbeTimeoutMs` is not declared by the tool's inputSchema, \
+             which forbids additional properties",
+            "{era}"
+        );
+        assert!(case.calls().is_empty(), "{era}: refused before any call");
+
+        let stale = fake().call("memory_core_healthcheck_faulty", Some("{}"), &expect);
+        let (case, v) = expect_functional(&stale, 2, "UNHEALTHY", Some("mcp_functional"));
+        assert_eq!(evidence(&v, "functional", "expect_kind"), "fresh_within_s");
+        assert_eq!(evidence(&v, "functional", "expect_pointer"), "/observed_at");
+        assert_eq!(evidence(&v, "functional", "expected"), "300");
+        assert_eq!(evidence(&v, "functional", "expect_failure"), "stale");
+        assert!(
+            !v.to_string().contains(STALE_OBSERVED_AT),
+            "never the server's value"
+        );
+        let calls = case.calls();
+        assert_eq!(calls.len(), 1, "{era}");
+        assert!(calls[0].contains(r#""arguments":{}"#), "{}", calls[0]);
+
+        let fixed = fake().call(
+            "memory_core_healthcheck_fixed",
+            Some(DIAGNOSTIC_ARGS),
+            &[
+                "json: {/status: healthy, /cached: false, /options/chromaProbeTimeoutMs: 2500}",
+                "fresh_within_s: {/observed_at: 300}",
+            ],
+        );
+        let (case, v) = expect_functional(&fixed, 0, "HEALTHY", None);
+        assert_eq!(evidence(&v, "functional", "expectations_met"), 4, "{era}");
+        let calls = case.calls();
+        assert_eq!(calls.len(), 1);
+        assert!(
+            calls[0].contains(&format!(r#""arguments":{DIAGNOSTIC_ARGS}"#)),
+            "{}",
+            calls[0]
+        );
+        // One process served discovery, the listings and the call, then saw its input end.
+        assert_eq!(case.pids().len(), 1, "{era}");
+        let log = case.logged();
+        let methods: Vec<&str> = log
+            .iter()
+            .map(String::as_str)
+            .filter(|m| {
+                matches!(
+                    *m,
+                    "server/discover" | "initialize" | "tools/list" | "tools/call" | "eof"
+                )
+            })
+            .collect();
+        let expected: &[&str] = if era == "legacy" {
+            &[
+                "server/discover",
+                "initialize",
+                "tools/list",
+                "tools/call",
+                "eof",
+            ]
+        } else {
+            &["server/discover", "tools/list", "tools/call", "eof"]
+        };
+        assert_eq!(methods, expected, "{era}");
+    }
+}
+
+/// Runs `spec` and asserts the exit code and the functional check's status and code.
+fn expect_functional(spec: &Spec, exit: i32, status: &str, code: Option<&str>) -> (Case, Value) {
+    let (case, v) = expect(
+        "functional",
+        spec,
+        exit,
+        "functional",
+        status,
+        code,
+        ms(4 * 5_000),
+    );
+    assert_eq!(
+        check(&v, "functional")["code"].as_str(),
+        code,
+        "{}",
+        check(&v, "functional")
+    );
+    (case, v)
+}
+
+/// `arguments_json` written over several lines (a YAML block scalar, pretty JSON) still goes
+/// out as one line of the stdio framing: its line breaks become spaces, and nothing else
+/// changes — integers beyond 64 bits keep their digits. Neither the tool's output nor a
+/// mapped value reaches the output.
+#[test]
+fn multi_line_arguments_are_sent_on_one_line_byte_for_byte_otherwise() {
+    let args = "{\n  \"text\": \"stdio-tool-output-4711\",\n  \"big\": 123456789012345678901234567890\n}\n";
+    let mut spec = Spec::fake(&["--era", "both"]).call(
+        "echo",
+        Some(args),
+        &["text_contains: stdio-tool-output"],
+    );
+    spec.env.push(("CHILD_TOKEN", "HOST_TOKEN"));
+    let case = Case::new("multi-line");
+    let o = case.check(&spec, &[("HOST_TOKEN", "canary-multi-line-42")]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let v = o.json();
+    assert_eq!(check(&v, "functional")["status"], "HEALTHY");
+    assert_eq!(evidence(&v, "functional", "expectations_met"), 1);
+    let calls = case.calls();
+    assert_eq!(calls.len(), 1);
+    let sent = format!(r#""arguments":{}"#, args.replace('\n', " "));
+    assert!(calls[0].contains(&sent), "{}\nwant {sent}", calls[0]);
+    for secret in ["stdio-tool-output-4711", "canary-multi-line-42"] {
+        assert!(
+            !o.stdout.contains(secret) && !o.stderr.contains(secret),
+            "{secret}"
+        );
+    }
+    within("multi-line", &o, ms(4 * 5_000));
+    case.assert_nothing_left();
+}
+
+/// The call is sent once, whatever happens to it: the process dies on it (UNREACHABLE with
+/// its exit status) or never answers (UNKNOWN at the deadline: the session had answered
+/// before), even with `retries: 3`. The process group is gone afterwards.
+#[test]
+fn a_functional_call_over_stdio_is_never_repeated() {
+    for (fault, exit, status) in [
+        ("--exit-on", 3, "UNREACHABLE"),
+        ("--silent-on", 5, "UNKNOWN"),
+    ] {
+        let spec = Spec::fake(&[fault, "tools/call"])
+            .call("echo", Some(r#"{"text":"x"}"#), &[])
+            .target("retries: 3")
+            .timeout(800);
+        let case = Case::new("call-once");
+        let o = case.check(&spec, &[]);
+        assert_eq!(o.code, exit, "{fault}: {}", o.stdout);
+        let v = o.json();
+        assert_eq!(
+            check(&v, "functional")["status"],
+            status,
+            "{fault}: {}",
+            o.stdout
+        );
+        if fault == "--exit-on" {
+            assert_eq!(check(&v, "functional")["code"], "mcp_process");
+            assert_eq!(evidence(&v, "functional", "exit_code"), 4);
+        }
+        assert_eq!(case.calls().len(), 1, "{fault}: {:?}", case.logged());
+        assert_eq!(
+            case.pids().len(),
+            1,
+            "{fault}: one process, no restart for the call"
+        );
+        within(fault, &o, ms(4 * 800));
+        case.assert_nothing_left();
+    }
 }
 
 // ------------------------------------------------------------------ real servers

@@ -10,8 +10,11 @@
 //!   dimension of the run. A command that cannot be started is
 //!   [`TransportError::Unstartable`] (MISCONFIGURED `mcp_process`); [`prepare`] decides the
 //!   offline part of that (not found, not executable, bad directory) before anything starts.
-//! * **Out.** Each message is its compact JSON plus `\n`, written within the attempt's
-//!   deadline.
+//! * **Out.** Each message is one line: its JSON plus `\n`, written within the attempt's
+//!   deadline. Our own JSON is compact; the operator's `arguments_json` is embedded as
+//!   written and may span lines (a YAML block scalar), so any CR or LF in a body becomes a
+//!   space ([`one_line`]). In valid JSON those bytes can only be insignificant whitespace (a
+//!   string must escape them), so no value, and no digit of a number, changes.
 //! * **In.** Lines are read until the response to our request id:
 //!   - every line must be one JSON-RPC message (or a batch). Anything else — a banner, a log
 //!     line, a blank line — is UNHEALTHY `mcp_protocol` (`protocol_error`:
@@ -111,7 +114,7 @@ impl StdioTransport {
         }
         let want = out.id.unwrap_or(0);
         let child = self.child(attempt)?;
-        match child.send(out.body, attempt.deadline()) {
+        match child.send(&one_line(out.body), attempt.deadline()) {
             // A closed input: the process died or closed it. What it wrote, and how it ended,
             // is on stdout; read on.
             Ok(()) | Err(SendError::Closed) => {}
@@ -218,7 +221,7 @@ impl StdioTransport {
             return Err(network(attempt));
         }
         let child = self.child(attempt)?;
-        match child.send(out.body, attempt.deadline()) {
+        match child.send(&one_line(out.body), attempt.deadline()) {
             Ok(()) => Ok(()),
             Err(SendError::Closed) => Err(TransportError::Exited(
                 child.exit_within(attempt.remaining().min(EXIT_WAIT)),
@@ -279,6 +282,23 @@ impl Transport for StdioTransport {
                 .min(CLOSE_GRACE);
             child.shutdown(grace);
         }
+    }
+}
+
+/// A JSON message as one line of the newline-delimited framing: every CR and LF becomes a
+/// space. The bodies the session builds are valid JSON (their params pass
+/// [`RawValue::from_string`]), where a raw CR or LF can only be whitespace between tokens, so
+/// the message means exactly what it meant; nothing is copied when there is none.
+fn one_line(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let breaks = |b: &u8| matches!(b, b'\n' | b'\r');
+    if body.iter().any(breaks) {
+        std::borrow::Cow::Owned(
+            body.iter()
+                .map(|b| if breaks(b) { b' ' } else { *b })
+                .collect(),
+        )
+    } else {
+        std::borrow::Cow::Borrowed(body)
     }
 }
 
@@ -464,6 +484,45 @@ mod tests {
         assert_eq!(t.pid(), pid, "the same process serves every request");
         t.close(Duration::from_millis(250));
         assert!(t.pid().is_none());
+    }
+
+    #[test]
+    fn line_breaks_in_a_body_become_spaces_and_nothing_else_changes() {
+        // A raw LF or CR in JSON is whitespace; an escaped `\n` inside a string is not a
+        // line break and stays as it is.
+        let pretty = b"{\"a\":\n  \"x\\ny\",\r\n  \"n\": 123456789012345678901234567890\n}";
+        let flat = one_line(pretty);
+        assert_eq!(
+            &*flat,
+            &b"{\"a\":   \"x\\ny\",    \"n\": 123456789012345678901234567890 }"[..]
+        );
+        let (before, after): (Value, Value) = (
+            serde_json::from_slice(pretty).expect("json"),
+            serde_json::from_slice(&flat).expect("json"),
+        );
+        assert_eq!(before, after);
+        assert!(matches!(one_line(b"{}"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_request_whose_params_span_lines_is_sent_as_one_line() {
+        let mut t = fake(&["--era", "legacy"]);
+        let a = soon(10_000);
+        let params = RawValue::from_string("{\n  \"probe\": true\n}".to_owned()).expect("json");
+        let body = jsonrpc::encode_request(1, "ping", Some(&params));
+        let reply = t
+            .request(
+                &Outgoing {
+                    method: "ping",
+                    id: Some(1),
+                    body: &body,
+                    framing: Framing::Handshake,
+                },
+                &a,
+            )
+            .expect("answered");
+        assert_eq!(reply.result.get(), "{}");
+        t.close(Duration::from_millis(250));
     }
 
     #[test]
