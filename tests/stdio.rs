@@ -357,6 +357,73 @@ fn a_child_that_exits_immediately_is_unreachable_with_its_status() {
     assert_eq!(case.pids().len(), 1, "started once");
 }
 
+/// The other ways a process can end its output before answering: killed by a signal, and
+/// closing stdout while it keeps running, are UNREACHABLE `mcp_process` with the evidence
+/// to match, and doctor says it in words; ending part-way through a line is a broken answer.
+#[test]
+fn a_child_killed_by_a_signal_or_closing_stdout_is_unreachable_with_how() {
+    let (_, v) = expect(
+        "killed",
+        &Spec::command(&fixture("killed.sh")),
+        3,
+        "reachability",
+        "UNREACHABLE",
+        Some("mcp_process"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "exit_signal"), 9);
+    let (case, v) = expect(
+        "closes-stdout",
+        &Spec::command(&fixture("closes_stdout.sh")),
+        3,
+        "reachability",
+        "UNREACHABLE",
+        Some("mcp_process"),
+        ms(5_000),
+    );
+    assert_eq!(evidence(&v, "reachability", "process_running"), true);
+    assert_eq!(case.pids().len(), 1);
+    // Part of a line, then the end: not an exit before answering but a broken answer.
+    let (_, v) = expect(
+        "half-answer",
+        &Spec::command(&fixture("half_answer.sh")),
+        2,
+        "reachability",
+        "UNHEALTHY",
+        Some("mcp_protocol"),
+        ms(5_000),
+    );
+    assert_eq!(
+        evidence(&v, "reachability", "protocol_error"),
+        "output ended without a response"
+    );
+    for (script, says) in [
+        (
+            "killed.sh",
+            "the server process was killed by signal 9 before answering",
+        ),
+        (
+            "closes_stdout.sh",
+            "the server process closed its output before answering",
+        ),
+    ] {
+        let o = run_env(
+            &[
+                "doctor",
+                "mcp",
+                "--stdio",
+                "--color",
+                "never",
+                "--",
+                &fixture(script),
+            ],
+            &[],
+        );
+        assert_eq!(o.code, 3, "{}", o.stdout);
+        assert!(o.stdout.contains(says), "{}", o.stdout);
+    }
+}
+
 #[test]
 fn a_child_that_never_writes_is_unreachable_at_the_deadline() {
     let spec = Spec::python("silent.py", &[]).timeout(500);
@@ -641,6 +708,41 @@ fn a_discovery_timeout_never_falls_back() {
     assert_eq!(case.logged(), ["server/discover"]);
 }
 
+/// Discovery's deadline includes the cold start: the process starts inside the first
+/// attempt, so a server that needs longer than the deadline to start is UNREACHABLE at that
+/// deadline (never later, and never a downgrade); one that starts within it is HEALTHY, and
+/// `latency_ms` (reachability) counts its start-up.
+#[test]
+fn the_deadline_includes_the_cold_start() {
+    let spec = Spec::fake(&["--startup-delay-ms", "3000"]).timeout(500);
+    let (case, _) = expect(
+        "cold-start-late",
+        &spec,
+        3,
+        "reachability",
+        "UNREACHABLE",
+        None,
+        ms(500),
+    );
+    assert!(case.logged().is_empty(), "{:?}", case.logged());
+    let spec = Spec::fake(&["--startup-delay-ms", "400"]).timeout(2_000);
+    let (_, v) = expect(
+        "cold-start",
+        &spec,
+        0,
+        "reachability",
+        "HEALTHY",
+        None,
+        ms(4 * 2_000),
+    );
+    assert_eq!(evidence(&v, "protocol", "era"), "modern");
+    let latency = v["latency_ms"].as_f64().unwrap_or_default();
+    assert!(
+        latency >= 400.0,
+        "latency_ms {latency} excludes the start-up"
+    );
+}
+
 #[test]
 fn a_slow_modern_server_is_not_downgraded() {
     // Upstream §17 J60: 700 ms before every reply, the default 5 s deadline.
@@ -880,7 +982,14 @@ fn make_executable(path: &Path) {
 }
 
 #[test]
-fn sigterm_to_agenthealth_cancels_and_kills_the_group() {
+fn sigint_and_sigterm_to_agenthealth_cancel_and_kill_the_group() {
+    use nix::sys::signal::Signal;
+    for signal in [Signal::SIGTERM, Signal::SIGINT] {
+        cancel_with(signal);
+    }
+}
+
+fn cancel_with(signal: nix::sys::signal::Signal) {
     let case = Case::new("cancel");
     let spec = Spec::fake(&["--grandchild", "--silent-on", "server/discover"]).timeout(30_000);
     let config = case.config(&spec);
@@ -902,16 +1011,15 @@ fn sigterm_to_agenthealth_cancels_and_kills_the_group() {
         std::thread::sleep(ms(5));
     }
     let signalled = Instant::now();
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("SIGTERM");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).expect("signal");
     let out = child.wait_with_output().expect("wait");
     let took = signalled.elapsed();
-    eprintln!("[stdio] cancel: exited {took:?} after SIGTERM");
-    assert!(took < MARGIN, "agenthealth took {took:?} to stop");
-    assert_eq!(out.status.code(), Some(5));
+    eprintln!("[stdio] cancel: exited {took:?} after {signal}");
+    assert!(
+        took < MARGIN,
+        "agenthealth took {took:?} to stop after {signal}"
+    );
+    assert_eq!(out.status.code(), Some(5), "{signal}");
     let v: Value = serde_json::from_slice(&out.stdout).expect("a document");
     assert_eq!(
         check(&v, "reachability")["message"],
@@ -988,6 +1096,39 @@ fn the_adhoc_form_runs_no_shell() {
     let o = adhoc("doctor", &["--format", "terminal"], &["true;touch x"]);
     assert_eq!(o.code, 4, "{}", o.stdout);
     assert!(o.stdout.contains("not found on PATH"), "{}", o.stdout);
+}
+
+/// Doctor names each stdio protocol fault in words that fit a process, not a URL.
+#[test]
+fn doctor_explains_protocol_faults_of_a_stdio_server() {
+    let fake = fixture("fake_server.py");
+    let half = fixture("half_answer.sh");
+    let cases: [(Vec<&str>, &str); 4] = [
+        (
+            vec![python_bin(), &fake, "--wrong-id"],
+            "the server answered with an id that does not match the request it was sent",
+        ),
+        (
+            vec![python_bin(), &fake, "--era", "modern", "--server-request"],
+            "the server sent a request of its own during a 2026-07-28 exchange",
+        ),
+        (
+            vec![python_bin(), &fake, "--banner"],
+            "to stdout; stdio servers must log to stderr",
+        ),
+        (
+            vec![&half],
+            "the server process's output ended part-way through an answer",
+        ),
+    ];
+    for (argv, says) in cases {
+        let mut args = vec!["doctor", "mcp", "--stdio", "--color", "never", "--"];
+        args.extend(argv);
+        let o = run_env(&args, &[]);
+        assert_eq!(o.code, 2, "{}", o.stdout);
+        assert!(o.stdout.contains(says), "{}", o.stdout);
+        assert!(!o.stdout.contains("URL"), "{}", o.stdout);
+    }
 }
 
 #[test]
@@ -1191,21 +1332,16 @@ fn a_functional_call_over_stdio_is_never_repeated() {
 
 /// Runs a real server through a config file with `transport: stdio`.
 fn real(kind: StdioKind) -> Option<(Case, Value)> {
-    let server = StdioServer::prepare(kind)?;
-    let case = Case::new("interop");
-    let argv: Vec<String> = server
-        .argv()
-        .iter()
-        .map(|a| a.to_str().expect("utf-8 path").to_string())
-        .collect();
-    let (command, args) = argv.split_first().expect("a command");
-    let spec = Spec {
-        command: command.clone(),
-        args: args.to_vec(),
-        ..Spec::fake(&[]).timeout(10_000)
-    };
-    let o = case.check(&spec, &[]);
-    assert_eq!(o.code, 0, "{kind:?}: {}", o.stdout);
+    real_pinned(kind, None)
+}
+
+/// [`real`] with agenthealth pinned to `pin`.
+fn real_pinned(kind: StdioKind, pin: Option<&'static str>) -> Option<(Case, Value)> {
+    let (case, o) = real_run(kind, |spec| match pin {
+        Some(pin) => spec.pin(pin),
+        None => spec,
+    })?;
+    assert_eq!(o.code, 0, "{kind:?} pin {pin:?}: {}", o.stdout);
     let v = o.json();
     for dim in ["reachability", "authentication", "protocol", "capability"] {
         assert_eq!(
@@ -1224,10 +1360,30 @@ fn real(kind: StdioKind) -> Option<(Case, Value)> {
         evidence(&v, "protocol", "fallback"),
         evidence(&v, "capability", "tools_count"),
     );
+    Some((case, v))
+}
+
+/// Runs a real server through a config file with `transport: stdio`, a 10 s timeout and
+/// whatever `tweak` adds; asserts the time bound and that nothing is left behind.
+fn real_run(kind: StdioKind, tweak: impl FnOnce(Spec) -> Spec) -> Option<(Case, Outcome)> {
+    let server = StdioServer::prepare(kind)?;
+    let case = Case::new("interop");
+    let argv: Vec<String> = server
+        .argv()
+        .iter()
+        .map(|a| a.to_str().expect("utf-8 path").to_string())
+        .collect();
+    let (command, args) = argv.split_first().expect("a command");
+    let spec = tweak(Spec {
+        command: command.clone(),
+        args: args.to_vec(),
+        ..Spec::fake(&[]).timeout(10_000)
+    });
+    let o = case.check(&spec, &[]);
     within(&format!("{kind:?}"), &o, ms(4 * 10_000));
     case.assert_nothing_left();
     drop(server);
-    Some((case, v))
+    Some((case, o))
 }
 
 #[test]
@@ -1271,6 +1427,107 @@ fn real_everything_server_interleaves_a_notification_and_lists_every_tool() {
         return;
     };
     assert_eq!(evidence(&v, "capability", "tools_count"), 13);
+}
+
+/// Issue 5's servers with agenthealth pinned: the dual-era ones to 2026-07-28 and to the
+/// legacy offer, the handshake-only ones to the legacy offer. A pin sends no discovery and
+/// never falls back.
+#[test]
+fn real_servers_pinned_are_healthy() {
+    let legacy = "2025-11-25";
+    for (kind, pin) in [
+        (StdioKind::Time, MODERN_REVISION),
+        (StdioKind::Time, legacy),
+        (
+            StdioKind::Ts2 {
+                legacy_reject: true,
+            },
+            MODERN_REVISION,
+        ),
+        (StdioKind::Filesystem, legacy),
+        (StdioKind::Memory, legacy),
+        (StdioKind::Everything, legacy),
+    ] {
+        let Some((_, v)) = real_pinned(kind, Some(pin)) else {
+            continue;
+        };
+        let era = if pin == MODERN_REVISION {
+            "modern"
+        } else {
+            "legacy"
+        };
+        assert_eq!(evidence(&v, "protocol", "era"), era, "{kind:?} {pin}");
+        assert_eq!(evidence(&v, "protocol", "negotiated_version"), pin);
+        assert!(
+            evidence(&v, "protocol", "fallback").is_null(),
+            "{kind:?} {pin}"
+        );
+    }
+}
+
+/// Issue 6's real server for stdio, in each era: `get_current_time` on `mcp-server-time`,
+/// unpinned (2026-07-28) and pinned to 2025-11-25 — its `outputSchema` checked, the
+/// expectations met; a timezone it does not know is its `isError: true` (UNHEALTHY, and its
+/// error text never printed); arguments its schema refuses are never sent.
+#[test]
+fn real_time_server_functional_in_each_era() {
+    let expect = [
+        "json: {/timezone: Europe/Berlin}",
+        "fresh_within_s: {/datetime: 300}",
+    ];
+    for (pin, era) in [(None, "modern"), (Some("2025-11-25"), "legacy")] {
+        let pinned = move |spec: Spec| match pin {
+            Some(pin) => spec.pin(pin),
+            None => spec,
+        };
+        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+            pinned(spec).call(
+                "get_current_time",
+                Some(r#"{"timezone":"Europe/Berlin"}"#),
+                &expect,
+            )
+        }) else {
+            return;
+        };
+        assert_eq!(o.code, 0, "{era}: {}", o.stdout);
+        let v = o.json();
+        let f = check(&v, "functional");
+        assert_eq!(f["status"], "HEALTHY", "{era}: {f}");
+        assert_eq!(f["evidence"]["era"], era);
+        assert_eq!(f["evidence"]["output_schema_checked"], true);
+        assert_eq!(f["evidence"]["expectations_met"], 2);
+
+        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+            pinned(spec).call(
+                "get_current_time",
+                Some(r#"{"timezone":"Mars/Olympus_Mons"}"#),
+                &[],
+            )
+        }) else {
+            return;
+        };
+        assert_eq!(o.code, 2, "{era}: {}", o.stdout);
+        let f = check(&o.json(), "functional").clone();
+        assert_eq!(f["code"], "mcp_functional", "{era}: {f}");
+        assert_eq!(f["evidence"]["is_error"], true);
+        assert!(
+            !o.stdout.contains("No time zone") && !o.stdout.contains("Invalid timezone"),
+            "the tool's error text is never printed: {}",
+            o.stdout
+        );
+
+        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+            pinned(spec).call("get_current_time", Some(r#"{"timezone":7}"#), &[])
+        }) else {
+            return;
+        };
+        assert_eq!(o.code, 4, "{era}: {}", o.stdout);
+        assert_eq!(
+            evidence(&o.json(), "functional", "argument_violation"),
+            "argument `timezone` has a type that the tool's inputSchema does not allow \
+             (expected string)"
+        );
+    }
 }
 
 #[test]

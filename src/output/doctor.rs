@@ -269,10 +269,13 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
             ));
         }
         Some(Code::McpProtocol) => {
-            if word(check, "protocol_error").as_deref() == Some("non-json line on stdout") {
-                return Some("the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into());
-            }
-            return Some("the server's answer is not valid MCP/JSON-RPC; check that the URL is an MCP endpoint".into());
+            return Some(match word(check, "protocol_error").as_deref() {
+                Some("non-json line on stdout") => "the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into(),
+                Some("response id does not match") => "the server answered with an id that does not match the request it was sent; that is a bug in the server".into(),
+                Some("server request on a stateless exchange" | "server request on a stateless stream") => "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server".into(),
+                Some("output ended without a response") => "the server process's output ended part-way through an answer; run the configured command by hand to see why".into(),
+                _ => "the server's answer is not valid MCP/JSON-RPC; check that the endpoint (the URL, or the stdio command) is an MCP server".into(),
+            });
         }
         Some(Code::McpLimit) => {
             return Some("the server's answers exceed safety limits (1 MiB per response, 100 pages, 10,000 entries)".into());
