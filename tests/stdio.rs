@@ -469,6 +469,35 @@ fn an_unterminated_ten_mib_line_is_unknown_limit() {
     assert_eq!(evidence(&v, "reachability", "limit"), "line over 1 MiB");
 }
 
+/// At most 1 MiB of lines, notifications included, may arrive while waiting for one
+/// response: 15 notification lines of 64 KiB before each answer pass, 16 (exactly 1 MiB,
+/// and then the answer) are UNKNOWN `mcp_limit` — though no single line is too long.
+#[test]
+fn more_than_one_mib_of_notifications_before_a_response_is_unknown_limit() {
+    expect(
+        "notify-960k",
+        &Spec::fake(&["--notify-kib", "960"]),
+        0,
+        "capability",
+        "HEALTHY",
+        None,
+        ms(4 * 5_000),
+    );
+    let (_, v) = expect(
+        "notify-1m",
+        &Spec::fake(&["--notify-kib", "1024"]),
+        5,
+        "reachability",
+        "UNKNOWN",
+        Some("mcp_limit"),
+        ms(5_000),
+    );
+    assert_eq!(
+        evidence(&v, "reachability", "limit"),
+        "output over 1 MiB before the response"
+    );
+}
+
 #[test]
 fn a_child_that_floods_stderr_is_healthy() {
     let spec = Spec::fake(&["--stderr-flood-mib", "32"]);
@@ -839,6 +868,46 @@ fn one_process_serves_every_dimension() {
     let reach = check(&v, "reachability");
     assert!(reach["steps"].is_null(), "no HTTP stages: {reach}");
     assert!(v["latency_ms"].as_f64().is_some_and(|l| l > 0.0));
+}
+
+/// An attempt that times out discards its process (upstream §17 N161): the next check
+/// starts a new one, and both groups are gone at the end.
+#[test]
+fn a_timed_out_check_discards_the_process_and_the_next_check_starts_afresh() {
+    let spec = Spec::fake(&["--silent-on", "tools/list"])
+        .call("echo", Some(r#"{"text":"x"}"#), &[])
+        .checks("[protocol, capability, functional]")
+        .timeout(500);
+    let (case, v) = expect(
+        "discard",
+        &spec,
+        5,
+        "capability",
+        "UNKNOWN",
+        None,
+        ms(3 * 500),
+    );
+    assert_eq!(check(&v, "protocol")["status"], "HEALTHY");
+    assert_eq!(check(&v, "functional")["status"], "UNKNOWN");
+    let pids = case.pids();
+    assert_eq!(
+        pids.len(),
+        2,
+        "capability's process was discarded, functional started another"
+    );
+    for pid in pids {
+        assert_group_dead(pid);
+    }
+    let log = case.logged();
+    assert_eq!(
+        log.iter().filter(|m| *m == "server/discover").count(),
+        2,
+        "{log:?}"
+    );
+    assert!(
+        case.calls().is_empty(),
+        "the tool is never called without its listing"
+    );
 }
 
 #[test]
