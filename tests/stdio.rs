@@ -1589,8 +1589,8 @@ fn real_servers_pinned_are_healthy() {
 
 /// Issue 6's real server for stdio, in each era: `get_current_time` on `mcp-server-time`,
 /// unpinned (2026-07-28) and pinned to 2025-11-25 — its `outputSchema` checked, the
-/// expectations met; a timezone it does not know is its `isError: true` (UNHEALTHY, and its
-/// error text never printed); arguments its schema refuses are never sent.
+/// expectations met; and, one per era, a timezone it does not know is its `isError: true`
+/// (UNHEALTHY, its error text never printed), arguments its schema refuses are never sent.
 #[test]
 fn real_time_server_functional_in_each_era() {
     let expect = [
@@ -1619,36 +1619,39 @@ fn real_time_server_functional_in_each_era() {
         assert_eq!(f["evidence"]["output_schema_checked"], true);
         assert_eq!(f["evidence"]["expectations_met"], 2);
 
-        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
-            pinned(spec).call(
-                "get_current_time",
-                Some(r#"{"timezone":"Mars/Olympus_Mons"}"#),
-                &[],
-            )
-        }) else {
-            return;
-        };
-        assert_eq!(o.code, 2, "{era}: {}", o.stdout);
-        let f = check(&o.json(), "functional").clone();
-        assert_eq!(f["code"], "mcp_functional", "{era}: {f}");
-        assert_eq!(f["evidence"]["is_error"], true);
-        assert!(
-            !o.stdout.contains("No time zone") && !o.stdout.contains("Invalid timezone"),
-            "the tool's error text is never printed: {}",
-            o.stdout
-        );
-
-        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
-            pinned(spec).call("get_current_time", Some(r#"{"timezone":7}"#), &[])
-        }) else {
-            return;
-        };
-        assert_eq!(o.code, 4, "{era}: {}", o.stdout);
-        assert_eq!(
-            evidence(&o.json(), "functional", "argument_violation"),
-            "argument `timezone` has a type that the tool's inputSchema does not allow \
-             (expected string)"
-        );
+        // One failure per era, to keep the server starts few.
+        if era == "modern" {
+            let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+                pinned(spec).call(
+                    "get_current_time",
+                    Some(r#"{"timezone":"Mars/Olympus_Mons"}"#),
+                    &[],
+                )
+            }) else {
+                return;
+            };
+            assert_eq!(o.code, 2, "{era}: {}", o.stdout);
+            let f = check(&o.json(), "functional").clone();
+            assert_eq!(f["code"], "mcp_functional", "{era}: {f}");
+            assert_eq!(f["evidence"]["is_error"], true);
+            assert!(
+                !o.stdout.contains("No time zone") && !o.stdout.contains("Invalid timezone"),
+                "the tool's error text is never printed: {}",
+                o.stdout
+            );
+        } else {
+            let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+                pinned(spec).call("get_current_time", Some(r#"{"timezone":7}"#), &[])
+            }) else {
+                return;
+            };
+            assert_eq!(o.code, 4, "{era}: {}", o.stdout);
+            assert_eq!(
+                evidence(&o.json(), "functional", "argument_violation"),
+                "argument `timezone` has a type that the tool's inputSchema does not allow \
+                 (expected string)"
+            );
+        }
     }
 }
 
