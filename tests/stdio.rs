@@ -229,6 +229,16 @@ impl Case {
         run_env(&["check", &config, "--format", "json"], &all)
     }
 
+    /// `agenthealth doctor --color never` on `spec`.
+    fn doctor(&self, spec: &Spec) -> Outcome {
+        let config = self.config(spec).display().to_string();
+        let pidfile = self.pidfile().display().to_string();
+        run_env(
+            &["doctor", &config, "--color", "never"],
+            &[("AH_TEST_PIDFILE", pidfile.as_str())],
+        )
+    }
+
     /// Asserts that nothing this case started is alive: the recorded group, and any process
     /// with the marker in its command line or environment.
     fn assert_nothing_left(&self) {
@@ -1446,6 +1456,19 @@ fn a_functional_call_over_stdio_is_never_repeated() {
             "{fault}: one process, no restart for the call"
         );
         within(fault, &o, ms(4 * 800));
+        case.assert_nothing_left();
+        // Doctor says what happened to the call, not to a response stream.
+        let says = if fault == "--exit-on" {
+            "the server process exited with status 4 before answering"
+        } else {
+            "the tool call did not complete before the deadline, and a functional call is never retried"
+        };
+        let o = case.doctor(&spec);
+        assert!(
+            o.stdout.contains(&format!("  - functional: {says}")),
+            "{}",
+            o.stdout
+        );
         case.assert_nothing_left();
     }
 }

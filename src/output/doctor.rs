@@ -308,6 +308,12 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
     if dim == Dimension::Latency {
         return Some("raise thresholds.latency_ms or investigate the slow response".into());
     }
+    if dim == Dimension::Functional
+        && matches!(check.status, Status::Unreachable | Status::Unknown)
+        && word(check, "failure").is_none()
+    {
+        return Some("the tool call did not complete before the deadline, and a functional call is never retried; check the tool by hand and timeout_ms".into());
+    }
     if check.status == Status::Unreachable || check.status == Status::Unknown {
         let store = word(check, "trust_store");
         return Some(match word(check, "failure").as_deref() {
