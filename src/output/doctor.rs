@@ -308,10 +308,10 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
     if dim == Dimension::Latency {
         return Some("raise thresholds.latency_ms or investigate the slow response".into());
     }
-    if dim == Dimension::Functional
-        && matches!(check.status, Status::Unreachable | Status::Unknown)
-        && word(check, "failure").is_none()
-    {
+    let timed_out = [Note::CommunicationFailed, Note::IncompleteResponse]
+        .iter()
+        .any(|n| check.message.as_deref() == Some(n.message().as_str()));
+    if dim == Dimension::Functional && timed_out && word(check, "failure").is_none() {
         return Some("the tool call did not complete before the deadline, and a functional call is never retried; check the tool by hand and timeout_ms".into());
     }
     if check.status == Status::Unreachable || check.status == Status::Unknown {
