@@ -82,7 +82,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
         progress.update(done, total)
     });
     progress.finish();
-    doc.map_strings(&|s| redactor.apply(s));
+    doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let style = Style {
         color: args.color.enabled(
             std::io::stdout().is_terminal(),
