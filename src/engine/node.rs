@@ -19,7 +19,7 @@ use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
 use crate::engine::{CLOSE_BUDGET, ResolvedEnv};
 use crate::result::document::Check;
-use crate::result::{Dimension, Fact, Note, Observation, Status};
+use crate::result::{Code, Dimension, Fact, Note, Observation, Status};
 
 /// The run's clock.
 #[derive(Clone, Copy, Debug)]
@@ -301,7 +301,15 @@ impl NodeRun {
         self.own.contains(&dim)
     }
 
-    fn show(&mut self, dim: Dimension, obs: Observation) {
+    /// Shows a check. A credential rejection names the variable the credential came from
+    /// (`credential_env`), whatever the adapter: `doctor` says which token was refused.
+    fn show(&mut self, dim: Dimension, mut obs: Observation) {
+        if obs.code.is_some_and(Code::rejects_credentials)
+            && let Some(name) = &self.target.bearer_env
+        {
+            obs.evidence
+                .set("credential_env", Fact::Config(name.clone()));
+        }
         self.out.checks.insert(dim, to_check(dim, obs));
     }
 
