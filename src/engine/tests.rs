@@ -267,6 +267,13 @@ fn deadline_without_response_is_unreachable_with_response_unknown() {
         let doc = run(&config(vec![t], vec![0]));
         assert!(start.elapsed() < Duration::from_secs(2));
         assert_eq!(doc.results[0].status, want, "{s}");
+        assert_eq!(
+            doc.results[0].checks[&Dimension::Reachability]
+                .evidence
+                .get("deadline_ms"),
+            Some(&crate::result::Fact::Ms(20.0)),
+            "{s}: the deadline is evidence"
+        );
         if want == Status::Unknown {
             assert_eq!(calls_for(s).len(), 1, "partial responses are never retried");
         }

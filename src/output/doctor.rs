@@ -136,6 +136,30 @@ fn word(check: &Check, key: &str) -> Option<String> {
     }
 }
 
+/// The likely fix for a status outside `http.expected_status` (default: any 2xx), by class.
+fn status_advice_for(check: &Check, status: Option<i64>) -> String {
+    let Some(c) = status else {
+        return "the status is not an accepted one; check the endpoint, or http.expected_status"
+            .into();
+    };
+    let head = word(check, "method").as_deref() == Some("HEAD");
+    match c {
+        405 | 501 if head => format!(
+            "HTTP {c}: the server does not answer HEAD; set http.method: GET (probes never fall back on their own), or list {c} in http.expected_status"
+        ),
+        300..=399 => format!(
+            "HTTP {c} is a redirect, and redirects are never followed; use the final URL as the endpoint, or list {c} in http.expected_status"
+        ),
+        400..=499 => format!(
+            "HTTP {c} is not an accepted status; check the endpoint path, or list {c} in http.expected_status"
+        ),
+        500..=599 => format!(
+            "HTTP {c}: the service answered with a server error; check its health and logs, or list {c} in http.expected_status"
+        ),
+        _ => format!("HTTP {c} is not in http.expected_status"),
+    }
+}
+
 /// The likely fix for an offline configuration check that failed on the endpoint, the
 /// credential's value, the trust store or the proxy setting.
 fn configuration_advice(check: &Check) -> Option<String> {
@@ -171,6 +195,14 @@ fn configuration_advice(check: &Check) -> Option<String> {
         ));
     }
     None
+}
+
+/// The attempt's deadline from the `deadline_ms` evidence: `300 ms`, or `the deadline`.
+fn deadline(check: &Check) -> String {
+    match check.evidence.get("deadline_ms") {
+        Some(Fact::Ms(ms)) => format!("{ms:.0} ms"),
+        _ => "the deadline".into(),
+    }
 }
 
 /// Which trust store verified a certificate, from the `trust_store` evidence words.
@@ -241,12 +273,7 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
                 ),
             });
         }
-        Some(Code::HttpStatus) => {
-            let s = status_code.map_or("status".to_string(), |c| format!("HTTP {c}"));
-            return Some(format!(
-                "{s} is not an accepted status; check the endpoint path, or list the status in http.expected_status"
-            ));
-        }
+        Some(Code::HttpStatus) => return Some(status_advice_for(check, status_code)),
         Some(Code::HttpHeaders) => {
             return Some("a required response header is missing or differs; compare http.headers with what the service sends".into());
         }
@@ -384,10 +411,20 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
             Some("tls_not_yet_valid") => format!(
                 "the server certificate (verified against {store}) is not valid yet; check this host's clock"
             ),
-            _ if check.status == Status::Unknown => {
-                "the response started but did not complete in time; check the server's health and timeout_ms".into()
+            Some("reset" | "closed") if check.status == Status::Unknown => {
+                "the server cut the connection in the middle of the response; check its logs".into()
             }
-            _ => "no response before the deadline; check that the service is up, reachable, and timeout_ms is adequate".into(),
+            Some("reset" | "closed") => {
+                "the server closed the connection without answering; check that the endpoint speaks HTTP and the service is healthy".into()
+            }
+            _ if check.status == Status::Unknown => format!(
+                "the response started but did not complete within {}; check the server's health and timeout_ms",
+                deadline(check)
+            ),
+            _ => format!(
+                "no response within {}; check that the service is up and reachable, and that timeout_ms is adequate",
+                deadline(check)
+            ),
         });
     }
     None
@@ -483,6 +520,51 @@ mod tests {
             let advice = untrusted(&facts);
             assert!(advice.contains(names), "{advice}");
         }
+    }
+
+    #[test]
+    fn status_advice_depends_on_the_status_and_method() {
+        let advice = |status: i64, method: &'static str| {
+            check_advice(
+                Dimension::Protocol,
+                &check(
+                    Status::Unhealthy,
+                    Some(Code::HttpStatus),
+                    &[
+                        ("method", Fact::Word(method)),
+                        ("http_status", Fact::Int(status)),
+                    ],
+                ),
+            )
+            .unwrap_or_default()
+        };
+        assert!(advice(405, "HEAD").contains("set http.method: GET"));
+        assert!(advice(501, "HEAD").contains("set http.method: GET"));
+        assert!(advice(405, "GET").contains("check the endpoint path"));
+        assert!(advice(302, "HEAD").contains("redirects are never followed"));
+        assert!(advice(404, "HEAD").contains("check the endpoint path, or list 404"));
+        assert!(advice(503, "HEAD").contains("server error"));
+        assert!(advice(204, "GET").contains("not in http.expected_status"));
+    }
+
+    #[test]
+    fn transport_advice_says_what_happened() {
+        let advice = |status: Status, facts: &[(&'static str, Fact)]| {
+            check_advice(Dimension::Reachability, &check(status, None, facts)).unwrap_or_default()
+        };
+        let silent = advice(Status::Unreachable, &[("deadline_ms", Fact::Ms(300.0))]);
+        assert!(silent.starts_with("no response within 300 ms;"), "{silent}");
+        let slow = advice(Status::Unknown, &[("deadline_ms", Fact::Ms(1500.0))]);
+        assert!(slow.contains("did not complete within 1500 ms"), "{slow}");
+        let cut = advice(Status::Unknown, &[("failure", Fact::Word("reset"))]);
+        assert!(cut.contains("cut the connection in the middle"), "{cut}");
+        let closed = advice(Status::Unreachable, &[("failure", Fact::Word("closed"))]);
+        assert!(
+            closed.contains("closed the connection without answering"),
+            "{closed}"
+        );
+        let dns = advice(Status::Unreachable, &[("failure", Fact::Word("dns"))]);
+        assert!(dns.contains("does not resolve"), "{dns}");
     }
 
     #[test]
