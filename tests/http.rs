@@ -33,6 +33,20 @@ fn healthy_endpoint_sends_one_head() {
     assert_eq!(s.count("HEAD"), 1);
     assert_eq!(s.count("GET"), 0);
     assert!(o.stderr.is_empty());
+    for (format, spec, status) in [
+        ("yaml", "spec_version: v1", "status: HEALTHY"),
+        ("terminal", "ping (http): HEALTHY", "reachability   HEALTHY"),
+    ] {
+        let o = run(&["ping", "http", &s.url("/health"), "--format", format]);
+        assert_eq!(o.code, 0, "{format}: {}", o.stdout);
+        assert!(
+            o.stdout.contains(spec) && o.stdout.contains(status),
+            "{}",
+            o.stdout
+        );
+        assert!(o.stderr.is_empty(), "{format}: {}", o.stderr);
+    }
+    assert_eq!((s.count("HEAD"), s.count("GET")), (3, 0), "HEAD only");
 }
 
 #[test]

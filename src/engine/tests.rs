@@ -543,3 +543,14 @@ fn a_longer_check_timeout_is_not_capped_by_the_default() {
     let proto = deadline(Dimension::Protocol);
     assert!((4_500..=5_000).contains(&proto), "protocol got {proto} ms");
 }
+
+#[test]
+fn a_run_cancelled_before_it_starts_is_unknown_without_calls() {
+    let s = "t-precancel,";
+    let c = config(vec![target("a", s)], vec![0]);
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let doc = run_with(&c, &ResolvedEnv::default(), &cancel, &|_, _| {}, lookup);
+    assert_eq!(doc.results[0].status, Status::Unknown);
+    assert!(calls_for(s).is_empty());
+}
