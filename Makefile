@@ -9,9 +9,10 @@ PREFIX ?= /usr/local
 build:
 	$(CARGO) build --release
 
-## test: formatting, lints, and every test (unit, integration, interop)
+## test: formatting, lints, the TLS provider guard, and every test (unit, integration, interop)
 test:
 	$(CARGO) fmt --all -- --check
+	@! grep -q '^name = "aws-lc' Cargo.lock || { echo "aws-lc is in Cargo.lock: TLS must use ring only (ureq default-features = false)" >&2; exit 1; }
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test --all-targets
 
@@ -22,6 +23,7 @@ static:
 	@ls -l $(STATIC_BIN) | awk '{printf "%s: %d bytes (%.2f MiB)\n", $$9, $$5, $$5/1048576}'
 	@file $(STATIC_BIN) 2>/dev/null | grep -o 'static[a-z-]* linked' || true
 
+## install: the release binary into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default)
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 target/release/agenthealth $(DESTDIR)$(PREFIX)/bin/agenthealth

@@ -21,7 +21,7 @@ pub mod signals;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{ColorChoice, Command, RunArgs, Source};
+use cli::{Command, RunArgs, Source};
 use error::Error;
 use output::{Format, Redactor, Style};
 
@@ -36,9 +36,7 @@ where
         Ok(code) => code,
         Err((e, redactor)) => {
             let redactor = redactor.unwrap_or(redactor_for_errors);
-            let line = redactor.apply(&format!("agenthealth: {e}"));
-            let line = output::terminal::clean(&line);
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            let _ = writeln!(std::io::stderr().lock(), "{}", e.line(&redactor));
             exit::TOOL_FAILURE
         }
     }
@@ -84,16 +82,12 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
         progress.update(done, total)
     });
     progress.finish();
-    doc.map_strings(&|s| redactor.apply(s));
+    doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let style = Style {
-        color: match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        },
+        color: args.color.enabled(
+            std::io::stdout().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ),
         unicode: args.format == Format::Terminal && locale_is_utf8(),
     };
     let text = output::render(&doc, args.format, style, args.doctor)

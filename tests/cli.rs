@@ -48,6 +48,12 @@ fn misuse_is_exit_6_with_one_line_and_no_stdout() {
         &["--unknown"],
         &["login"],
         &["login", "missing.yaml", "t"],
+        &["help", "bogus"],
+        &["login", "c.yaml", "t", "--format", "json"],
+        &["serve"],
+        &["serve", "missing.yaml", "--unknown"],
+        &["serve", "missing.yaml", "--format", "json"],
+        &["validate", "c.yaml", "--format", "json"],
         &["validate", "missing.yaml"],
         &["ping", "http", "http://x", "--timeout", "0"],
     ] {
@@ -106,6 +112,24 @@ fn yaml_is_the_same_document() {
     assert!(o.stdout.contains("spec_version: v1"), "{}", o.stdout);
     assert!(o.stdout.contains("latency_ms: null"), "{}", o.stdout);
     assert!(o.stdout.contains("dependencies: []"), "{}", o.stdout);
+    let json = run(&["ping", "custom", "x", "--format", "json"]);
+    let back: serde_json::Value = yaml_serde::from_str(&o.stdout).expect("yaml parses");
+    assert_eq!(back, json.json());
+}
+
+/// `--` ends options: what follows is positional even when it looks like an option.
+#[test]
+fn double_dash_ends_options() {
+    let o = run(&["check", "--format", "json", "--", "--help"]);
+    o.assert_tool_failure();
+    assert!(
+        o.stderr.contains("cannot open configuration file"),
+        "{}",
+        o.stderr
+    );
+    let o = run(&["--format=json", "ping", "--", "custom", "-x"]);
+    assert_eq!(o.code, 4, "{}", o.stderr);
+    assert_eq!(o.json()["target"]["type"], "custom");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Configuration files end to end: `validate`, load errors (exit 6, key path, no values
 //! echoed), and MISCONFIGURED results before any traffic.
 
+use crate::support::http_servers::{Reply, Server};
 use crate::util::{TempDir, run, run_env};
 
 #[test]
@@ -62,4 +63,203 @@ fn missing_env_is_misconfigured_without_traffic_and_secrets_are_redacted() {
         assert!(o.stdout.contains("[REDACTED]"), "{format}: {}", o.stdout);
         assert_eq!(o.code, 4, "{format}: {}", o.stdout);
     }
+}
+
+/// A key path that ends in a credential-looking key (`auth.token`, a header named
+/// `Authorization`) is printed as a path: the redaction pass does not mistake our own
+/// `path: expected` separator for a credential assignment.
+#[test]
+fn key_paths_named_like_credentials_are_printed_whole() {
+    let dir = TempDir::new("keys");
+    for (extra, want) in [
+        (
+            "    auth:\n      token: s3cr3t-canary\n",
+            "targets[0].auth.token: unknown key; expected one of bearer_env (line 7)",
+        ),
+        (
+            "    http:\n      headers:\n        Authorization: 7\n",
+            "targets[0].http.headers.Authorization: expected a string, found an integer (line 8)",
+        ),
+        (
+            "    password: s3cr3t-canary\n",
+            "targets[0].password: unknown key",
+        ),
+    ] {
+        let f = dir.file(
+            "c.yaml",
+            &format!(
+                "version: v1\ntargets:\n  - name: a\n    type: http\n    endpoint: http://x/\n{extra}"
+            ),
+        );
+        let o = run(&["validate", f.to_str().unwrap_or_default()]);
+        o.assert_tool_failure();
+        assert!(o.stderr.contains(want), "{}", o.stderr);
+        assert!(!o.stderr.contains("s3cr3t-canary"), "{}", o.stderr);
+    }
+}
+
+/// `validate` loads and checks the file only: no connection to any endpoint in it, and no
+/// credential needed.
+#[test]
+fn validate_never_touches_the_network() {
+    let s = Server::start(|_| Reply::status(200).body("ok"));
+    let dir = TempDir::new("validate");
+    let f = dir.file(
+        "c.yaml",
+        &format!(
+            "version: v1\ntargets:\n  - name: a\n    type: http\n    endpoint: {url}\n    auth:\n      bearer_env: AH_UNSET_TOKEN\n    dependencies:\n      - name: b\n        type: api\n        endpoint: {url}\n        checks: [functional]\n        http: {{body_contains: ok}}\n",
+            url = s.url("/")
+        ),
+    );
+    let o = run(&["validate", f.to_str().unwrap_or_default()]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    assert_eq!(s.connections(), 0);
+    // The same file under `check` does connect: the server is reachable.
+    let o = run_env(
+        &["check", f.to_str().unwrap_or_default()],
+        &[("AH_UNSET_TOKEN", "t")],
+    );
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert!(s.connections() > 0);
+}
+
+/// Canary secrets placed everywhere a secret could slip out — an env value used as a target
+/// name, an id, a dependency's name and a required header's name, URL userinfo and query in
+/// an endpoint, a server's headers and body — never reach stdout or stderr, in any format,
+/// under `check` or `doctor`.
+#[test]
+fn canary_secrets_never_reach_stdout_or_stderr() {
+    const TOKEN: &str = "canaryTok42";
+    const SERVER: &str = "server-canary-91";
+    let s = Server::start(|_| {
+        Reply::status(200)
+            .header("X-Ready", SERVER)
+            .header("Set-Cookie", &format!("session={SERVER}"))
+            .body(format!("{SERVER} token={SERVER} https://{SERVER}.example/"))
+    });
+    let url = s.url("/");
+    let port = s.port();
+    let dir = TempDir::new("canary");
+    let f = dir.file(
+        "c.yaml",
+        &format!(
+            "version: v1
+targets:
+  - name: svc {TOKEN}
+    id: id-{TOKEN}
+    type: http
+    endpoint: {url}
+    auth:
+      bearer_env: AH_TOKEN
+    checks: [reachability, protocol, functional]
+    http:
+      headers:
+        X-{TOKEN}: expected
+      body_contains: absent
+    dependencies:
+      - name: dep-{TOKEN}
+        type: api
+        endpoint: http://user:pa55-canary@127.0.0.1:{port}/?token=qs-canary
+        relationship: downstream
+  - name: {TOKEN}
+    type: http
+    endpoint: https://user:pa55-canary@localhost:{port}/#frag-canary
+"
+        ),
+    );
+    let f = f.to_str().unwrap_or_default();
+    for verb in ["check", "doctor"] {
+        for format in ["terminal", "json", "yaml"] {
+            let o = run_env(&[verb, f, "--format", format], &[("AH_TOKEN", TOKEN)]);
+            assert!(
+                (1..=5).contains(&o.code),
+                "{verb} {format}: {}\n{}",
+                o.stdout,
+                o.stderr
+            );
+            for canary in [TOKEN, SERVER, "pa55-canary", "qs-canary", "frag-canary"] {
+                assert!(
+                    !o.stdout.contains(canary) && !o.stderr.contains(canary),
+                    "{verb} {format}: {canary} leaked:\n{}{}",
+                    o.stdout,
+                    o.stderr
+                );
+            }
+            assert!(
+                o.stdout.contains("[REDACTED]"),
+                "{verb} {format}: {}",
+                o.stdout
+            );
+            if verb == "doctor" && format == "terminal" {
+                assert!(
+                    o.stdout.contains("must not carry user:password@"),
+                    "{}",
+                    o.stdout
+                );
+            }
+            if format == "json" {
+                let v = o.json();
+                assert_eq!(v["results"][0]["target"]["id"], "id-redacted");
+                assert_eq!(
+                    v["results"][1]["checks"]["configuration"]["status"],
+                    "MISCONFIGURED"
+                );
+                assert_eq!(
+                    v["results"][0]["dependencies"][0]["checks"]["configuration"]["status"],
+                    "MISCONFIGURED"
+                );
+            }
+        }
+    }
+    // The endpoints with userinfo were never contacted; the first target was (its GET too).
+    assert!(s.requests().iter().all(|r| !r.path.contains("qs-canary")));
+    assert_eq!(s.count("GET"), 6);
+}
+
+/// YAML is the JSON document re-encoded: same content, keys alphabetical, sequences
+/// indented under their key, `latency_ms: null`, `checks: {}`, `dependencies: []`.
+#[test]
+fn yaml_is_the_json_document_with_sorted_keys() {
+    let dir = TempDir::new("yaml");
+    let f = dir.file(
+        "c.yaml",
+        "version: v1\ntargets:\n  - name: a\n    type: custom\n    endpoint: x\n  - name: b\n    type: http\n    endpoint: http://127.0.0.1:9/\n    checks: []\n",
+    );
+    let f = f.to_str().unwrap_or_default();
+    let json = run(&["check", f, "--format", "json"]);
+    let yaml = run(&["check", f, "--format", "yaml"]);
+    assert_eq!((json.code, yaml.code), (5, 5));
+    let back: serde_json::Value = yaml_serde::from_str(&yaml.stdout).expect("yaml parses");
+    assert_eq!(back, json.json());
+    // doctor: the same document in JSON, advice in the terminal format.
+    let doctor = run(&["doctor", f, "--format=json"]);
+    assert_eq!((doctor.code, doctor.json()), (5, json.json()));
+    let doctor = run(&["doctor", f]);
+    assert_eq!(doctor.code, 5);
+    assert!(doctor.stdout.contains("\nDoctor: "), "{}", doctor.stdout);
+    assert_eq!(
+        yaml.stdout,
+        "\
+results:
+  - checks:
+      configuration:
+        message: no adapter registered for target type
+        status: MISCONFIGURED
+    dependencies: []
+    latency_ms: null
+    status: MISCONFIGURED
+    target:
+      name: a
+      type: custom
+  - checks: {}
+    dependencies: []
+    latency_ms: null
+    status: UNKNOWN
+    target:
+      name: b
+      type: http
+spec_version: v1
+"
+    );
 }

@@ -11,7 +11,6 @@ pub struct Outcome {
     pub stdout: String,
     pub stderr: String,
     /// Wall time of the run, for deadline assertions.
-    #[allow(dead_code)] // no test asserts on it yet
     pub elapsed: Duration,
 }
 

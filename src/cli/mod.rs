@@ -68,6 +68,18 @@ pub enum ColorChoice {
     Never,
 }
 
+impl ColorChoice {
+    /// Whether to colour: `always` and `never` say so; `auto` colours only when stdout is a
+    /// terminal and `NO_COLOR` is unset or empty (<https://no-color.org>).
+    pub fn enabled(self, stdout_is_terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => stdout_is_terminal && no_color.is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
 /// A misuse of the command line: one line on stderr, exit 6.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UsageError(pub String);
@@ -170,3 +182,27 @@ pub const VERBS: &[(&str, &str, &str)] = &[
     ("version", "version", "print the version"),
     ("help", "help [verb]", "print usage"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn color_auto_needs_a_terminal_and_no_no_color() {
+        let set = Some(OsStr::new("1"));
+        let empty = Some(OsStr::new(""));
+        assert!(ColorChoice::Auto.enabled(true, None));
+        assert!(
+            ColorChoice::Auto.enabled(true, empty),
+            "an empty NO_COLOR is unset"
+        );
+        assert!(!ColorChoice::Auto.enabled(true, set));
+        assert!(!ColorChoice::Auto.enabled(false, None));
+        assert!(
+            ColorChoice::Always.enabled(false, set),
+            "the flag wins over NO_COLOR"
+        );
+        assert!(!ColorChoice::Never.enabled(true, None));
+    }
+}

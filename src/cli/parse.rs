@@ -169,7 +169,10 @@ where
         ("version", []) => Ok(Command::Version),
         ("version", _) => Err(usage("version")),
         ("help", []) => Ok(Command::Help(None)),
-        ("help", [v]) => Ok(Command::Help(Some(v.clone()))),
+        ("help", [v]) if super::VERBS.iter().any(|(name, _, _)| name == v) => {
+            Ok(Command::Help(Some(v.clone())))
+        }
+        ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
         ("help", _) => Err(usage("help [verb]")),
         ("validate", [file]) => Ok(Command::Validate(PathBuf::from(file))),
         ("validate", _) => Err(usage("validate <config.yaml>")),
@@ -358,6 +361,8 @@ mod tests {
             &["ping", "http", "u", "--timeout", "x"],
             &["ping", "http", "u", "--bearer-env", "A=B"],
             &["login"],
+            &["help", "bogus"],
+            &["help", "ping", "check"],
             &["validate"],
             &["ping", "http", "u", "--color", "pink"],
             &["-"],
@@ -369,7 +374,21 @@ mod tests {
     #[test]
     fn double_dash_ends_options() {
         let r = p(&["ping", "--", "http", "--weird"]);
-        assert!(matches!(r, Ok(Command::Run(_))));
+        let Ok(Command::Run(run)) = r else {
+            panic!("expected a run, got {r:?}")
+        };
+        assert!(matches!(&run.source, Source::Adhoc { endpoint, .. } if endpoint == "--weird"));
+        // After `--`, option-looking words are positionals, `--help` included.
+        assert_eq!(
+            p(&["check", "--format", "json", "--", "--help"]),
+            Ok(Command::Run(RunArgs {
+                doctor: false,
+                source: Source::File(PathBuf::from("--help")),
+                format: Format::Json,
+                color: ColorChoice::Auto,
+            }))
+        );
+        assert!(p(&["check", "--", "a.yaml", "--format", "json"]).is_err());
     }
 
     #[test]

@@ -55,20 +55,30 @@ pub struct LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.path.is_empty() {
-            write!(f, "{}: ", self.path)?;
-        }
-        f.write_str(&self.expected)?;
-        if let Some(line) = self.line {
-            write!(f, " (line {line})")?;
-        }
-        Ok(())
+        f.write_str(&self.render(&str::to_owned))
     }
 }
 
 impl std::error::Error for LoadError {}
 
 impl LoadError {
+    /// `path: expected (line N)`, with `piece` applied to the path and to the expectation
+    /// separately. The redaction pass goes through here: a path ending in a key such as
+    /// `auth.token` followed by our own `: ` separator is a name, not a credential
+    /// assignment, and must not be redacted as one.
+    pub fn render(&self, piece: &dyn Fn(&str) -> String) -> String {
+        let mut out = String::new();
+        if !self.path.is_empty() {
+            out.push_str(&piece(&self.path));
+            out.push_str(": ");
+        }
+        out.push_str(&piece(&self.expected));
+        if let Some(line) = self.line {
+            out.push_str(&format!(" (line {line})"));
+        }
+        out
+    }
+
     fn document(expected: &str) -> LoadError {
         LoadError {
             path: String::new(),

@@ -104,10 +104,22 @@ pub fn run_with(
     progress: Progress,
     adapters: Adapters,
 ) -> Document {
+    run_capped(config, env, cancel, progress, adapters, RUN_CAP)
+}
+
+/// [`run_with`] under a run cap of `cap` instead of [`RUN_CAP`] (tests of the cap).
+fn run_capped(
+    config: &Config,
+    env: &ResolvedEnv,
+    cancel: &Cancel,
+    progress: Progress,
+    adapters: Adapters,
+    cap: Duration,
+) -> Document {
     let start = Instant::now();
     let clock = node::Clock {
         start,
-        run_deadline: start + RUN_CAP,
+        run_deadline: start + cap,
     };
     let order = execution_order(config);
     let total = order.len();

@@ -19,7 +19,7 @@ use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
 use crate::engine::{CLOSE_BUDGET, ResolvedEnv};
 use crate::result::document::Check;
-use crate::result::{Dimension, Fact, Note, Observation, Status};
+use crate::result::{Code, Dimension, Fact, Note, Observation, Status};
 
 /// The run's clock.
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +128,8 @@ pub struct NodeRun {
     pause: Option<Duration>,
     /// When the call in flight started.
     call_started: Option<Instant>,
+    /// How long the check call in flight was given (its deadline minus its start).
+    call_allowed: Duration,
     auth_passed: bool,
 }
 
@@ -168,6 +170,7 @@ impl NodeRun {
             last: None,
             pause: None,
             call_started: None,
+            call_allowed: Duration::ZERO,
             auth_passed: true,
         };
         if node.own.is_empty() || cancel.is_cancelled() {
@@ -247,6 +250,7 @@ impl NodeRun {
                 continue;
             };
             self.call_started = Some(started);
+            self.call_allowed = deadline - started;
             return Step::Call {
                 run,
                 call: Call::Check(dim),
@@ -268,7 +272,7 @@ impl NodeRun {
         let Stage::Check(dim) = self.stage else {
             return;
         };
-        let obs = match ended {
+        let mut obs = match ended {
             Ended::Returned(obs) => obs,
             Ended::TimedOut {
                 response_seen: true,
@@ -278,6 +282,16 @@ impl NodeRun {
             } => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
             Ended::Cancelled => Observation::noted(Status::Unknown, Note::Cancelled),
         };
+        // A deadline failure (the watchdog's or the adapter's own) says what the deadline was.
+        if matches!(
+            obs.note,
+            Some(Note::CommunicationFailed | Note::IncompleteResponse)
+        ) {
+            obs.evidence.set(
+                "deadline_ms",
+                Fact::Ms(self.call_allowed.as_secs_f64() * 1000.0),
+            );
+        }
         self.observe(dim, obs, elapsed);
     }
 
@@ -301,7 +315,15 @@ impl NodeRun {
         self.own.contains(&dim)
     }
 
-    fn show(&mut self, dim: Dimension, obs: Observation) {
+    /// Shows a check. A credential rejection names the variable the credential came from
+    /// (`credential_env`), whatever the adapter: `doctor` says which token was refused.
+    fn show(&mut self, dim: Dimension, mut obs: Observation) {
+        if obs.code.is_some_and(Code::rejects_credentials)
+            && let Some(name) = &self.target.bearer_env
+        {
+            obs.evidence
+                .set("credential_env", Fact::Config(name.clone()));
+        }
         self.out.checks.insert(dim, to_check(dim, obs));
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
 use crate::config::{Config, Edge, Target, TargetType, adhoc};
-use crate::engine::{Cancel, ResolvedEnv, run_with};
+use crate::engine::{Cancel, RUN_CAP, ResolvedEnv, run_capped, run_with};
 use crate::result::document::{Document, NodeResult};
 use crate::result::{Dimension, Observation, Status};
 
@@ -94,6 +94,14 @@ impl TargetRun for Run {
             "unhealthy" => Observation::new(Status::Unhealthy).responded(),
             "misconf" => Observation::new(Status::Misconfigured).responded(),
             "noresp" => Observation::new(Status::Unreachable),
+            // Reports the deadline it was given, in whole ms from now.
+            "deadline" => Observation::healthy().with(
+                "deadline_ms",
+                crate::result::Fact::Int(attempt.remaining().as_millis() as i64),
+            ),
+            "rejected" => {
+                Observation::coded(Status::Misconfigured, crate::result::Code::HttpAuth).responded()
+            }
             "hang" => {
                 block_until_abort(attempt);
                 Observation::new(Status::Unreachable)
@@ -259,6 +267,13 @@ fn deadline_without_response_is_unreachable_with_response_unknown() {
         let doc = run(&config(vec![t], vec![0]));
         assert!(start.elapsed() < Duration::from_secs(2));
         assert_eq!(doc.results[0].status, want, "{s}");
+        assert_eq!(
+            doc.results[0].checks[&Dimension::Reachability]
+                .evidence
+                .get("deadline_ms"),
+            Some(&crate::result::Fact::Ms(20.0)),
+            "{s}: the deadline is evidence"
+        );
         if want == Status::Unknown {
             assert_eq!(calls_for(s).len(), 1, "partial responses are never retried");
         }
@@ -459,4 +474,83 @@ fn a_parent_budget_never_cuts_a_shared_dependency() {
         .filter(|d| **d == Dimension::Protocol)
         .count();
     assert_eq!(protocol_calls, 1);
+}
+
+#[test]
+fn a_credential_rejection_names_the_variable() {
+    let s = "t-cred,authentication=rejected";
+    let mut t = target("a", s);
+    t.bearer_env = Some("AH_API_TOKEN".into());
+    let c = config(vec![t], vec![0]);
+    let env = ResolvedEnv::from_lookup(&c, |_| Some("tok-value".into()));
+    let doc = run_with(&c, &env, &Cancel::new(), &|_, _| {}, lookup);
+    let auth = &doc.results[0].checks[&Dimension::Authentication];
+    assert_eq!(auth.status, Status::Misconfigured);
+    assert_eq!(
+        auth.evidence.get("credential_env"),
+        Some(&crate::result::Fact::Config("AH_API_TOKEN".into()))
+    );
+    // Without a configured credential there is no variable to name.
+    let s = "t-cred-none,authentication=rejected";
+    let doc = run(&config(vec![target("a", s)], vec![0]));
+    let auth = &doc.results[0].checks[&Dimension::Authentication];
+    assert_eq!(auth.status, Status::Misconfigured);
+    assert!(auth.evidence.get("credential_env").is_none());
+}
+
+#[test]
+fn the_run_cap_bounds_every_deadline() {
+    assert_eq!(RUN_CAP, Duration::from_secs(60));
+    // A per-attempt deadline far beyond the cap (and retries) is cut by the cap.
+    let s = "t-cap,reachability=hang";
+    let mut t = target("a", s);
+    t.timeout_ms = 300_000;
+    t.retries = 3;
+    let start = Instant::now();
+    let c = config(vec![t], vec![0]);
+    let doc = run_capped(
+        &c,
+        &ResolvedEnv::default(),
+        &Cancel::new(),
+        &|_, _| {},
+        lookup,
+        Duration::from_millis(100),
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(1100),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(doc.results[0].status, Status::Unreachable);
+}
+
+#[test]
+fn a_longer_check_timeout_is_not_capped_by_the_default() {
+    let s = "t-long,reachability=deadline,protocol=deadline";
+    let mut t = target("a", s);
+    assert_eq!(t.timeout_ms, 5_000, "the ad-hoc default");
+    t.check_timeouts_ms = vec![(Dimension::Reachability, 7_000)];
+    let doc = run(&config(vec![t], vec![0]));
+    let deadline = |d: Dimension| match doc.results[0].checks[&d].evidence.get("deadline_ms") {
+        Some(crate::result::Fact::Int(ms)) => *ms,
+        other => panic!("{d}: {other:?}"),
+    };
+    let reach = deadline(Dimension::Reachability);
+    assert!(
+        (6_500..=7_000).contains(&reach),
+        "reachability got {reach} ms"
+    );
+    let proto = deadline(Dimension::Protocol);
+    assert!((4_500..=5_000).contains(&proto), "protocol got {proto} ms");
+}
+
+#[test]
+fn a_run_cancelled_before_it_starts_is_unknown_without_calls() {
+    let s = "t-precancel,";
+    let c = config(vec![target("a", s)], vec![0]);
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let doc = run_with(&c, &ResolvedEnv::default(), &cancel, &|_, _| {}, lookup);
+    assert_eq!(doc.results[0].status, Status::Unknown);
+    assert!(calls_for(s).is_empty());
 }

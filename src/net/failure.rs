@@ -18,6 +18,7 @@ use ureq::Error;
 use crate::result::{Evidence, Fact, Note, Observation, Status};
 
 use super::stages::Timings;
+use super::trust::TrustSource;
 
 /// What went wrong, in our own vocabulary (the `failure` evidence word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +85,17 @@ impl FailureKind {
         }
     }
 
+    /// Whether the server's certificate was refused (the trust store decides these).
+    pub fn is_certificate(self) -> bool {
+        matches!(
+            self,
+            FailureKind::TlsUntrusted
+                | FailureKind::TlsNameMismatch
+                | FailureKind::TlsExpired
+                | FailureKind::TlsNotYetValid
+        )
+    }
+
     /// Whether the failure is a local configuration problem found before any byte was sent.
     pub fn is_local(self) -> bool {
         matches!(
@@ -102,6 +114,10 @@ pub struct Failure {
     pub response_seen: bool,
     /// The stages as far as they got (boxed: keeps `Result<_, Failure>` small).
     pub timings: Box<Timings>,
+    /// For a certificate failure: the trust store the certificate was checked against, so
+    /// the evidence (and `doctor`) can say which one (`None`: not a TLS failure, or a
+    /// store supplied by the caller).
+    pub trust: Option<TrustSource>,
 }
 
 impl Failure {
@@ -128,9 +144,14 @@ impl Failure {
         obs
     }
 
-    /// Adds the `failure` word.
+    /// Adds the `failure` word, and for a certificate failure `trust_store` and
+    /// `trust_store_source`.
     pub fn write_evidence(&self, evidence: &mut Evidence) {
         evidence.set("failure", Fact::Word(self.kind.as_word()));
+        if let Some(trust) = self.trust {
+            evidence.set("trust_store", Fact::Word(trust.kind_word()));
+            evidence.set("trust_store_source", Fact::Word(trust.origin_word()));
+        }
     }
 }
 

@@ -251,6 +251,7 @@ impl Client {
             kind,
             response_seen: attempt.response_seen(),
             timings: Box::default(),
+            trust: None,
         };
         let proxy = self
             .proxies
@@ -288,6 +289,7 @@ impl Client {
                 kind: FailureKind::Timeout,
                 response_seen: attempt.response_seen(),
                 timings: Box::default(),
+                trust: None,
             });
         }
         let (agent, rec) = self.arm(attempt);
@@ -315,10 +317,15 @@ impl Client {
                 let cut = expired || matches!(err, ureq::Error::Timeout(_));
                 let kind = classify(&err, expired);
                 let timings = Box::new(rec.finish(Ending::Failed { cut }));
+                let trust = match &self.tls {
+                    None if kind.is_certificate() => trust::process_store().ok().map(|s| s.source),
+                    _ => None,
+                };
                 Err(Failure {
                     kind,
                     response_seen: attempt.response_seen() || rec.saw_first_byte(),
                     timings,
+                    trust,
                 })
             }
         }
@@ -452,6 +459,7 @@ impl Response {
             kind,
             response_seen: true,
             timings: Box::new(timings.clone()),
+            trust: None,
         };
         match read {
             Err(e) => Err(failure(classify_io(&e, attempt.expired()))),
@@ -476,6 +484,7 @@ impl Response {
             kind: classify_io(err, attempt.expired()),
             response_seen: true,
             timings: Box::new(timings),
+            trust: None,
         }
     }
 }

@@ -96,7 +96,15 @@ impl Resolver for StageResolver {
             }
             Ok(out)
         } else {
-            self.inner.resolve(uri, config, timeout)
+            // A lookup that fails (the system resolver's "no such name", "no nameserver",
+            // a name it refuses) is a DNS failure, whatever error the platform reports;
+            // only running out of time stays a timeout.
+            self.inner
+                .resolve(uri, config, timeout)
+                .map_err(|e| match e {
+                    Error::Timeout(_) => e,
+                    _ => Error::HostNotFound,
+                })
         };
         self.rec.stage_ended(Stage::Dns, result.is_ok());
         if let Ok(addrs) = &result {
@@ -247,6 +255,21 @@ mod tests {
         let _ = resolve_with(&forgetful, "http://localhost:8080/");
         let (_, second) = resolve_with(&forgetful, "http://localhost:8080/");
         assert!(second.dns.is_some(), "fresh clients measure every lookup");
+    }
+
+    /// A name the resolver refuses (a 64-character label fails in the C library, before any
+    /// query is sent) is a DNS failure at the dns stage, not an "other" error.
+    #[test]
+    fn a_name_that_does_not_resolve_is_a_dns_failure() {
+        let label = "a".repeat(64);
+        let (addrs, t) = resolve(&format!("http://{label}.invalid:8080/"));
+        let err = addrs.expect_err("does not resolve");
+        assert!(matches!(err, Error::HostNotFound), "{err:?}");
+        assert_eq!(crate::net::classify(&err, false).as_word(), "dns");
+        assert_eq!(
+            t.dns.map(|s| s.status),
+            Some(crate::result::Status::Unreachable)
+        );
     }
 
     #[test]

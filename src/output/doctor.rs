@@ -65,13 +65,22 @@ fn node(out: &mut String, r: &NodeResult, style: Style) {
     );
     let mut checks: Vec<_> = r.checks.iter().collect();
     checks.sort_by_key(|(d, _)| d.as_str());
+    // One line per distinct piece of advice: checks failing for the same reason (one 401
+    // answers authentication and protocol) are named together.
+    let mut lines: Vec<(Vec<&str>, String)> = Vec::new();
     for (dim, check) in checks {
         if check.status == Status::Healthy {
             continue;
         }
         if let Some(advice) = check_advice(*dim, check) {
-            let _ = writeln!(out, "  - {dim}: {advice}");
+            match lines.iter_mut().find(|(_, a)| *a == advice) {
+                Some((dims, _)) => dims.push(dim.as_str()),
+                None => lines.push((vec![dim.as_str()], advice)),
+            }
         }
+    }
+    for (dims, advice) in lines {
+        let _ = writeln!(out, "  - {}: {advice}", dims.join(", "));
     }
     for d in &r.dependencies {
         node(out, d, style);
@@ -127,6 +136,90 @@ fn word(check: &Check, key: &str) -> Option<String> {
     }
 }
 
+/// The likely fix for a status outside `http.expected_status` (default: any 2xx), by class.
+fn status_advice_for(check: &Check, status: Option<i64>) -> String {
+    let Some(c) = status else {
+        return "the status is not an accepted one; check the endpoint, or http.expected_status"
+            .into();
+    };
+    let head = word(check, "method").as_deref() == Some("HEAD");
+    match c {
+        405 | 501 if head => format!(
+            "HTTP {c}: the server does not answer HEAD; set http.method: GET (probes never fall back on their own), or list {c} in http.expected_status"
+        ),
+        300..=399 => format!(
+            "HTTP {c} is a redirect, and redirects are never followed; use the final URL as the endpoint, or list {c} in http.expected_status"
+        ),
+        400..=499 => format!(
+            "HTTP {c} is not an accepted status; check the endpoint path, or list {c} in http.expected_status"
+        ),
+        500..=599 => format!(
+            "HTTP {c}: the service answered with a server error; check its health and logs, or list {c} in http.expected_status"
+        ),
+        _ => format!("HTTP {c} is not in http.expected_status"),
+    }
+}
+
+/// The likely fix for an offline configuration check that failed on the endpoint, the
+/// credential's value, the trust store or the proxy setting.
+fn configuration_advice(check: &Check) -> Option<String> {
+    if check.status != Status::Misconfigured {
+        return None;
+    }
+    if let Some(problem) = word(check, "endpoint") {
+        return Some(match problem.as_str() {
+            "userinfo" => "the endpoint must not carry user:password@; give a token through auth.bearer_env (--bearer-env) instead".into(),
+            "fragment" => "remove the #fragment from the endpoint".into(),
+            "unsupported_scheme" => "the endpoint must start with http:// or https://".into(),
+            "missing_host" => "the endpoint names no host; write it as http(s)://host[:port]/path".into(),
+            "invalid_tls_name" => "an https endpoint needs a host name or IP address a certificate can be checked against".into(),
+            _ => "the endpoint is not a usable URL; write it as http(s)://host[:port]/path".into(),
+        });
+    }
+    if word(check, "credential").as_deref() == Some("control_character") {
+        return Some("the credential's value contains a control character (a trailing newline?); only TAB is allowed in a header".into());
+    }
+    if let Some(problem) = word(check, "trust_store_error") {
+        let variable = word(check, "trust_store_variable")
+            .map_or_else(|| "the trust store".to_string(), |v| format!("${v}"));
+        return Some(match problem.as_str() {
+            "unreadable" => format!("{variable} names a file or directory that cannot be read"),
+            "no_certificates" => format!("{variable} holds no PEM certificate"),
+            _ => "the trust store could not be loaded".into(),
+        });
+    }
+    if word(check, "proxy_error").is_some() {
+        let variable = word(check, "proxy").unwrap_or_else(|| "the proxy variable".into());
+        return Some(format!(
+            "${variable} is not a usable proxy; it must be an http:// or https:// proxy URL (or unset it, or list the host in NO_PROXY)"
+        ));
+    }
+    None
+}
+
+/// The attempt's deadline from the `deadline_ms` evidence: `300 ms`, or `the deadline`.
+fn deadline(check: &Check) -> String {
+    match check.evidence.get("deadline_ms") {
+        Some(Fact::Ms(ms)) => format!("{ms:.0} ms"),
+        _ => "the deadline".into(),
+    }
+}
+
+/// Which trust store verified a certificate, from the `trust_store` evidence words.
+fn trust_store(check: &Check) -> String {
+    let source = word(check, "trust_store_source");
+    match (word(check, "trust_store").as_deref(), source) {
+        (Some("env"), Some(vars)) => {
+            format!("the trust store named by {}", vars.replace('+', " and "))
+        }
+        (Some("system"), Some(path)) => format!("the system trust store {path}"),
+        (Some("bundled"), _) => {
+            "the bundled Mozilla roots (no SSL_CERT_FILE, no system bundle)".into()
+        }
+        _ => "the trust store".into(),
+    }
+}
+
 /// The likely fix for a stdio server that could not start or ended early (`mcp_process`).
 fn process_advice(check: &Check) -> String {
     let command =
@@ -176,16 +269,11 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
                     format!("HTTP {s}: the token in ${env} was rejected; check its value and scope")
                 }
                 None => format!(
-                    "HTTP {s}: the endpoint requires credentials; set auth.bearer_env to a variable holding a token"
+                    "HTTP {s}: the endpoint requires credentials; set auth.bearer_env (--bearer-env for ping/doctor) to a variable holding a token"
                 ),
             });
         }
-        Some(Code::HttpStatus) => {
-            let s = status_code.map_or("status".to_string(), |c| format!("HTTP {c}"));
-            return Some(format!(
-                "{s} is not an accepted status; check the endpoint path, or list the status in http.expected_status"
-            ));
-        }
+        Some(Code::HttpStatus) => return Some(status_advice_for(check, status_code)),
         Some(Code::HttpHeaders) => {
             return Some("a required response header is missing or differs; compare http.headers with what the service sends".into());
         }
@@ -283,6 +371,9 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
         Some(Code::McpProcess) => return Some(process_advice(check)),
         _ => {}
     }
+    if let Some(advice) = configuration_advice(check) {
+        return Some(advice);
+    }
     if let Some(violation) = word(check, "argument_violation") {
         return Some(format!(
             "the tool would not accept mcp.functional.arguments_json, so it was not called: {violation}"
@@ -315,20 +406,34 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
         return Some("the tool call did not complete before the deadline, and a functional call is never retried; check the tool by hand and timeout_ms".into());
     }
     if check.status == Status::Unreachable || check.status == Status::Unknown {
-        let store = word(check, "trust_store");
+        let store = trust_store(check);
         return Some(match word(check, "failure").as_deref() {
             Some("dns") => "the host name does not resolve; check the endpoint's host and DNS".into(),
             Some("connect_refused") => "nothing is listening at the endpoint's host and port".into(),
             Some("tls_untrusted") => format!(
-                "the server certificate is not trusted (trust store: {}); set SSL_CERT_FILE to the CA bundle that signed it",
-                store.unwrap_or_else(|| "unknown".into())
+                "the server certificate does not chain to a CA in {store}; add the CA that signed it there, or set SSL_CERT_FILE to a bundle that holds it"
             ),
-            Some("tls_name_mismatch") => "the certificate does not match the endpoint's host name".into(),
-            Some("tls_expired") => "the server certificate has expired".into(),
-            _ if check.status == Status::Unknown => {
-                "the response started but did not complete in time; check the server's health and timeout_ms".into()
+            Some("tls_name_mismatch") => format!(
+                "the certificate (verified against {store}) is not valid for the endpoint's host name"
+            ),
+            Some("tls_expired") => format!("the server certificate (verified against {store}) has expired"),
+            Some("tls_not_yet_valid") => format!(
+                "the server certificate (verified against {store}) is not valid yet; check this host's clock"
+            ),
+            Some("reset" | "closed") if check.status == Status::Unknown => {
+                "the server cut the connection in the middle of the response; check its logs".into()
             }
-            _ => "no response before the deadline; check that the service is up, reachable, and timeout_ms is adequate".into(),
+            Some("reset" | "closed") => {
+                "the server closed the connection without answering; check that the endpoint speaks HTTP and the service is healthy".into()
+            }
+            _ if check.status == Status::Unknown => format!(
+                "the response started but did not complete within {}; check the server's health and timeout_ms",
+                deadline(check)
+            ),
+            _ => format!(
+                "no response within {}; check that the service is up and reachable, and that timeout_ms is adequate",
+                deadline(check)
+            ),
         });
     }
     None
@@ -349,6 +454,191 @@ mod tests {
             .filter(|l| l.starts_with("Doctor: root cause: "))
             .map(str::to_string)
             .collect()
+    }
+
+    fn check(status: Status, code: Option<Code>, facts: &[(&'static str, Fact)]) -> Check {
+        Check {
+            code,
+            status,
+            message: code.map(|c| c.message().to_string()),
+            steps: Default::default(),
+            evidence: crate::result::Evidence(facts.to_vec()),
+        }
+    }
+
+    #[test]
+    fn a_rejected_token_is_named_by_its_variable() {
+        let rejected = check(
+            Status::Misconfigured,
+            Some(Code::HttpAuth),
+            &[
+                ("http_status", Fact::Int(401)),
+                ("credential_env", Fact::Config("API_TOKEN".into())),
+            ],
+        );
+        assert_eq!(
+            check_advice(Dimension::Authentication, &rejected).as_deref(),
+            Some("HTTP 401: the token in $API_TOKEN was rejected; check its value and scope")
+        );
+        let anonymous = check(
+            Status::Misconfigured,
+            Some(Code::HttpAuth),
+            &[("http_status", Fact::Int(403))],
+        );
+        let advice = check_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
+        assert!(
+            advice.starts_with("HTTP 403: the endpoint requires credentials; set auth.bearer_env"),
+            "{advice}"
+        );
+    }
+
+    #[test]
+    fn certificate_advice_names_the_trust_store() {
+        let untrusted = |facts: &[(&'static str, Fact)]| {
+            let mut all = vec![("failure", Fact::Word("tls_untrusted"))];
+            all.extend_from_slice(facts);
+            check_advice(
+                Dimension::Reachability,
+                &check(Status::Unreachable, None, &all),
+            )
+            .unwrap_or_default()
+        };
+        for (facts, names) in [
+            (
+                vec![
+                    ("trust_store", Fact::Word("env")),
+                    ("trust_store_source", Fact::Word("SSL_CERT_FILE")),
+                ],
+                "the trust store named by SSL_CERT_FILE",
+            ),
+            (
+                vec![
+                    ("trust_store", Fact::Word("system")),
+                    (
+                        "trust_store_source",
+                        Fact::Word("/etc/ssl/certs/ca-certificates.crt"),
+                    ),
+                ],
+                "the system trust store /etc/ssl/certs/ca-certificates.crt",
+            ),
+            (
+                vec![("trust_store", Fact::Word("bundled"))],
+                "the bundled Mozilla roots",
+            ),
+        ] {
+            let advice = untrusted(&facts);
+            assert!(advice.contains(names), "{advice}");
+        }
+    }
+
+    #[test]
+    fn status_advice_depends_on_the_status_and_method() {
+        let advice = |status: i64, method: &'static str| {
+            check_advice(
+                Dimension::Protocol,
+                &check(
+                    Status::Unhealthy,
+                    Some(Code::HttpStatus),
+                    &[
+                        ("method", Fact::Word(method)),
+                        ("http_status", Fact::Int(status)),
+                    ],
+                ),
+            )
+            .unwrap_or_default()
+        };
+        assert!(advice(405, "HEAD").contains("set http.method: GET"));
+        assert!(advice(501, "HEAD").contains("set http.method: GET"));
+        assert!(advice(405, "GET").contains("check the endpoint path"));
+        assert!(advice(302, "HEAD").contains("redirects are never followed"));
+        assert!(advice(404, "HEAD").contains("check the endpoint path, or list 404"));
+        assert!(advice(503, "HEAD").contains("server error"));
+        assert!(advice(204, "GET").contains("not in http.expected_status"));
+    }
+
+    #[test]
+    fn transport_advice_says_what_happened() {
+        let advice = |status: Status, facts: &[(&'static str, Fact)]| {
+            check_advice(Dimension::Reachability, &check(status, None, facts)).unwrap_or_default()
+        };
+        let silent = advice(Status::Unreachable, &[("deadline_ms", Fact::Ms(300.0))]);
+        assert!(silent.starts_with("no response within 300 ms;"), "{silent}");
+        let slow = advice(Status::Unknown, &[("deadline_ms", Fact::Ms(1500.0))]);
+        assert!(slow.contains("did not complete within 1500 ms"), "{slow}");
+        let cut = advice(Status::Unknown, &[("failure", Fact::Word("reset"))]);
+        assert!(cut.contains("cut the connection in the middle"), "{cut}");
+        let closed = advice(Status::Unreachable, &[("failure", Fact::Word("closed"))]);
+        assert!(
+            closed.contains("closed the connection without answering"),
+            "{closed}"
+        );
+        let dns = advice(Status::Unreachable, &[("failure", Fact::Word("dns"))]);
+        assert!(dns.contains("does not resolve"), "{dns}");
+    }
+
+    #[test]
+    fn configuration_advice_reads_the_evidence() {
+        let misconfigured = |facts: &[(&'static str, Fact)]| {
+            check_advice(
+                Dimension::Configuration,
+                &check(Status::Misconfigured, None, facts),
+            )
+            .unwrap_or_default()
+        };
+        for (facts, want) in [
+            (
+                vec![("endpoint", Fact::Word("userinfo"))],
+                "must not carry user:password@",
+            ),
+            (
+                vec![("endpoint", Fact::Word("fragment"))],
+                "remove the #fragment",
+            ),
+            (
+                vec![("endpoint", Fact::Word("unsupported_scheme"))],
+                "http:// or https://",
+            ),
+            (
+                vec![("credential", Fact::Word("control_character"))],
+                "control character",
+            ),
+            (
+                vec![
+                    ("trust_store_error", Fact::Word("no_certificates")),
+                    ("trust_store_variable", Fact::Word("SSL_CERT_FILE")),
+                ],
+                "$SSL_CERT_FILE holds no PEM certificate",
+            ),
+            (
+                vec![
+                    ("proxy_error", Fact::Word("unsupported_scheme")),
+                    ("proxy", Fact::Word("HTTPS_PROXY")),
+                ],
+                "$HTTPS_PROXY is not a usable proxy",
+            ),
+        ] {
+            let advice = misconfigured(&facts);
+            assert!(advice.contains(want), "{advice}");
+        }
+    }
+
+    #[test]
+    fn checks_failing_for_one_reason_share_one_advice_line() {
+        let mut r = node("api", Status::Misconfigured, vec![]);
+        let rejected = check(
+            Status::Misconfigured,
+            Some(Code::HttpAuth),
+            &[("http_status", Fact::Int(401))],
+        );
+        r.checks.insert(Dimension::Authentication, rejected.clone());
+        r.checks.insert(Dimension::Protocol, rejected);
+        let text = advise(&Document { results: vec![r] }, Style::default());
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(
+            lines[0].starts_with("  - authentication, protocol: HTTP 401:"),
+            "{text}"
+        );
     }
 
     #[test]

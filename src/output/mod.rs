@@ -1,11 +1,16 @@
 //! Rendering a [`Document`]: terminal, JSON or YAML, after the single redaction pass.
+//!
+//! The document is validated before anything is rendered (contract §4): a document that
+//! breaks the v1 rules is a tool failure (exit 6) with nothing on stdout, never a partial or
+//! invalid document.
 
 pub mod doctor;
 pub mod progress;
 pub mod redact;
 pub mod terminal;
+pub mod yaml;
 
-use crate::result::document::Document;
+use crate::result::document::{Document, NodeResult};
 
 pub use redact::Redactor;
 
@@ -41,24 +46,66 @@ pub struct Style {
     pub unicode: bool,
 }
 
-/// Renders the document (already redacted) in `format`. `doctor` adds advice (terminal only).
+/// Deepest dependency nesting a document may have: the configuration's bound (a top-level
+/// result is depth 0).
+pub const MAX_DEPTH: usize = 64;
+
+/// Why a document cannot be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Invalid {
+    /// No result at all.
+    Empty,
+    /// A target name is empty or blank.
+    BlankName,
+    /// `latency_ms` is negative, NaN or infinite.
+    Latency,
+    /// Dependencies nest deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Serialization failed.
+    Encoding,
+}
+
+/// The contract's output rules, checked before any byte is written. Statuses, dimensions,
+/// types, codes and steps are closed enums, valid by construction; what remains is checked
+/// here.
+pub fn validate(doc: &Document) -> Result<(), Invalid> {
+    fn node(r: &NodeResult, depth: usize) -> Result<(), Invalid> {
+        if depth > MAX_DEPTH {
+            return Err(Invalid::TooDeep);
+        }
+        if r.target.name.trim().is_empty() {
+            return Err(Invalid::BlankName);
+        }
+        if r.latency_ms.is_some_and(|ms| !ms.is_finite() || ms < 0.0) {
+            return Err(Invalid::Latency);
+        }
+        r.dependencies.iter().try_for_each(|d| node(d, depth + 1))
+    }
+    if doc.results.is_empty() {
+        return Err(Invalid::Empty);
+    }
+    doc.results.iter().try_for_each(|r| node(r, 0))
+}
+
+/// Renders the document (already redacted) in `format`, after [`validate`]. `doctor` adds
+/// advice (terminal only).
 pub fn render(
     doc: &Document,
     format: Format,
     style: Style,
     doctor: bool,
-) -> Result<String, String> {
+) -> Result<String, Invalid> {
+    validate(doc)?;
     match format {
         Format::Json => serde_json::to_string_pretty(doc)
             .map(|mut s| {
                 s.push('\n');
                 s
             })
-            .map_err(|_| "cannot write health results".to_string()),
+            .map_err(|_| Invalid::Encoding),
         Format::Yaml => {
-            let value =
-                serde_json::to_value(doc).map_err(|_| "cannot write health results".to_string())?;
-            yaml_serde::to_string(&value).map_err(|_| "cannot write health results".to_string())
+            let value = serde_json::to_value(doc).map_err(|_| Invalid::Encoding)?;
+            Ok(yaml::render(&value))
         }
         Format::Terminal => {
             let mut out = terminal::render(doc, style);
@@ -67,5 +114,62 @@ pub fn render(
             }
             Ok(out)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::terminal::tests::{edge, node};
+    use crate::result::Status;
+
+    /// A chain of `levels` results below a top-level one.
+    fn chain(levels: usize) -> Document {
+        let mut r = node("leaf", Status::Healthy, vec![]);
+        for i in 0..levels {
+            r = node(&format!("n{i}"), Status::Healthy, vec![edge(r, None, true)]);
+        }
+        Document { results: vec![r] }
+    }
+
+    fn every_format(doc: &Document) -> Vec<Result<String, Invalid>> {
+        [Format::Terminal, Format::Json, Format::Yaml]
+            .into_iter()
+            .map(|f| render(doc, f, Style::default(), true))
+            .collect()
+    }
+
+    #[test]
+    fn depth_64_is_written_and_65_is_not() {
+        assert!(every_format(&chain(64)).iter().all(Result::is_ok));
+        for out in every_format(&chain(65)) {
+            assert_eq!(out, Err(Invalid::TooDeep));
+        }
+    }
+
+    #[test]
+    fn invalid_documents_are_refused_in_every_format() {
+        let mut blank = chain(0);
+        blank.results[0].target.name = " ".into();
+        let mut nan = chain(1);
+        nan.results[0].dependencies[0].latency_ms = Some(f64::NAN);
+        let mut negative = chain(0);
+        negative.results[0].latency_ms = Some(-1.0);
+        let mut infinite = chain(0);
+        infinite.results[0].latency_ms = Some(f64::INFINITY);
+        for (doc, why) in [
+            (blank, Invalid::BlankName),
+            (nan, Invalid::Latency),
+            (negative, Invalid::Latency),
+            (infinite, Invalid::Latency),
+            (Document { results: vec![] }, Invalid::Empty),
+        ] {
+            for out in every_format(&doc) {
+                assert_eq!(out, Err(why));
+            }
+        }
+        let mut zero = chain(0);
+        zero.results[0].latency_ms = Some(0.0);
+        assert!(every_format(&zero).iter().all(Result::is_ok));
     }
 }

@@ -51,14 +51,26 @@ impl Redactor {
 
     /// Applies every rule.
     pub fn apply(&self, text: &str) -> String {
+        let out = self.replace_secrets(text, "[REDACTED]");
+        let out = redact_urls(&out);
+        redact_assignments(&out)
+    }
+
+    /// For a target id: every secret value becomes `redacted`, so the id still matches
+    /// `^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` (as upstream does). An id cannot hold a URL or an
+    /// assignment: its alphabet has no `:`, `/`, `=` or space.
+    pub fn apply_to_id(&self, id: &str) -> String {
+        self.replace_secrets(id, "redacted")
+    }
+
+    fn replace_secrets(&self, text: &str, with: &str) -> String {
         let mut out = text.to_string();
         for s in &self.secrets {
             if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "[REDACTED]");
+                out = out.replace(s.as_str(), with);
             }
         }
-        let out = redact_urls(&out);
-        redact_assignments(&out)
+        out
     }
 }
 
@@ -160,6 +172,18 @@ mod tests {
     fn secrets_longest_first() {
         let r = Redactor::new(["abc", "abcdef", ""]);
         assert_eq!(r.apply("x abcdef y abc"), "x [REDACTED] y [REDACTED]");
+    }
+
+    #[test]
+    fn ids_keep_their_pattern() {
+        let r = Redactor::new(["tok123"]);
+        assert_eq!(r.apply_to_id("svc-tok123.a"), "svc-redacted.a");
+        let id = r.apply_to_id("tok123");
+        assert!(
+            id.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')),
+            "{id}"
+        );
     }
 
     #[test]

@@ -260,6 +260,27 @@ api (http): UNHEALTHY
     }
 
     #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let mut r = node("a\u{1b}[2Jb\u{9b}c\u{7f}", Status::Unhealthy, vec![]);
+        r.target.id = Some("i\u{1b}d".into());
+        if let Some(check) = r.checks.get_mut(&crate::result::Dimension::Protocol) {
+            check.message = Some("m\u{1b}]0;title\u{7}".into());
+        }
+        let text = render(
+            &Document { results: vec![r] },
+            Style {
+                color: false,
+                unicode: true,
+            },
+        );
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{text:?}"
+        );
+        assert!(text.starts_with("a [2Jb c  [id=i d] (http)"), "{text:?}");
+    }
+
+    #[test]
     fn a_target_without_dependencies_has_no_rule() {
         let doc = Document {
             results: vec![node("ping", Status::Healthy, vec![])],

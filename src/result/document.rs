@@ -73,13 +73,14 @@ impl Document {
         Status::worst(self.results.iter().map(|r| r.status))
     }
 
-    /// Applies `f` to every string that came from the configuration (names, ids, evidence
-    /// names) — the hook for the single redaction pass.
-    pub fn map_strings(&mut self, f: &dyn Fn(&str) -> String) {
-        fn walk(r: &mut NodeResult, f: &dyn Fn(&str) -> String) {
+    /// Applies `f` to every string that came from the configuration (names, messages,
+    /// evidence names) and `id` to every id — the hook for the single redaction pass. Ids
+    /// get their own function so that a redacted id still matches the id pattern.
+    pub fn map_strings(&mut self, f: &dyn Fn(&str) -> String, id: &dyn Fn(&str) -> String) {
+        fn walk(r: &mut NodeResult, f: &dyn Fn(&str) -> String, id_fn: &dyn Fn(&str) -> String) {
             r.target.name = f(&r.target.name);
             if let Some(id) = &mut r.target.id {
-                *id = f(id);
+                *id = id_fn(id);
             }
             for check in r.checks.values_mut() {
                 if let Some(m) = &mut check.message {
@@ -95,11 +96,11 @@ impl Document {
                 }
             }
             for d in &mut r.dependencies {
-                walk(d, f);
+                walk(d, f, id_fn);
             }
         }
         for r in &mut self.results {
-            walk(r, f);
+            walk(r, f, id);
         }
     }
 }

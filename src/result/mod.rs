@@ -229,6 +229,11 @@ impl Code {
         }
     }
 
+    /// Whether the code means the target refused our credentials (or their absence).
+    pub fn rejects_credentials(self) -> bool {
+        matches!(self, Code::HttpAuth | Code::McpAuth)
+    }
+
     /// The canonical message shown for this code.
     pub fn message(self) -> &'static str {
         match self {
