@@ -73,6 +73,8 @@ pub struct Seen {
     pub rpc_error_code: Option<i64>,
     /// `params._meta["io.modelcontextprotocol/protocolVersion"]`.
     pub meta_protocol_version: Option<String>,
+    /// For `initialize`: the `params.protocolVersion` the client offered.
+    pub offered_version: Option<String>,
     /// For `tools/call`: `params.arguments` exactly as the bytes arrived.
     pub raw_arguments: Option<String>,
     /// Decoded fields of an `application/x-www-form-urlencoded` body (e.g. an
@@ -126,6 +128,11 @@ impl Seen {
             .and_then(|m| m.get(META_VERSION))
             .and_then(Value::as_str)
             .map(str::to_string);
+        let offered_version = (rpc_method.as_deref() == Some("initialize"))
+            .then(|| json.and_then(|v| v.pointer("/params/protocolVersion")))
+            .flatten()
+            .and_then(Value::as_str)
+            .map(str::to_string);
         Seen {
             method: head.method.clone(),
             path: head.path.clone(),
@@ -148,6 +155,7 @@ impl Seen {
             rpc_id,
             rpc_error_code,
             meta_protocol_version,
+            offered_version,
             raw_arguments,
             form: if head.header("content-type").is_some_and(|c| {
                 c.to_ascii_lowercase()
