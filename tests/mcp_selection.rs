@@ -499,3 +499,44 @@ fn stateless_streams_are_never_resumed() {
     assert_eq!(c["code"], "mcp_protocol");
     assert_eq!(c["evidence"]["failed_method"], "tools/list");
 }
+
+/// Over modern HTTP a tool with invalid `x-mcp-header` annotations is excluded from the
+/// inventory, so requiring it reports it missing, with why (our words, the configured name);
+/// the same server reached in the legacy era keeps it.
+#[test]
+fn invalid_header_annotations_exclude_a_required_tool_in_the_modern_era() {
+    let s = FakeServer::start(dual());
+    let dir = TempDir::new("xmcp");
+    let yaml = |pin: &str| {
+        format!(
+            "version: v1\ntargets:\n  - name: t\n    type: mcp\n    endpoint: {}\n    mcp:\n{pin}      required_tools: [header_bad_number, echo]\n",
+            s.url()
+        )
+    };
+    let f = dir.file("modern.yaml", &yaml(""));
+    let o = run(&["check", f.to_str().unwrap_or_default(), "--format", "json"]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let cap = &o.json()["checks"]["capability"];
+    assert_eq!(cap["code"], "mcp_required");
+    let ev = &cap["evidence"];
+    assert_eq!(ev["era"], "modern");
+    assert_eq!(
+        ev["missing_tools"],
+        serde_json::json!(["header_bad_number"])
+    );
+    assert_eq!(
+        ev["excluded_tools"],
+        serde_json::json!(["header_bad_number"])
+    );
+    assert_eq!(
+        ev["exclusion_reason"],
+        "x-mcp-header property is not a string, integer or boolean"
+    );
+    assert!(ev["tools_excluded"].as_i64().unwrap_or(0) >= 1);
+    let f = dir.file(
+        "legacy.yaml",
+        &yaml("      protocol_version: '2025-11-25'\n"),
+    );
+    let o = run(&["check", f.to_str().unwrap_or_default(), "--format", "json"]);
+    assert_eq!(o.code, 0, "legacy keeps the tool: {}", o.stdout);
+}
