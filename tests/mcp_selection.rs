@@ -133,7 +133,36 @@ fn discovery_success_is_modern_without_a_handshake_session_or_delete() {
         let p = protocol(&o);
         assert_eq!(p["evidence"]["era"], "modern");
         assert_eq!(p["evidence"]["negotiated_version"], "2026-07-28");
+        let sse = if mode == Mode::Sse { "sse" } else { "json" };
+        assert_eq!(
+            p["evidence"]["response_mode"], sse,
+            "parsed to our response"
+        );
         assert!(p["evidence"]["fallback"].is_null());
+    }
+}
+
+/// A stateless legacy server (no session id): negotiated, listed, and nothing to delete.
+#[test]
+fn a_stateless_legacy_server_needs_no_session() {
+    for mode in [Mode::Json, Mode::Sse] {
+        let mut cfg = FakeConfig {
+            response: mode.clone(),
+            ..Default::default()
+        };
+        cfg.legacy.issue_session = false;
+        cfg.legacy.require_session = false;
+        cfg.legacy.discover = Some(DiscoverReply::MethodNotFound);
+        let s = FakeServer::start(cfg);
+        let o = ping(&s);
+        assert_eq!(o.code, 0, "{mode:?}: {}", o.stdout);
+        let mut want = legacy_sequence(true);
+        want.pop();
+        assert_eq!(sequence(&s), want, "no DELETE without a session");
+        let ev = &protocol(&o)["evidence"];
+        assert_eq!(ev["session_id_issued"], false);
+        assert_eq!(ev["negotiated_version"], "2025-11-25");
+        assert!(s.log().iter().all(|r| r.session_id.is_none()));
     }
 }
 
