@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::fake_mcp::{Era, FakeConfig, FakeServer, preset};
+use crate::fake_mcp::{Action, Era, FakeConfig, FakeServer, Fault, Mode, preset};
 use crate::interop::{HttpMode, Kind, Server};
 use crate::util::{Outcome, TempDir, run};
 
@@ -120,11 +120,49 @@ fn real_http_servers_are_healthy_unpinned() {
         };
         let o = ping(server.url(), &["--timeout", "5000"]);
         assert_eq!(o.code, 0, "{kind:?}: {}", o.stdout);
-        assert_eq!(
-            o.json()["checks"]["protocol"]["evidence"]["era"],
-            era,
-            "{kind:?}"
-        );
+        let ev = &o.json()["checks"]["protocol"]["evidence"];
+        assert_eq!(ev["era"], era, "{kind:?}");
+        if era == "modern" {
+            assert_eq!(ev["negotiated_version"], "2026-07-28", "{kind:?}");
+            assert!(ev["fallback"].is_null(), "{kind:?}");
+            assert!(ev["session_id_issued"].is_null(), "{kind:?}: no handshake");
+        } else {
+            // The handshake-only servers reject discovery the legacy way and negotiate the
+            // offered revision, with a session.
+            assert_eq!(ev["fallback"], true, "{kind:?}");
+            assert_eq!(ev["negotiated_version"], "2025-11-25", "{kind:?}");
+            assert_eq!(ev["session_id_issued"], true, "{kind:?}");
+        }
+        match kind {
+            // server-everything answers on event streams with event ids.
+            Kind::Everything => assert_eq!(ev["response_mode"], "sse"),
+            Kind::Ts1Json => assert_eq!(ev["response_mode"], "json"),
+            _ => {}
+        }
+    }
+}
+
+/// The Python SDK server speaks every revision: a check pinned to any of them negotiates
+/// exactly that one, in each HTTP mode.
+#[test]
+fn real_python_server_honours_every_pin() {
+    for mode in [HttpMode::Sse, HttpMode::Json, HttpMode::Stateless] {
+        let Some(server) = Server::start(Kind::PyHttp { mode, pin: None }) else {
+            return;
+        };
+        for pin in ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
+            let o = pinned(server.url(), pin);
+            assert_eq!(o.code, 0, "{mode:?} {pin}: {}", o.stdout);
+            let ev = &o.json()["checks"]["protocol"]["evidence"];
+            assert_eq!(ev["negotiated_version"], pin, "{mode:?}");
+            assert_eq!(ev["pinned_version"], pin, "{mode:?}");
+            let era = if pin == "2026-07-28" {
+                "modern"
+            } else {
+                "legacy"
+            };
+            assert_eq!(ev["era"], era, "{mode:?} {pin}");
+        }
     }
 }
 
@@ -154,6 +192,7 @@ fn real_python_server_pinned_to_each_legacy_revision_in_every_mode() {
             assert_eq!(o.code, 0, "{mode:?} {rev}: {}", o.stdout);
             let ev = &o.json()["checks"]["protocol"]["evidence"];
             assert_eq!(ev["negotiated_version"], rev, "{mode:?}");
+            assert_eq!(ev["fallback"], true, "{mode:?}");
             // Pinned to the same revision: healthy too.
             let o = pinned(server.url(), rev);
             assert_eq!(o.code, 0, "{mode:?} {rev} pinned: {}", o.stdout);
@@ -170,12 +209,11 @@ fn modern_only_server_fails_a_legacy_pin_with_version_evidence() {
     };
     let o = pinned(server.url(), "2025-11-25");
     assert_eq!(o.code, 2, "{}", o.stdout);
-    assert_eq!(
-        o.json()["checks"]["protocol"]["code"],
-        "mcp_version",
-        "{}",
-        o.stdout
-    );
+    let p = &o.json()["checks"]["protocol"];
+    assert_eq!(p["code"], "mcp_version", "{}", o.stdout);
+    assert_eq!(p["evidence"]["rpc_code"], -32022);
+    assert_eq!(p["evidence"]["failed_method"], "initialize");
+    assert_eq!(p["evidence"]["pinned_version"], "2025-11-25");
     let o = pinned(server.url(), "2026-07-28");
     assert_eq!(o.code, 0, "{}", o.stdout);
 }
@@ -207,4 +245,229 @@ fn oauth_is_reported_not_silently_skipped() {
     assert_eq!(o.json()["checks"]["configuration"]["code"], "mcp_oauth");
     assert!(s.log().is_empty(), "no unauthenticated probing");
     assert!(!o.stdout.contains("oauth-canary-secret"));
+}
+
+/// A config with one or more MCP targets at `url`, each with `mcp` lines (indented 6).
+fn config(dir: &TempDir, targets: &[(&str, &str, &str)]) -> std::path::PathBuf {
+    let mut yaml = String::from("version: v1\ntargets:\n");
+    for (name, url, extra) in targets {
+        yaml.push_str(&format!(
+            "  - name: {name}\n    type: mcp\n    endpoint: {url}\n{extra}"
+        ));
+    }
+    dir.file("c.yaml", &yaml)
+}
+
+/// Upstream §17 A1, A3 and A5 through the binary: bearer auth, a 2025-06-18 server with a
+/// paginated tools list, every requirement met, JSON and SSE answers (each preceded by a log
+/// notification): HEALTHY with one initialize, one DELETE, no call, no read; neither the
+/// token nor any server text in the output.
+#[test]
+fn upstream_a_legacy_end_to_end() {
+    for mode in [Mode::Json, Mode::Sse] {
+        let mut cfg = FakeConfig {
+            era: Era::Legacy("2025-06-18"),
+            response: mode.clone(),
+            head_status: 405,
+            page_size: Some(4),
+            require_bearer: Some("canary-bearer-token".into()),
+            server_name: "canary-server-name",
+            ..Default::default()
+        };
+        cfg.sse.notifications = 1;
+        let s = FakeServer::start(cfg);
+        let dir = TempDir::new("a1");
+        let f = config(
+            &dir,
+            &[(
+                "notes",
+                &s.url(),
+                "    auth:\n      bearer_env: MCP_TOKEN\n    mcp:\n      required_tools: [echo]\n      required_resources: ['health://ready']\n      required_prompts: [summary]\n",
+            )],
+        );
+        let o = crate::util::run_env(
+            &["check", f.to_str().unwrap_or_default(), "--format", "json"],
+            &[("MCP_TOKEN", "canary-bearer-token")],
+        );
+        assert_eq!(o.code, 0, "{mode:?}: {}", o.stdout);
+        let v = o.json();
+        assert!(v["latency_ms"].is_number());
+        let cap = &v["checks"]["capability"]["evidence"];
+        assert_eq!(cap["negotiated_version"], "2025-06-18");
+        assert_eq!(
+            cap["response_mode"],
+            if mode == Mode::Json { "json" } else { "sse" }
+        );
+        assert!(
+            cap["tools_count"].as_i64().unwrap_or(0) > 4,
+            "paginated: {cap}"
+        );
+        assert_eq!(s.count("initialize"), 1, "{mode:?}");
+        assert_eq!(s.count_http("DELETE"), 1, "{mode:?}");
+        for passive_never in ["tools/call", "resources/read", "prompts/get"] {
+            assert_eq!(s.count(passive_never), 0, "{passive_never}");
+        }
+        assert!(
+            s.log()
+                .iter()
+                .all(|r| r.authorization_scheme.as_deref() == Some("Bearer"))
+        );
+        assert!(!o.stdout.contains("canary"), "{}", o.stdout);
+    }
+}
+
+/// Unadvertised inventories are skipped, never listed as empty, and a requirement on one is
+/// missing.
+#[test]
+fn unadvertised_inventories_are_skipped_and_missing() {
+    let mut cfg = FakeConfig::default();
+    cfg.advertise.prompts = false;
+    let s = FakeServer::start(cfg);
+    let dir = TempDir::new("unadv");
+    let f = config(
+        &dir,
+        &[(
+            "notes",
+            &s.url(),
+            "    mcp:\n      required_prompts: [summary]\n",
+        )],
+    );
+    let o = run(&["check", f.to_str().unwrap_or_default(), "--format", "json"]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let cap = &o.json()["checks"]["capability"];
+    assert_eq!(cap["code"], "mcp_required");
+    assert_eq!(
+        cap["evidence"]["missing_prompts"],
+        serde_json::json!(["summary"])
+    );
+    assert!(cap["evidence"]["prompts_count"].is_null());
+    assert_eq!(s.count("prompts/list"), 0);
+    assert_eq!(s.count("tools/list"), 1);
+}
+
+/// Targets never share a session: two targets at one endpoint each initialize and delete
+/// their own.
+#[test]
+fn targets_never_share_a_session() {
+    let s = FakeServer::start(FakeConfig::default());
+    let dir = TempDir::new("share");
+    let url = s.url();
+    let f = config(&dir, &[("a", &url, ""), ("b", &url, "")]);
+    let o = run(&["check", f.to_str().unwrap_or_default(), "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert_eq!(s.count("initialize"), 2);
+    assert_eq!(s.sessions_created(), 2);
+    assert_eq!(s.count_http("DELETE"), 2);
+    let deleted: std::collections::HashSet<_> = s
+        .log()
+        .into_iter()
+        .filter(|r| r.method == "DELETE")
+        .filter_map(|r| r.session_id)
+        .collect();
+    assert_eq!(deleted.len(), 2, "each target deletes its own session");
+}
+
+/// Reachability is one HEAD whose any status is connectivity evidence; latency is that HEAD,
+/// not the (slow) protocol exchanges.
+#[test]
+fn latency_is_the_head_round_trip() {
+    let s = FakeServer::start(FakeConfig {
+        head_status: 405,
+        faults: vec![Fault::post(Action::Delay(Duration::from_millis(300)))],
+        ..Default::default()
+    });
+    let o = ping(&s.url(), &[]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    let v = o.json();
+    assert_eq!(v["checks"]["reachability"]["evidence"]["http_status"], 405);
+    let latency = v["latency_ms"].as_f64().unwrap_or(f64::MAX);
+    assert!(
+        latency < 300.0,
+        "latency {latency} ms excludes the protocol"
+    );
+    assert_eq!(s.count_http("HEAD"), 1);
+}
+
+/// Upstream §17 C17: an untrusted certificate is UNREACHABLE at the tls stage, before any
+/// MCP traffic.
+#[test]
+fn untrusted_tls_is_unreachable() {
+    use crate::support::http_servers::{Reply, Server as Plain};
+    use crate::support::tls;
+    let s = Plain::start_wrapped(
+        tls::server_wrap(tls::self_signed(&["localhost", "127.0.0.1"])),
+        |_| Reply::status(200),
+    );
+    let url = format!("https://127.0.0.1:{}/mcp", s.port());
+    let o = ping(&url, &["--timeout", "2000"]);
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    let v = o.json();
+    assert_eq!(v["checks"]["reachability"]["steps"]["tls"], "UNREACHABLE");
+    assert_eq!(
+        v["checks"]["reachability"]["evidence"]["failure"],
+        "tls_untrusted"
+    );
+    assert!(o.elapsed < Duration::from_millis(2 * 2000 + 1000));
+}
+
+/// Upstream §17 C18: a redirect is an unexpected status, never followed.
+#[test]
+fn redirects_are_never_followed() {
+    let s = FakeServer::start(dual_with(Fault::post(Action::Status(307))));
+    let o = ping(&s.url(), &[]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let p = &o.json()["checks"]["protocol"];
+    assert_eq!(p["code"], "mcp_http");
+    assert_eq!(p["evidence"]["http_status"], 307);
+    assert!(
+        s.log().iter().all(|r| r.path == "/mcp"),
+        "the Location was never followed"
+    );
+}
+
+fn dual_with(fault: Fault) -> FakeConfig {
+    FakeConfig {
+        era: Era::Dual("2025-11-25"),
+        ..Default::default()
+    }
+    .with_fault(fault)
+}
+
+/// Nothing the server says reaches the output: names, error messages and data, in JSON and
+/// in doctor's terminal view.
+#[test]
+fn server_text_never_reaches_the_output() {
+    let mut tools = crate::fake_mcp::default_tools();
+    tools.push(serde_json::json!({
+        "name": "canary-tool", "description": "canary-description",
+        "inputSchema": {"type": "object"}
+    }));
+    let s = FakeServer::start(FakeConfig {
+        tools,
+        server_name: "canary-server",
+        faults: vec![Fault::on(
+            "prompts/list",
+            Action::Error {
+                status: 200,
+                code: -32603,
+                message: "canary-message",
+                data: Some(serde_json::json!({"detail": "canary-data"})),
+            },
+        )],
+        ..Default::default()
+    });
+    for format in ["json", "terminal"] {
+        let o = run(&[
+            "doctor",
+            "mcp",
+            &s.url(),
+            "--format",
+            format,
+            "--color",
+            "never",
+        ]);
+        assert_eq!(o.code, 2, "{}", o.stdout);
+        assert!(!o.stdout.contains("canary"), "{}", o.stdout);
+        assert!(!o.stderr.contains("canary"), "{}", o.stderr);
+    }
 }

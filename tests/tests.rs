@@ -15,6 +15,7 @@ mod http;
 mod mcp;
 mod mcp_functional;
 mod mcp_modes;
+mod mcp_selection;
 mod support;
 
 #[path = "support/fake_mcp/mod.rs"]

@@ -83,6 +83,29 @@ pub use self::stages::{StageTime, Timings};
 pub use self::trust::{TrustError, TrustSource, TrustStore};
 pub use ureq::http::HeaderMap;
 
+/// Bytes of each connection's input buffer: ureq's limit on a response head (64 KiB), which the
+/// buffer must hold. ureq's default (128 KiB) is just above musl's mmap threshold, so every
+/// fresh connection of the static binary mapped, faulted in and unmapped its buffers.
+const INPUT_BUFFER: usize = 64 * 1024;
+/// Least bytes of a connection's output buffer. The buffer must hold the request head, so a
+/// request with larger headers (mirrored `Mcp-Param-*` values, a long token) gets a buffer
+/// sized for them ([`output_buffer`]).
+const MIN_OUTPUT_BUFFER: usize = 16 * 1024;
+
+/// The output buffer a request needs: its head (request line, our headers and ureq's own
+/// `host`, `user-agent`, `content-length`…) with room to spare, at least [`MIN_OUTPUT_BUFFER`].
+fn output_buffer(req: &Request<'_>) -> usize {
+    let headers: usize = req
+        .headers
+        .iter()
+        .map(|(n, v)| n.len().saturating_add(v.len()).saturating_add(4))
+        .fold(0, usize::saturating_add);
+    headers
+        .saturating_add(req.endpoint.uri().to_string().len().saturating_mul(2))
+        .saturating_add(1024)
+        .max(MIN_OUTPUT_BUFFER)
+}
+
 /// The `User-Agent` of every request.
 pub const USER_AGENT: &str = concat!("agenthealth/", env!("CARGO_PKG_VERSION"));
 
@@ -266,15 +289,16 @@ impl Client {
         for (name, value) in &req.headers {
             builder = builder.header(*name, *value);
         }
+        let output = output_buffer(req);
         match req.body {
             Some(body) => builder
                 .body(body)
                 .map_err(|_| local(FailureKind::InvalidRequest))
-                .and_then(|r| self.run(attempt, r, proxy)),
+                .and_then(|r| self.run(attempt, r, proxy, output)),
             None => builder
                 .body(())
                 .map_err(|_| local(FailureKind::InvalidRequest))
-                .and_then(|r| self.run(attempt, r, proxy)),
+                .and_then(|r| self.run(attempt, r, proxy, output)),
         }
     }
 
@@ -283,6 +307,7 @@ impl Client {
         attempt: &Attempt,
         request: ureq::http::Request<B>,
         proxy: Option<ureq::Proxy>,
+        output: usize,
     ) -> Result<Response, Failure> {
         if attempt.expired() {
             return Err(Failure {
@@ -298,6 +323,7 @@ impl Client {
             .configure_request(request)
             .timeout_global(Some(attempt.remaining()))
             .proxy(proxy)
+            .output_buffer_size(output)
             .build();
         match agent.run(request) {
             Ok(resp) => {
@@ -379,6 +405,8 @@ impl Client {
             .user_agent(USER_AGENT)
             .max_idle_connections(idle)
             .max_idle_connections_per_host(per_host)
+            .input_buffer_size(INPUT_BUFFER)
+            .output_buffer_size(MIN_OUTPUT_BUFFER)
             .build();
         let connector =
             ().chain(ConnectProxyConnector::default())

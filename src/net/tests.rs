@@ -352,6 +352,45 @@ fn a_late_abort_does_not_cut_a_later_exchange() {
     assert_eq!(server.connections(), 1);
 }
 
+/// Buffers are small for ordinary requests, yet a request head far above them (mirrored
+/// `Mcp-Param-*` values of a large argument; 60 KiB here, the test server's limit) goes out
+/// whole, on a fresh and on a kept-alive connection, and a response head near ureq's 64 KiB
+/// limit is read.
+#[test]
+fn large_request_and_response_heads_fit_their_buffers() {
+    let big_value = "v".repeat(60 * 1024);
+    let big_reply = "r".repeat(60 * 1024);
+    let reply = big_reply.clone();
+    let server = Server::start(move |_| Reply::status(200).header("x-large", &reply));
+    for reuse in [Reuse::Fresh, Reuse::KeepAlive] {
+        let mut client = Client::new(reuse);
+        let e = endpoint(&server.url("/mcp"));
+        for _ in 0..2 {
+            let (resp, _) = with_watchdog(LONG, |a| {
+                let req = Request::new(Method::Post, &e)
+                    .header("mcp-param-query", &big_value)
+                    .body(b"{}");
+                client.send(a, &req)
+            });
+            let resp = resp.expect("a large head is sent whole");
+            assert_eq!(resp.status(), 200);
+            assert_eq!(
+                resp.headers().get("x-large").map(|v| v.len()),
+                Some(big_reply.len())
+            );
+        }
+    }
+    let seen = server.requests();
+    assert_eq!(seen.len(), 4);
+    assert!(
+        seen.iter()
+            .all(|r| r.header("mcp-param-query").map(str::len) == Some(big_value.len()))
+    );
+    assert!(
+        output_buffer(&Request::new(Method::Head, &endpoint("http://h/"))) == MIN_OUTPUT_BUFFER
+    );
+}
+
 #[test]
 fn invalid_headers_fail_before_any_traffic() {
     let server = Server::start(|_| Reply::status(200));

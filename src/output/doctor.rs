@@ -257,6 +257,116 @@ fn process_advice(check: &Check) -> String {
     }
 }
 
+/// `" on <method>"` when the evidence names the MCP method that failed.
+fn on_method(check: &Check) -> String {
+    word(check, "failed_method").map_or(String::new(), |m| format!(" on {m}"))
+}
+
+/// How the MCP session's era was chosen, from the establishment evidence: the pin, or what
+/// discovery met and the fallback, then the revision negotiated or answered. E.g.
+/// "discover got HTTP 400 -32000; fell back to initialize; negotiated 2025-11-25".
+fn era_story(check: &Check) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(pin) = word(check, "pinned_version") {
+        parts.push(format!(
+            "mcp.protocol_version pins {pin}, so there is no fallback between eras"
+        ));
+    }
+    if check.evidence.get("fallback") == Some(&Fact::Bool(true)) {
+        let status =
+            int(check, "discover_http_status").map_or(String::new(), |s| format!(" HTTP {s}"));
+        let code = int(check, "discover_rpc_code").map_or(String::new(), |c| format!(" {c}"));
+        parts.push(format!(
+            "discover got{status}{code}; fell back to initialize"
+        ));
+    }
+    if let Some(v) = word(check, "negotiated_version") {
+        parts.push(format!("negotiated {v}"));
+    } else if let Some(v) = word(check, "server_version") {
+        parts.push(format!("the server answered {v}"));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// `story; rest`, or `rest` alone.
+fn after_story(check: &Check, rest: &str) -> String {
+    match era_story(check) {
+        Some(story) => format!("{story}; {rest}"),
+        None => rest.to_string(),
+    }
+}
+
+/// A version failure (`mcp_version`): which era was tried, why, and what to pin.
+fn version_advice(check: &Check) -> String {
+    let pin = word(check, "pinned_version");
+    let answered = word(check, "server_version");
+    let method = word(check, "failed_method");
+    let refused = int(check, "rpc_code") == Some(-32022);
+    let rest = match (pin, answered) {
+        (Some(_), Some(v)) => format!("pin {v} or remove the pin"),
+        (Some(_), None) if refused => {
+            "the server refused that revision (-32022 unsupported protocol version); remove the pin to let agenthealth choose".into()
+        }
+        (None, Some(v)) => format!("{v} is not a revision agenthealth accepts here"),
+        (None, None) if method.as_deref() == Some("server/discover") && refused => {
+            "the server refused 2026-07-28 (-32022); pin a legacy revision it serves with mcp.protocol_version".into()
+        }
+        (None, None) if method.as_deref() == Some("server/discover") => {
+            "server/discover does not list 2026-07-28 in supportedVersions; pin a legacy revision the server serves with mcp.protocol_version".into()
+        }
+        _ => "the server answered a revision agenthealth does not support (2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)".into(),
+    };
+    after_story(check, &rest)
+}
+
+/// A rejection that a pin or a missing session explains, if either does.
+fn session_or_pin_advice(check: &Check) -> Option<String> {
+    let method = word(check, "failed_method")?;
+    let status = int(check, "http_status");
+    if check.evidence.get("session_id_issued") == Some(&Fact::Bool(false))
+        && method != "initialize"
+        && matches!(status, Some(400 | 404))
+    {
+        let s = status.map_or(String::new(), |s| format!(" with HTTP {s}"));
+        return Some(format!(
+            "server requires a session but returned none: initialize assigned no Mcp-Session-Id, then {method} was refused{s}"
+        ));
+    }
+    if method == "server/discover" && word(check, "pinned_version").as_deref() == Some("2026-07-28")
+    {
+        let s = status.map_or(String::new(), |s| format!(" HTTP {s}"));
+        let code = int(check, "rpc_code").map_or(String::new(), |c| format!(" {c}"));
+        return Some(after_story(
+            check,
+            &format!(
+                "discover got{s}{code}, as a legacy server answers; remove the pin or pin the server's legacy revision"
+            ),
+        ));
+    }
+    None
+}
+
+/// A JSON-RPC error (`mcp_rpc`) in our words: the method, the code and what it means.
+fn rpc_advice(check: &Check) -> String {
+    let method = word(check, "failed_method").unwrap_or_else(|| "a request".into());
+    let status = int(check, "http_status").map_or(String::new(), |s| format!(", HTTP {s}"));
+    match int(check, "rpc_code") {
+        Some(-32020) => format!(
+            "the server says the headers and body of {method} disagree (-32020 header mismatch{status}); a proxy may rewrite MCP headers"
+        ),
+        Some(-32021) => format!(
+            "the server requires a client capability for {method} that a health check never declares (-32021{status})"
+        ),
+        Some(-32601) => {
+            format!("the server does not implement {method} (-32601 method not found{status})")
+        }
+        Some(code) => format!(
+            "the server rejected {method} with JSON-RPC error {code}{status}; its logs say why"
+        ),
+        None => format!("the server rejected {method}{status}"),
+    }
+}
+
 /// The likely fix for one failed check, from its code, message and evidence.
 pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
     let status_code = int(check, "http_status");
@@ -264,12 +374,15 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
     match check.code {
         Some(Code::HttpAuth | Code::McpAuth) => {
             let s = status_code.map_or("401/403".to_string(), |c| c.to_string());
+            let on = on_method(check);
             return Some(match env {
                 Some(env) => {
-                    format!("HTTP {s}: the token in ${env} was rejected; check its value and scope")
+                    format!(
+                        "HTTP {s}{on}: the token in ${env} was rejected; check its value and scope"
+                    )
                 }
                 None => format!(
-                    "HTTP {s}: the endpoint requires credentials; set auth.bearer_env (--bearer-env for ping/doctor) to a variable holding a token"
+                    "HTTP {s}{on}: the endpoint requires credentials; set auth.bearer_env (--bearer-env for ping/doctor) to a variable holding a token"
                 ),
             });
         }
@@ -347,26 +460,55 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
                 None => "the tool's result breaks the MCP result rules (content blocks, isError, structuredContent)".into(),
             });
         }
-        Some(Code::McpVersion) => {
-            return Some("the server does not speak the pinned or a supported MCP revision; check mcp.protocol_version".into());
-        }
-        Some(Code::McpHttp) => {
+        Some(Code::McpVersion) => return Some(version_advice(check)),
+        Some(Code::McpHttp | Code::McpRpc) => {
+            if let Some(advice) = session_or_pin_advice(check) {
+                return Some(advice);
+            }
+            if check.code == Some(Code::McpRpc) {
+                return Some(rpc_advice(check));
+            }
             let s = status_code.map_or("an unexpected status".to_string(), |c| format!("HTTP {c}"));
             return Some(format!(
-                "the MCP endpoint answered {s}; check that the URL is the server's MCP endpoint (no /mcp is appended)"
+                "the MCP endpoint answered {s}{}; check that the URL is the server's MCP endpoint (no /mcp is appended)",
+                on_method(check)
             ));
         }
         Some(Code::McpProtocol) => {
-            return Some(match word(check, "protocol_error").as_deref() {
-                Some("non-json line on stdout") => "the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into(),
-                Some("response id does not match") => "the server answered with an id that does not match the request it was sent; that is a bug in the server".into(),
-                Some("server request on a stateless exchange" | "server request on a stateless stream") => "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server".into(),
-                Some("output ended without a response") => "the server process's output ended part-way through an answer; run the configured command by hand to see why".into(),
-                _ => "the server's answer is not valid MCP/JSON-RPC; check that the endpoint (the URL, or the stdio command) is an MCP server".into(),
-            });
+            let why = word(check, "protocol_error");
+            let specific = match why.as_deref() {
+                Some("non-json line on stdout") => Some(
+                    "the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr",
+                ),
+                Some("response id does not match") => Some(
+                    "the server answered with an id that does not match the request it was sent; that is a bug in the server",
+                ),
+                Some(
+                    "server request on a stateless exchange"
+                    | "server request on a stateless stream",
+                ) => Some(
+                    "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server",
+                ),
+                Some("output ended without a response") => Some(
+                    "the server process's output ended part-way through an answer; run the configured command by hand to see why",
+                ),
+                _ => None,
+            };
+            if let Some(advice) = specific {
+                return Some(advice.into());
+            }
+            let why = why.map_or(String::new(), |w| format!(" ({w})"));
+            return Some(format!(
+                "the server's answer{} is not valid MCP/JSON-RPC{why}; check that the endpoint (the URL, or the stdio command) is an MCP server",
+                on_method(check).replacen(" on ", " to ", 1)
+            ));
         }
         Some(Code::McpLimit) => {
-            return Some("the server's answers exceed safety limits (1 MiB per response, 100 pages, 10,000 entries)".into());
+            let what = word(check, "limit").map_or(String::new(), |w| format!(" ({w})"));
+            return Some(format!(
+                "the server's answer{} exceeds a safety limit{what}: 1 MiB per response, 100 pages and 10,000 entries per inventory",
+                on_method(check).replacen(" on ", " to ", 1)
+            ));
         }
         Some(Code::McpProcess) => return Some(process_advice(check)),
         _ => {}

@@ -35,6 +35,7 @@
 //! |---|---|---|
 //! | `era` | `modern` / `legacy` | establishment |
 //! | `negotiated_version` | a supported revision (our spelling) | once validated |
+//! | `pinned_version` | the configured `mcp.protocol_version` (why this era, and no fallback) | pinned targets |
 //! | `fallback` | `true` | unpinned discovery was rejected the legacy way |
 //! | `discover_http_status`, `discover_rpc_code` | the rejection that caused the fallback | with `fallback` |
 //! | `session_id_issued` | bool | legacy `initialize` answered |
@@ -45,6 +46,8 @@
 //! | `excluded_tools`, `exclusion_reason` | configured tools that were excluded, and why (first) | capability |
 //! | `failed_method` | the method of the message that failed | any classified failure |
 //! | `http_status`, `rpc_code` | the failing HTTP status / JSON-RPC error code; HEAD status in reachability | failures, reachability |
+//! | `server_version` | the supported revision `initialize` answered when it was refused (not the pin, or 2026-07-28) | `mcp_version` |
+//! | `credential_env` | the `auth.bearer_env` variable whose token was refused (its name only) | `mcp_auth` |
 //! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
 //! | `exit_code`, `exit_signal`, `process_running` | how a stdio process that ended its output early ended | `mcp_process` (UNREACHABLE) |
 //! | `process_error`, `command` | why a stdio command cannot start; the configured command (configuration check) | `mcp_process` (MISCONFIGURED) |
@@ -368,10 +371,11 @@ impl TargetRun for McpRun {
             _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
         };
         let mut o = o;
-        if o.code == Some(Code::McpVersion)
-            && let Some(pin) = &self.options().protocol_version
+        // Which credential the server refused: the variable's name, never its value.
+        if o.code == Some(Code::McpAuth)
+            && let Some(env) = &self.ctx.target.bearer_env
         {
-            o.evidence.set("pinned_version", Fact::Config(pin.clone()));
+            o.evidence.set("credential_env", Fact::Config(env.clone()));
         }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
@@ -414,11 +418,15 @@ fn handshake(
     let fallback = match plan {
         Plan::Initialize { pin } => {
             evidence.set("era", Fact::Word("legacy"));
+            evidence.set("pinned_version", Fact::Word(pin.as_str()));
             return legacy(session, pin, Some(pin), evidence, attempt);
         }
         Plan::Discover { fallback } => fallback,
     };
     evidence.set("era", Fact::Word("modern"));
+    if !fallback {
+        evidence.set("pinned_version", Fact::Word(Version::MODERN.as_str()));
+    }
     match modern::discover(session, attempt) {
         Ok(found) => {
             evidence.set("negotiated_version", Fact::Word(Version::MODERN.as_str()));
@@ -434,6 +442,8 @@ fn handshake(
                 && era::after_discover(&rejection, session.transport().channel())
                     == AfterDiscover::FallBack =>
         {
+            evidence.set("era", Fact::Word("legacy"));
+            evidence.set("fallback", Fact::Bool(true));
             if let transport::TransportError::Rpc { code, status } = rejection {
                 if let Some(status) = status {
                     evidence.set("discover_http_status", Fact::Int(i64::from(status)));
@@ -442,8 +452,6 @@ fn handshake(
             } else if let transport::TransportError::Status { status } = rejection {
                 evidence.set("discover_http_status", Fact::Int(i64::from(status)));
             }
-            evidence.set("era", Fact::Word("legacy"));
-            evidence.set("fallback", Fact::Bool(true));
             legacy(session, Version::LEGACY_OFFER, None, evidence, attempt)
         }
         Err(failure) => Err(failure),

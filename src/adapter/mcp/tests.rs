@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 
+use super::McpRun;
 use super::era::Version;
-use super::testing::{Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
+use super::testing::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
@@ -344,11 +345,18 @@ fn modern_pin_disables_fallback() {
     assert_coded(&o, Status::Unhealthy, Code::McpHttp);
     assert_eq!(methods(&log), ["server/discover"]);
     assert_eq!(int(&o, "http_status"), Some(400));
+    // The evidence says why there was no fallback: the pin.
+    assert_eq!(word(&o, "pinned_version"), Some("2026-07-28"));
+    assert_eq!(fact(&o, "fallback"), None);
     let (o, _) = protocol(
         pinned("2026-07-28"),
         Scripted::new(modern_server(ok(DISCOVER_OK))),
     );
     assert_eq!(o.status, Status::Healthy);
+    assert_eq!(word(&o, "pinned_version"), Some("2026-07-28"));
+    // Unpinned, nothing claims a pin.
+    let (o, _) = protocol(options(), Scripted::new(modern_server(ok(DISCOVER_OK))));
+    assert_eq!(fact(&o, "pinned_version"), None);
 }
 
 /// A legacy pin skips discovery, offers exactly the pin and accepts only it (upstream §17
@@ -363,6 +371,7 @@ fn legacy_pin_disables_discovery() {
     assert_eq!(methods(&log), ["initialize", "notifications/initialized"]);
     assert_eq!(lock(&log).sent[0].params()["protocolVersion"], "2025-06-18");
     assert_eq!(word(&o, "era"), Some("legacy"));
+    assert_eq!(word(&o, "pinned_version"), Some("2025-06-18"));
     assert_eq!(fact(&o, "fallback"), None);
 
     let (o, _) = protocol(
@@ -370,6 +379,8 @@ fn legacy_pin_disables_discovery() {
         Scripted::new(legacy_server(http(400), "2025-06-18")),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpVersion);
+    assert_eq!(word(&o, "pinned_version"), Some("2025-11-25"));
+    assert_eq!(word(&o, "server_version"), Some("2025-06-18"));
 
     let reject_legacy = |m: &Sent| match m.method.as_str() {
         "initialize" => rpc(-32022, 400),
@@ -918,4 +929,27 @@ fn endpoints_are_validated_offline() {
         let o = run.configure();
         assert_eq!(o.status == Status::Healthy, ok, "{endpoint}: {o:?}");
     }
+}
+
+/// A refused credential is named by its variable (never its value), for doctor's advice.
+#[test]
+fn refused_credentials_name_their_variable() {
+    let refuse = |_: &Sent| http(401);
+    let mut target = testing::target(options());
+    target.bearer_env = Some("MCP_TOKEN".into());
+    let mut run = McpRun::new(
+        testing::context(target),
+        Some(Box::new(Scripted::new(refuse))),
+    );
+    let o = run.check(Dimension::Authentication, &attempt());
+    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
+    assert_eq!(
+        fact(&o, "credential_env"),
+        Some(&Fact::Config("MCP_TOKEN".into()))
+    );
+    assert_eq!(word(&o, "failed_method"), Some("server/discover"));
+    // Without a configured variable there is nothing to name.
+    let (o, _) = protocol(options(), Scripted::new(refuse));
+    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
+    assert_eq!(fact(&o, "credential_env"), None);
 }

@@ -4,8 +4,9 @@
 //! 2025-11-25), the stateless 2026-07-28 revision, or both, and can misbehave
 //! on purpose, per route and per JSON-RPC method.
 //!
-//! * Hand-written HTTP/1.1 on `std::net`, bound to `127.0.0.1` only; one thread
-//!   per connection, keep-alive, `Content-Length` or chunked request bodies
+//! * Hand-written HTTP/1.1 on `std::net`, bound to `127.0.0.1` only; each
+//!   connection is served by one thread, taken from a pool of reused workers (a
+//!   client opening a connection per request pays no thread spawn), keep-alive, `Content-Length` or chunked request bodies
 //!   (capped at 4 MiB), `Content-Length` JSON answers and chunked SSE answers
 //!   (one write per event). At most [`MAX_CONNECTIONS`] connections.
 //! * Dropping the [`FakeServer`] stops everything: the accept loop is woken by

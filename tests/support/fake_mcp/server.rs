@@ -73,6 +73,8 @@ pub struct Seen {
     pub rpc_error_code: Option<i64>,
     /// `params._meta["io.modelcontextprotocol/protocolVersion"]`.
     pub meta_protocol_version: Option<String>,
+    /// For `initialize`: the `params.protocolVersion` the client offered.
+    pub offered_version: Option<String>,
     /// For `tools/call`: `params.arguments` exactly as the bytes arrived.
     pub raw_arguments: Option<String>,
     /// Decoded fields of an `application/x-www-form-urlencoded` body (e.g. an
@@ -126,6 +128,11 @@ impl Seen {
             .and_then(|m| m.get(META_VERSION))
             .and_then(Value::as_str)
             .map(str::to_string);
+        let offered_version = (rpc_method.as_deref() == Some("initialize"))
+            .then(|| json.and_then(|v| v.pointer("/params/protocolVersion")))
+            .flatten()
+            .and_then(Value::as_str)
+            .map(str::to_string);
         Seen {
             method: head.method.clone(),
             path: head.path.clone(),
@@ -148,6 +155,7 @@ impl Seen {
             rpc_id,
             rpc_error_code,
             meta_protocol_version,
+            offered_version,
             raw_arguments,
             form: if head.header("content-type").is_some_and(|c| {
                 c.to_ascii_lowercase()
@@ -293,6 +301,18 @@ pub(super) struct Shared {
     busy_ns: AtomicU64,
     sessions: AtomicUsize,
     ids: AtomicU64,
+    /// Accepted connections waiting for a worker thread.
+    jobs: Mutex<Jobs>,
+    jobs_cv: Condvar,
+}
+
+/// Connections waiting for a worker, and how many workers are idle. Workers are kept and
+/// reused, so a client that opens a connection per request (as plain-HTTP MCP does) does not
+/// pay for a thread spawn on every exchange.
+#[derive(Default)]
+struct Jobs {
+    queue: std::collections::VecDeque<(u64, TcpStream)>,
+    idle: usize,
 }
 
 fn id_key(id: &Value) -> String {
@@ -427,6 +447,8 @@ impl FakeServer {
             busy_ns: AtomicU64::new(0),
             sessions: AtomicUsize::new(0),
             ids: AtomicU64::new(0),
+            jobs: Mutex::new(Jobs::default()),
+            jobs_cv: Condvar::new(),
         });
         let accept_shared = Arc::clone(&shared);
         let accept = std::thread::Builder::new()
@@ -543,6 +565,11 @@ impl Drop for FakeServer {
     fn drop(&mut self) {
         lock(&self.shared.sync).stopped = true;
         self.shared.cv.notify_all();
+        {
+            // Idle workers wake, see the stop and exit.
+            let _jobs = lock(&self.shared.jobs);
+            self.shared.jobs_cv.notify_all();
+        }
         // Wake the blocking accept() with a self-connection.
         let woke = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok();
         if let Some(handle) = self.accept.take() {
@@ -607,19 +634,58 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
                 conns.insert(id, clone);
             }
         }
-        let conn_shared = Arc::clone(shared);
+        let mut jobs = lock(&shared.jobs);
+        jobs.queue.push_back((id, stream));
+        if jobs.idle >= jobs.queue.len() {
+            shared.jobs_cv.notify_one();
+            continue;
+        }
+        drop(jobs);
+        let worker_shared = Arc::clone(shared);
         let spawned = std::thread::Builder::new()
             .name("fake-mcp-conn".into())
-            .spawn(move || {
-                let _registered = Registered {
-                    shared: &conn_shared,
-                    id,
-                };
-                serve_connection(&conn_shared, stream);
-            });
+            .spawn(move || worker(&worker_shared));
         if spawned.is_err() {
+            let mut jobs = lock(&shared.jobs);
+            if let Some(pos) = jobs.queue.iter().position(|(j, _)| *j == id) {
+                jobs.queue.remove(pos);
+            }
             lock(&shared.conns).remove(&id);
         }
+    }
+}
+
+/// Serves queued connections one after another until the server stops.
+fn worker(shared: &Shared) {
+    loop {
+        let job = {
+            let mut jobs = lock(&shared.jobs);
+            loop {
+                if shared.stopped() {
+                    // Connections nobody will serve: forget them, so the drop stops waiting.
+                    let unserved: Vec<u64> = jobs.queue.drain(..).map(|(id, _)| id).collect();
+                    drop(jobs);
+                    let mut conns = lock(&shared.conns);
+                    for id in unserved {
+                        conns.remove(&id);
+                    }
+                    shared.conns_cv.notify_all();
+                    return;
+                }
+                if let Some(job) = jobs.queue.pop_front() {
+                    break job;
+                }
+                jobs.idle += 1;
+                jobs = shared
+                    .jobs_cv
+                    .wait(jobs)
+                    .unwrap_or_else(PoisonError::into_inner);
+                jobs.idle -= 1;
+            }
+        };
+        let (id, stream) = job;
+        let _registered = Registered { shared, id };
+        serve_connection(shared, stream);
     }
 }
 
