@@ -483,10 +483,7 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
                 Some("response id does not match") => Some(
                     "the server answered with an id that does not match the request it was sent; that is a bug in the server",
                 ),
-                Some(
-                    "server request on a stateless exchange"
-                    | "server request on a stateless stream",
-                ) => Some(
+                Some("server request on a stateless exchange") => Some(
                     "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server",
                 ),
                 Some("output ended without a response") => Some(

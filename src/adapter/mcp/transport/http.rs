@@ -28,10 +28,9 @@ use std::io::Read;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
+use super::{Framing, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::mcp::era::{Channel, Version};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
@@ -234,46 +233,18 @@ impl HttpTransport {
         framing: Framing<'_>,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        match message {
-            Incoming::Response { id, outcome } => {
-                let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
-                Some(if ours {
-                    outcome.map_err(|e| TransportError::Rpc {
-                        code: e.code,
-                        status: Some(200),
-                    })
-                } else {
-                    Err(TransportError::Malformed("response id does not match"))
-                })
+        for received in super::receive(message, want, framing, Some(200)) {
+            match received {
+                Received::Ours(result) => return Some(result),
+                // Best effort: the answer's own fate never changes the exchange.
+                Received::Answer(body) => {
+                    if let Ok(response) = self.post("", &body, framing, attempt) {
+                        drain(response);
+                    }
+                }
             }
-            Incoming::Notification { .. } => None,
-            Incoming::Request { .. } if framing.is_modern() => Some(Err(
-                TransportError::Malformed("server request on a stateless stream"),
-            )),
-            Incoming::Request { id, method, .. } => {
-                self.answer_server(&id, method == "ping", framing, attempt);
-                None
-            }
-            Incoming::Batch(messages) => messages
-                .into_iter()
-                .find_map(|m| self.on_incoming(m, want, framing, attempt)),
         }
-    }
-
-    /// Answers a server request on the session: `ping` with an empty result, anything else
-    /// with −32601. Best effort: the answer's own fate never changes the exchange.
-    fn answer_server(&mut self, id: &Value, ping: bool, framing: Framing<'_>, attempt: &Attempt) {
-        let body = if ping {
-            match RawValue::from_string("{}".to_owned()) {
-                Ok(empty) => jsonrpc::encode_result(id, &empty),
-                Err(_) => return,
-            }
-        } else {
-            jsonrpc::encode_error(id, -32601, "Method not found")
-        };
-        if let Ok(response) = self.post("", &body, framing, attempt) {
-            drain(response);
-        }
+        None
     }
 
     /// Reads an event stream until our response, resuming a legacy stream when it ends early.

@@ -649,7 +649,7 @@ fn modern_streams_reject_server_requests() {
     assert_eq!(
         got.err(),
         Some(TransportError::Malformed(
-            "server request on a stateless stream"
+            "server request on a stateless exchange"
         ))
     );
     assert_eq!(server.requests().len(), 1);

@@ -49,7 +49,8 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::era::{Channel, Version};
+use super::era::{Channel, METHOD_NOT_FOUND, Version};
+use super::jsonrpc::{self, Incoming};
 use crate::adapter::Attempt;
 use crate::process::ExitInfo;
 use crate::result::{Note, Observation, Status, Steps};
@@ -235,3 +236,154 @@ pub trait Transport: Send {
 mod http_tests;
 #[cfg(test)]
 mod loopback;
+
+/// What one received message means while a transport waits for the response to its request.
+pub(crate) enum Received {
+    /// Our response, or the failure it stands for: stop waiting.
+    Ours(Result<Box<RawValue>, TransportError>),
+    /// A server request: send these bytes back on the session, then keep waiting.
+    Answer(Vec<u8>),
+}
+
+/// The one rule every transport applies to what the server sends while we wait for request
+/// `want`: our response ends the wait (an RPC error carried with `status`, the HTTP status or
+/// `None` on stdio); another id is malformed; notifications are ignored; in a legacy session a
+/// server `ping` is answered with an empty result and any other request rejected with −32601;
+/// a 2026-07-28 exchange allows no server requests. A batch is taken in order up to our
+/// response.
+pub(crate) fn receive(
+    message: Incoming,
+    want: u64,
+    framing: Framing<'_>,
+    status: Option<u16>,
+) -> Vec<Received> {
+    let mut out = Vec::new();
+    classify(message, want, framing, status, &mut out);
+    out
+}
+
+fn classify(
+    message: Incoming,
+    want: u64,
+    framing: Framing<'_>,
+    status: Option<u16>,
+    out: &mut Vec<Received>,
+) {
+    match message {
+        Incoming::Response { id, outcome } => {
+            let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
+            out.push(Received::Ours(if ours {
+                outcome.map_err(|e| TransportError::Rpc {
+                    code: e.code,
+                    status,
+                })
+            } else {
+                Err(TransportError::Malformed("response id does not match"))
+            }));
+        }
+        Incoming::Notification { .. } => {}
+        Incoming::Request { .. } if framing.is_modern() => out.push(Received::Ours(Err(
+            TransportError::Malformed("server request on a stateless exchange"),
+        ))),
+        Incoming::Request { id, method, .. } => {
+            let answer = if method == "ping" {
+                jsonrpc::encode_result(&id, &empty_result())
+            } else {
+                jsonrpc::encode_error(&id, METHOD_NOT_FOUND, "Method not found")
+            };
+            out.push(Received::Answer(answer));
+        }
+        Incoming::Batch(messages) => {
+            for m in messages {
+                classify(m, want, framing, status, out);
+                if matches!(out.last(), Some(Received::Ours(_))) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// `{}` as a raw JSON-RPC result.
+fn empty_result() -> Box<RawValue> {
+    // A constant that is valid JSON: the fallback is never taken.
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+#[cfg(test)]
+mod receive_tests {
+    use super::*;
+
+    fn parse(s: &str) -> Incoming {
+        jsonrpc::parse(s.as_bytes()).unwrap_or(Incoming::Batch(Vec::new()))
+    }
+
+    const LEGACY: Framing<'static> = Framing::Session {
+        version: Version::V2025_11_25,
+    };
+
+    #[test]
+    fn a_batch_is_answered_in_order_up_to_our_response() {
+        let got = receive(
+            parse(
+                r#"[{"jsonrpc":"2.0","method":"notifications/progress"},
+                    {"jsonrpc":"2.0","id":"p","method":"ping"},
+                    {"jsonrpc":"2.0","id":9,"method":"sampling/createMessage"},
+                    {"jsonrpc":"2.0","id":7,"result":{}},
+                    {"jsonrpc":"2.0","id":"late","method":"ping"}]"#,
+            ),
+            7,
+            LEGACY,
+            Some(200),
+        );
+        assert_eq!(got.len(), 3);
+        assert!(
+            matches!(&got[0], Received::Answer(b) if String::from_utf8_lossy(b).contains(r#""result":{}"#))
+        );
+        assert!(
+            matches!(&got[1], Received::Answer(b) if String::from_utf8_lossy(b).contains("-32601"))
+        );
+        assert!(matches!(&got[2], Received::Ours(Ok(_))));
+    }
+
+    #[test]
+    fn wrong_ids_rpc_errors_and_modern_server_requests() {
+        let wrong = receive(
+            parse(r#"{"jsonrpc":"2.0","id":8,"result":{}}"#),
+            7,
+            LEGACY,
+            None,
+        );
+        assert!(matches!(
+            &wrong[..],
+            [Received::Ours(Err(TransportError::Malformed(_)))]
+        ));
+        let rpc = receive(
+            parse(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"x"}}"#),
+            7,
+            LEGACY,
+            Some(200),
+        );
+        assert!(matches!(
+            &rpc[..],
+            [Received::Ours(Err(TransportError::Rpc {
+                code: -32602,
+                status: Some(200)
+            }))]
+        ));
+        let modern = Framing::Modern {
+            name: None,
+            params: &[],
+        };
+        let request = receive(
+            parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            7,
+            modern,
+            None,
+        );
+        assert!(matches!(
+            &request[..],
+            [Received::Ours(Err(TransportError::Malformed(_)))]
+        ));
+    }
+}

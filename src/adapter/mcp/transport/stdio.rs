@@ -45,11 +45,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::mcp::era::{Channel, METHOD_NOT_FOUND};
+use super::{Framing, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::mcp::era::Channel;
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
 use crate::adapter::{Attempt, Secret};
 use crate::config::{McpOptions, StdioOptions, Target};
@@ -173,46 +172,18 @@ impl StdioTransport {
         framing: Framing<'_>,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        match message {
-            Incoming::Response { id, outcome } => {
-                let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
-                Some(if ours {
-                    outcome.map_err(|e| TransportError::Rpc {
-                        code: e.code,
-                        status: None,
-                    })
-                } else {
-                    Err(TransportError::Malformed("response id does not match"))
-                })
+        for received in super::receive(message, want, framing, None) {
+            match received {
+                Received::Ours(result) => return Some(result),
+                // Best effort: a failed write shows up as the end of the output.
+                Received::Answer(body) => {
+                    if let Some(child) = self.child.as_mut() {
+                        let _ = child.send(&body, attempt.deadline());
+                    }
+                }
             }
-            Incoming::Notification { .. } => None,
-            Incoming::Request { .. } if framing.is_modern() => Some(Err(
-                TransportError::Malformed("server request on a stateless exchange"),
-            )),
-            Incoming::Request { id, method, .. } => {
-                self.answer_server(&id, method == "ping", attempt);
-                None
-            }
-            Incoming::Batch(messages) => messages
-                .into_iter()
-                .find_map(|m| self.on_incoming(m, want, framing, attempt)),
         }
-    }
-
-    /// Answers a server request on stdin: `ping` with an empty result, anything else with
-    /// −32601. Best effort: a failed write shows up as the end of the output.
-    fn answer_server(&mut self, id: &Value, ping: bool, attempt: &Attempt) {
-        let body = if ping {
-            match RawValue::from_string("{}".to_owned()) {
-                Ok(empty) => jsonrpc::encode_result(id, &empty),
-                Err(_) => return,
-            }
-        } else {
-            jsonrpc::encode_error(id, METHOD_NOT_FOUND, "Method not found")
-        };
-        if let Some(child) = self.child.as_mut() {
-            let _ = child.send(&body, attempt.deadline());
-        }
+        None
     }
 
     /// One notification (see [`Transport::notify`]).
@@ -496,7 +467,7 @@ mod tests {
             &*flat,
             &b"{\"a\":   \"x\\ny\",    \"n\": 123456789012345678901234567890 }"[..]
         );
-        let (before, after): (Value, Value) = (
+        let (before, after): (serde_json::Value, serde_json::Value) = (
             serde_json::from_slice(pretty).expect("json"),
             serde_json::from_slice(&flat).expect("json"),
         );
