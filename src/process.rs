@@ -1020,20 +1020,20 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
+/// Test fixtures shared by this module's tests and the stdio transport's.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn fixture(name: &str) -> String {
+pub(crate) mod fixtures {
+    /// A script under `tests/fixtures/stdio/`.
+    pub(crate) fn fixture(name: &str) -> String {
         format!("{}/tests/fixtures/stdio/{name}", env!("CARGO_MANIFEST_DIR"))
     }
 
     /// The real interpreter: `python3` on `PATH` may be a wrapper script (pyenv) that adds
     /// variables of its own to the environment.
-    fn python_bin() -> &'static str {
+    pub(crate) fn python_bin() -> &'static str {
         static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         BIN.get_or_init(|| {
-            let out = Command::new("python3")
+            let out = std::process::Command::new("python3")
                 .args(["-c", "import sys; print(sys.executable)"])
                 .output()
                 .expect("python3");
@@ -1043,6 +1043,12 @@ mod tests {
                 .to_string()
         })
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{fixture, python_bin};
+    use super::*;
 
     fn python(script: &str) -> StdioOptions {
         StdioOptions {

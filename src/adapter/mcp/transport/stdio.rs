@@ -345,24 +345,7 @@ mod tests {
     use crate::process::ExitInfo;
     use std::time::Instant;
 
-    fn fixture(name: &str) -> String {
-        format!("{}/tests/fixtures/stdio/{name}", env!("CARGO_MANIFEST_DIR"))
-    }
-
-    /// The real interpreter (a pyenv shim would add variables of its own).
-    fn python_bin() -> &'static str {
-        static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-        BIN.get_or_init(|| {
-            let out = std::process::Command::new("python3")
-                .args(["-c", "import sys; print(sys.executable)"])
-                .output()
-                .expect("python3");
-            String::from_utf8(out.stdout)
-                .expect("utf-8")
-                .trim()
-                .to_string()
-        })
-    }
+    use crate::process::fixtures::{fixture, python_bin};
 
     fn fake(args: &[&str]) -> StdioTransport {
         let mut all = vec![fixture("fake_server.py")];
