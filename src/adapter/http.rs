@@ -155,33 +155,9 @@ impl HttpRun {
 
 /// The configuration rules. No network.
 fn validate(ctx: &TargetContext, client: &Client) -> Result<Plan, Observation> {
-    let misconfigured =
-        |key, word| Observation::new(Status::Misconfigured).with(key, Fact::Word(word));
     let target = &ctx.target;
-    let endpoint =
-        Endpoint::parse(&target.endpoint).map_err(|e| misconfigured("endpoint", e.as_word()))?;
     let authorization = ctx.credentials.authorization();
-    if authorization.as_deref().is_some_and(has_control_bytes) {
-        return Err(misconfigured("credential", "control_character"));
-    }
-    if endpoint.is_https() {
-        if !endpoint.has_valid_tls_name() {
-            return Err(misconfigured("endpoint", "invalid_tls_name"));
-        }
-        if let Err(e) = net::trust::process_store() {
-            let mut obs = misconfigured("trust_store_error", e.as_word());
-            if let Some(variable) = e.variable() {
-                obs.evidence
-                    .set("trust_store_variable", Fact::Word(variable));
-            }
-            return Err(obs);
-        }
-    }
-    if let Err(e) = client.proxy_variable(&endpoint) {
-        return Err(
-            misconfigured("proxy_error", e.as_word()).with("proxy", Fact::Word(e.variable()))
-        );
-    }
+    let endpoint = net::preflight(&target.endpoint, authorization.as_deref(), client)?;
     let mut options = target.http.clone().unwrap_or_default();
     if options.max_body_bytes == 0 {
         options.max_body_bytes = DEFAULT_MAX_BODY_BYTES;
@@ -201,10 +177,6 @@ fn validate(ctx: &TargetContext, client: &Client) -> Result<Plan, Observation> {
 }
 
 /// Control bytes (below 0x20, except TAB) and DEL cannot travel in a header value.
-fn has_control_bytes(value: &str) -> bool {
-    value.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
-}
-
 /// One exchange with the plan's endpoint and credential.
 fn exchange(
     client: &mut Client,

@@ -54,6 +54,7 @@
 
 pub mod endpoint;
 pub mod failure;
+pub mod preflight;
 pub mod proxy;
 pub mod resolve;
 pub mod stages;
@@ -79,6 +80,7 @@ use self::tls::TlsStage;
 
 pub use self::endpoint::{Endpoint, EndpointError};
 pub use self::failure::{Failure, FailureKind, classify, classify_io, status_for};
+pub use self::preflight::preflight;
 pub use self::stages::{StageTime, Timings};
 pub use self::trust::{TrustError, TrustSource, TrustStore};
 pub use ureq::http::HeaderMap;
@@ -227,6 +229,13 @@ impl Client {
             live: None,
             guard: Arc::default(),
         }
+    }
+
+    /// The same client with another connection policy (decided once the endpoint is known).
+    pub fn with_reuse(mut self, reuse: Reuse) -> Client {
+        self.reuse = reuse;
+        self.live = None;
+        self
     }
 
     /// Replaces the process trust store with `config` (tests with a private CA; a future

@@ -37,7 +37,7 @@ use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
 use crate::adapter::{Attempt, CredentialSource, TargetContext};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse};
-use crate::result::{Fact, Observation, Status, Steps};
+use crate::result::{Observation, Steps};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
@@ -67,46 +67,22 @@ pub struct HttpTransport {
 }
 
 impl HttpTransport {
-    /// The transport for a target, after the offline checks every HTTP-speaking adapter makes:
-    /// the endpoint parses as an `http(s)` URL without userinfo or fragment, the credential
-    /// holds no control byte, an `https` host can carry a certificate name, and the trust
-    /// store and proxy setting it would use are usable. A failure is MISCONFIGURED, with the
-    /// rule that failed as evidence.
+    /// The transport for a target, after the offline checks every HTTP-speaking adapter makes
+    /// ([`net::preflight`]); a failure is MISCONFIGURED with the rule that failed as evidence.
     pub fn configure(ctx: &TargetContext) -> Result<HttpTransport, Observation> {
-        let misconfigured =
-            |key, word| Observation::new(Status::Misconfigured).with(key, Fact::Word(word));
-        let endpoint = Endpoint::parse(&ctx.target.endpoint)
-            .map_err(|e| misconfigured("endpoint", e.as_word()))?;
-        let control = |b: u8| (b < 0x20 && b != b'\t') || b == 0x7F;
-        if ctx
-            .credentials
-            .authorization()
-            .is_some_and(|v| v.bytes().any(control))
-        {
-            return Err(misconfigured("credential", "control_character"));
-        }
-        if endpoint.is_https() {
-            if !endpoint.has_valid_tls_name() {
-                return Err(misconfigured("endpoint", "invalid_tls_name"));
-            }
-            if let Err(e) = net::trust::process_store() {
-                return Err(misconfigured("trust_store_error", e.as_word()));
-            }
-        }
+        let client = Client::new(Reuse::Fresh);
+        let authorization = ctx.credentials.authorization();
+        let endpoint = net::preflight(&ctx.target.endpoint, authorization.as_deref(), &client)?;
         // Plain HTTP opens a connection per request: servers that write a response in
         // several segments with Nagle on (uvicorn under the Python SDK is one) stall every
         // kept-alive exchange on our delayed ACK for ~40 ms, while a fresh loopback or LAN
         // connection costs a fraction of a millisecond. HTTPS keeps one connection alive,
         // since a TLS handshake per request costs more than the stall it might avoid.
-        let reuse = if endpoint.is_https() {
-            Reuse::KeepAlive
+        let client = if endpoint.is_https() {
+            client.with_reuse(Reuse::KeepAlive)
         } else {
-            Reuse::Fresh
+            client
         };
-        let client = Client::new(reuse);
-        if let Err(e) = client.proxy_variable(&endpoint) {
-            return Err(misconfigured("proxy_error", e.as_word()));
-        }
         Ok(HttpTransport::new(
             endpoint,
             Arc::clone(&ctx.credentials),
