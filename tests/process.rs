@@ -118,18 +118,11 @@ pub(crate) fn live_members(pgid: u32) -> Vec<(u32, char)> {
 /// to finish dying, so the condition is polled for up to one second. Zombies count as gone:
 /// a killed grandchild is reparented and reaped by whoever is init here.
 pub(crate) fn assert_group_dead(pgid: u32) {
-    let until = Instant::now() + MARGIN;
-    loop {
-        let live = live_members(pgid);
-        if live.is_empty() {
-            break;
-        }
-        assert!(
-            Instant::now() < until,
-            "group {pgid} still has live members: {live:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    crate::util::until_none(
+        MARGIN,
+        &format!("group {pgid} still has live members"),
+        || live_members(pgid),
+    );
     // Cross-check with the kernel: either no member at all, or only zombies (checked above).
     let pg = nix::unistd::Pid::from_raw(pgid as i32);
     match nix::sys::signal::killpg(pg, None) {

@@ -253,18 +253,7 @@ impl Case {
 /// moment to finish dying, so the condition is polled for up to [`MARGIN`]; our fixtures that
 /// could leak never exit by themselves.
 fn assert_unmarked(needle: &str) {
-    let until = Instant::now() + MARGIN;
-    loop {
-        let live = marked(needle);
-        if live.is_empty() {
-            return;
-        }
-        assert!(
-            Instant::now() < until,
-            "processes of this run survive: {live:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    crate::util::until_none(MARGIN, "processes of this run survive", || marked(needle));
 }
 
 /// Live (not zombie) processes whose command line or environment contains `needle`.
