@@ -5,7 +5,7 @@ use std::fmt;
 use crate::cli::UsageError;
 use crate::config::LoadError;
 use crate::output::Redactor;
-use crate::output::terminal::clean;
+use crate::vocab::text::clean;
 
 /// A failure of the tool itself (never a health result).
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 //! The one exit-code map: 0 HEALTHY … 5 UNKNOWN from the worst top-level status, 6 for a tool
 //! failure (bad usage, invalid configuration, write error) with no document.
 
-use crate::result::Status;
+use crate::vocab::Status;
 
 /// Exit code of a tool failure.
 pub const TOOL_FAILURE: i32 = 6;

@@ -17,6 +17,7 @@ pub mod output;
 pub mod process;
 pub mod result;
 pub mod signals;
+pub mod vocab;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};

@@ -61,7 +61,7 @@ use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -72,8 +72,9 @@ use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::{AccessFlags, Pid, access};
 
-use crate::adapter::{Attempt, Secret};
 use crate::config::StdioOptions;
+use crate::vocab::sync::lock;
+use crate::vocab::{Attempt, Secret};
 
 /// The longest line [`Child::recv_line`] returns, in bytes, not counting its `\n`.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -308,10 +309,6 @@ impl Group {
     fn killed(&self) -> bool {
         self.killed.load(Ordering::SeqCst)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poison| poison.into_inner())
 }
 
 /// A running child process in its own process group, with its stdio piped.
@@ -1049,6 +1046,7 @@ pub(crate) mod fixtures {
 mod tests {
     use super::fixtures::{fixture, python_bin};
     use super::*;
+    use crate::vocab::{Bound, Deadline};
 
     fn python(script: &str) -> StdioOptions {
         StdioOptions {
@@ -1060,7 +1058,10 @@ mod tests {
     }
 
     fn soon(ms: u64) -> Attempt {
-        Attempt::new(Instant::now() + Duration::from_millis(ms))
+        Attempt::new(Deadline::new(
+            Instant::now() + Duration::from_millis(ms),
+            Bound::TimeoutMs,
+        ))
     }
 
     #[test]

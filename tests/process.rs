@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use agenthealth::adapter::{Attempt, Secret, TargetRun};
+use agenthealth::adapter::TargetRun;
 use agenthealth::config::StdioOptions;
 use agenthealth::engine::Cancel;
 use agenthealth::engine::watchdog::{self, Ended};
@@ -18,7 +18,8 @@ use agenthealth::process::{
     Child, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError,
     TERM_WAIT,
 };
-use agenthealth::result::{Dimension, Observation, Status};
+use agenthealth::result::Observation;
+use agenthealth::vocab::{Attempt, Bound, Deadline, Dimension, Secret, Status};
 
 /// Slack on every time bound.
 pub(crate) const MARGIN: Duration = Duration::from_secs(1);
@@ -69,7 +70,10 @@ fn command(command: &str, directory: Option<&str>) -> StdioOptions {
 
 fn attempt(ms: u64) -> (Attempt, Duration) {
     let d = Duration::from_millis(ms);
-    (Attempt::new(Instant::now() + d), d)
+    (
+        Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs)),
+        d,
+    )
 }
 
 fn spawn(opts: &StdioOptions) -> Child {
@@ -675,9 +679,12 @@ fn ready_run(pgid: &mut u32, discarded: &Arc<AtomicBool>) -> Box<dyn TargetRun> 
         discarded: discarded.clone(),
     });
     let deadline = Instant::now() + Duration::from_secs(5);
-    let (run, ended) = watchdog::bounded(run, deadline, &Cancel::new(), |r, a| {
-        r.check(Dimension::Reachability, a)
-    });
+    let (run, ended) = watchdog::bounded(
+        run,
+        Deadline::new(deadline, Bound::TimeoutMs),
+        &Cancel::new(),
+        |r, a| r.check(Dimension::Reachability, a),
+    );
     assert!(matches!(ended, Ended::Returned(_)));
     run.expect("state back")
 }
@@ -699,9 +706,12 @@ fn cancelling_the_run_kills_the_group_through_the_engine_watchdog() {
         })
     };
     let d = Duration::from_secs(10);
-    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &cancel, |r, a| {
-        r.check(Dimension::Protocol, a)
-    });
+    let (run, ended) = watchdog::bounded(
+        run,
+        Deadline::after(d, Bound::TimeoutMs),
+        &cancel,
+        |r, a| r.check(Dimension::Protocol, a),
+    );
     let returned = Instant::now();
     let cancelled_at = canceller.join().expect("canceller");
     assert!(matches!(ended, Ended::Cancelled));
@@ -726,9 +736,12 @@ fn the_engine_deadline_leaves_no_process_behind() {
     let mut pgid = 0;
     let run = ready_run(&mut pgid, &discarded);
     let d = Duration::from_millis(400);
-    let (run, ended) = watchdog::bounded(run, Instant::now() + d, &Cancel::new(), |r, a| {
-        r.check(Dimension::Protocol, a)
-    });
+    let (run, ended) = watchdog::bounded(
+        run,
+        Deadline::after(d, Bound::TimeoutMs),
+        &Cancel::new(),
+        |r, a| r.check(Dimension::Protocol, a),
+    );
     // The worker's own timeout and the watchdog's fire at the same instant: either the
     // check returned (and shut its session down) or the watchdog aborted and discarded it.
     match ended {

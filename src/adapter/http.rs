@@ -28,10 +28,14 @@
 //! `trust_store`, `trust_store_source`, `trust_store_certs`, `trust_store_error`,
 //! `trust_store_variable`, `proxy`, `proxy_error`. Never server text, never the URL.
 
-use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
-use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions, TargetType};
+use crate::adapter::{Adapter, TargetContext, TargetRun};
+
+use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Reuse};
-use crate::result::{Code, Dimension, Fact, Note, Observation, Status};
+use crate::result::{Code, Fact, Note, Observation};
+use crate::vocab::Attempt;
+use crate::vocab::TargetType;
+use crate::vocab::{Dimension, Status};
 
 /// HEAD/GET probes of an HTTP endpoint.
 pub struct HttpAdapter;

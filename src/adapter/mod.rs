@@ -4,19 +4,17 @@
 //! [`TargetRun`] per target per run, then for one attempt at a time of each dimension, each
 //! under an [`Attempt`] that carries the deadline and the watchdog's abort hooks.
 
-pub mod attempt;
 pub mod credential;
 pub mod http;
 pub mod mcp;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::config::{Target, TargetType};
-use crate::result::{Dimension, Observation};
+use crate::config::Target;
+use crate::result::Observation;
+use crate::vocab::{Attempt, Dimension, Secret, TargetType};
 
-pub use attempt::Attempt;
-pub use credential::{CredentialSource, Secret};
+pub use credential::CredentialSource;
 
 /// One protocol family.
 pub trait Adapter: Sync {
@@ -54,8 +52,9 @@ pub trait TargetRun: Send {
     fn discard(&mut self) {}
 
     /// End of the target run: best-effort cleanup (e.g. MCP `DELETE`, process shutdown)
-    /// within `budget`. Never changes any result.
-    fn close(&mut self, _budget: Duration) {}
+    /// within `attempt` (the engine's cleanup budget, cut by its watchdog like any call).
+    /// Never changes any result.
+    fn close(&mut self, _attempt: &Attempt) {}
 }
 
 /// The adapter for a target type, if there is one.

@@ -5,9 +5,9 @@ pub mod parse;
 
 use std::path::PathBuf;
 
-use crate::config::TargetType;
 use crate::config::adhoc::AdhocOptions;
 use crate::output::Format;
+use crate::vocab::TargetType;
 
 pub use parse::parse;
 

@@ -6,9 +6,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::{ColorChoice, Command, FLAGS, RunArgs, Source, UsageError};
-use crate::config::TargetType;
 use crate::config::adhoc::AdhocOptions;
 use crate::output::Format;
+use crate::vocab::TargetType;
 
 /// Parses the arguments after the program name.
 pub fn parse<I>(args: I) -> Result<Command, UsageError>
@@ -272,10 +272,7 @@ fn usage(synopsis: &str) -> UsageError {
 
 fn unknown_option(opt: &str) -> UsageError {
     let bare = opt.trim_start_matches('-');
-    let near = FLAGS
-        .iter()
-        .map(|f| f.long)
-        .find(|l| crate::cli::parse::close(l, bare));
+    let near = crate::vocab::text::suggest(bare, FLAGS.iter().map(|f| f.long));
     match near {
         Some(l) => UsageError(format!(
             "unknown option `{opt}` (did you mean `--{l}`?); use --help"
@@ -292,24 +289,6 @@ fn lexopt_error(e: lexopt::Error) -> UsageError {
         lexopt::Error::NonUnicodeValue(_) => UsageError("arguments must be UTF-8 text".into()),
         _ => UsageError("invalid arguments; use --help".into()),
     }
-}
-
-/// Whether two names are within a small edit distance (for suggestions).
-pub fn close(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    if a.len().abs_diff(b.len()) > 2 {
-        return false;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()] <= 2
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use super::{
     Config, DEFAULT_CONCURRENCY, DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, McpOptions,
-    McpTransport, StdioOptions, Target, TargetType,
+    McpTransport, Origin, StdioOptions, Target, TargetType,
 };
 
 /// Options a person can give on the command line instead of writing a file.
@@ -65,6 +65,7 @@ pub fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocOptions)
             .as_ref()
             .and_then(|argv| stdio_options(kind, argv)),
         path: "targets[0]".into(),
+        origin: Origin::CommandLine,
     };
     Config {
         concurrency: DEFAULT_CONCURRENCY,

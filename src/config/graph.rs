@@ -18,9 +18,10 @@
 
 use std::collections::HashMap;
 
-use super::reader::{Fail, KeyPath, suggest};
+use super::reader::{Fail, KeyPath};
 use super::schema::{Decl, DepTo};
 use super::{Config, Edge, NodeId, Relationship, Target};
+use crate::vocab::text::suggest;
 
 /// Deepest allowed expanded tree, in edges from a top-level target.
 pub(crate) const MAX_DEPTH: usize = 64;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::load::{LoadError, MAX_FILE_BYTES, load_file, load_str};
 use super::{Config, HttpMethod, McpTransport, OAuthGrant, Relationship, Target, TargetType};
-use crate::result::Dimension;
+use crate::vocab::{Bound, Dimension};
 
 /// A secret-looking value placed in offending fields; it must never appear in a message.
 const CANARY: &str = "sk-CANARY-6f1d2c";
@@ -688,8 +688,14 @@ fn check_timeouts_keys_and_values() {
         t.check_timeouts_ms,
         vec![(Dimension::Protocol, 7000), (Dimension::Latency, 1)]
     );
-    assert_eq!(t.timeout_for(Dimension::Protocol), 7000);
-    assert_eq!(t.timeout_for(Dimension::Reachability), 100);
+    assert_eq!(
+        t.timeout_for(Dimension::Protocol),
+        (7000, Bound::CheckTimeoutMs)
+    );
+    assert_eq!(
+        t.timeout_for(Dimension::Reachability),
+        (100, Bound::TimeoutMs)
+    );
 }
 
 #[test]

@@ -16,10 +16,9 @@ mod yaml;
 #[cfg(test)]
 mod load_tests;
 
-use std::fmt;
+use crate::vocab::{Bound, Dimension};
 
-use crate::result::Dimension;
-
+pub use crate::vocab::{Relationship, TargetType};
 pub use load::{LoadError, load_file, load_str};
 
 /// Default per-attempt deadline.
@@ -83,16 +82,30 @@ pub struct Target {
     pub mcp: Option<McpOptions>,
     /// Where the target was declared (`targets[0].dependencies[1]`), for messages.
     pub path: String,
+    /// Whether the target came from a file or from the command line (which settings a person
+    /// can change: `timeout_ms`, or `--timeout`).
+    pub origin: Origin,
+}
+
+/// Where a target was declared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// A configuration file.
+    #[default]
+    File,
+    /// `ping`/`doctor <type> <endpoint>` (or `--stdio -- cmd`).
+    CommandLine,
 }
 
 impl Target {
-    /// The attempt deadline for a dimension: its override, else `timeout_ms`.
-    pub fn timeout_for(&self, dim: Dimension) -> u64 {
-        self.check_timeouts_ms
-            .iter()
-            .find(|(d, _)| *d == dim)
-            .map(|(_, ms)| *ms)
-            .unwrap_or(self.timeout_ms)
+    /// The attempt deadline for a dimension, and the setting it comes from: its
+    /// `check_timeouts_ms` override, else `timeout_ms` (`--timeout` on the command line).
+    pub fn timeout_for(&self, dim: Dimension) -> (u64, Bound) {
+        match self.check_timeouts_ms.iter().find(|(d, _)| *d == dim) {
+            Some((_, ms)) => (*ms, Bound::CheckTimeoutMs),
+            None if self.origin == Origin::CommandLine => (self.timeout_ms, Bound::TimeoutFlag),
+            None => (self.timeout_ms, Bound::TimeoutMs),
+        }
     }
 
     /// Whether `checks` lists `dim` explicitly.
@@ -128,121 +141,6 @@ pub struct Edge {
     pub critical: bool,
     /// Optional label.
     pub relationship: Option<Relationship>,
-}
-
-/// Edge labels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum Relationship {
-    Supporting,
-    Downstream,
-    Path,
-    Gateway,
-    Router,
-}
-
-impl Relationship {
-    /// Every label.
-    pub const ALL: [Relationship; 5] = [
-        Relationship::Supporting,
-        Relationship::Downstream,
-        Relationship::Path,
-        Relationship::Gateway,
-        Relationship::Router,
-    ];
-
-    /// The configuration spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Relationship::Supporting => "supporting",
-            Relationship::Downstream => "downstream",
-            Relationship::Path => "path",
-            Relationship::Gateway => "gateway",
-            Relationship::Router => "router",
-        }
-    }
-}
-
-/// Target types of the v1 contract.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum TargetType {
-    Agent,
-    MultiAgent,
-    A2a,
-    Mcp,
-    Tool,
-    Model,
-    Llm,
-    Http,
-    Api,
-    VectorStore,
-    Database,
-    Runtime,
-    Gateway,
-    Router,
-    Custom,
-}
-
-impl TargetType {
-    /// Every type, in the contract's order.
-    pub const ALL: [TargetType; 15] = [
-        TargetType::Agent,
-        TargetType::MultiAgent,
-        TargetType::A2a,
-        TargetType::Mcp,
-        TargetType::Tool,
-        TargetType::Model,
-        TargetType::Llm,
-        TargetType::Http,
-        TargetType::Api,
-        TargetType::VectorStore,
-        TargetType::Database,
-        TargetType::Runtime,
-        TargetType::Gateway,
-        TargetType::Router,
-        TargetType::Custom,
-    ];
-
-    /// The configuration spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TargetType::Agent => "agent",
-            TargetType::MultiAgent => "multi-agent",
-            TargetType::A2a => "a2a",
-            TargetType::Mcp => "mcp",
-            TargetType::Tool => "tool",
-            TargetType::Model => "model",
-            TargetType::Llm => "llm",
-            TargetType::Http => "http",
-            TargetType::Api => "api",
-            TargetType::VectorStore => "vector-store",
-            TargetType::Database => "database",
-            TargetType::Runtime => "runtime",
-            TargetType::Gateway => "gateway",
-            TargetType::Router => "router",
-            TargetType::Custom => "custom",
-        }
-    }
-
-    /// Parses the configuration spelling.
-    pub fn parse(s: &str) -> Option<TargetType> {
-        TargetType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
-    /// Whether the `http` section is allowed on this type.
-    pub fn is_http_family(self) -> bool {
-        matches!(
-            self,
-            TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router
-        )
-    }
-}
-
-impl fmt::Display for TargetType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
 
 /// HTTP methods allowed for the passive probe.

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 
 use super::yaml::{Node, Step};
+use crate::vocab::text::suggest;
 
 /// A failed check: where, whether the key or the value is at fault, and what was expected.
 #[derive(Debug)]
@@ -322,65 +323,6 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// The candidate nearest to `word` by edit distance, when it is close enough to be a typo.
-pub(crate) fn suggest<'c>(
-    word: &str,
-    candidates: impl Iterator<Item = &'c str>,
-) -> Option<&'c str> {
-    if word.len() > 64 {
-        return None;
-    }
-    let lower = word.to_ascii_lowercase();
-    let limit = match word.chars().count() {
-        0..=3 => 1,
-        4..=8 => 2,
-        _ => 3,
-    };
-    // A close spelling wins; otherwise a key that extends the word (`bearer` → `bearer_env`).
-    let candidates: Vec<&str> = candidates.collect();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, c), *c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-        .or_else(|| {
-            let long_enough = lower.chars().count() >= 4;
-            candidates
-                .iter()
-                .find(|c| long_enough && c.starts_with(lower.as_str()))
-                .copied()
-        })
-}
-
-/// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
-/// transpositions each cost one.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let w = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * w];
-    for (i, row) in d.chunks_mut(w).enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d.iter_mut().enumerate().take(w) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[(i - 1) * w + j] + 1)
-                .min(d[i * w + j - 1] + 1)
-                .min(d[(i - 1) * w + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[(i - 2) * w + j - 2] + 1);
-            }
-            d[i * w + j] = v;
-        }
-    }
-    d[a.len() * w + b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,21 +349,5 @@ mod tests {
         assert_eq!(q.render(), "json[\"/a/b\"]");
         let r = root.key("env", 0).key("has space", 1);
         assert_eq!(r.render(), "env.<key #2>");
-    }
-
-    #[test]
-    fn suggestions_catch_typos_only() {
-        let known = ["name", "type", "endpoint", "timeout_ms", "retries"];
-        assert_eq!(
-            suggest("timeot_ms", known.iter().copied()),
-            Some("timeout_ms")
-        );
-        assert_eq!(suggest("nmae", known.iter().copied()), Some("name"));
-        assert_eq!(suggest("Name", known.iter().copied()), Some("name"));
-        assert_eq!(suggest("colour", known.iter().copied()), None);
-        assert_eq!(suggest("endp", known.iter().copied()), Some("endpoint"));
-        assert_eq!(suggest("ret", known.iter().copied()), None);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("abc", "acb"), 1);
     }
 }

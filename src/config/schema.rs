@@ -9,14 +9,15 @@
 
 use std::collections::HashSet;
 
-use super::reader::{At, Fail, Field, Fields, KeyPath, is_blank, mismatch, suggest};
+use super::reader::{At, Fail, Field, Fields, KeyPath, is_blank, mismatch};
 use super::yaml::Node;
 use super::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, HttpMethod, HttpOptions,
-    McpExpect, McpFunctional, McpOptions, McpTransport, OAuthGrant, OAuthOptions, Relationship,
-    StdioOptions, Target, TargetType,
+    McpExpect, McpFunctional, McpOptions, McpTransport, OAuthGrant, OAuthOptions, Origin,
+    Relationship, StdioOptions, Target, TargetType,
 };
-use crate::result::Dimension;
+use crate::vocab::Dimension;
+use crate::vocab::text::suggest;
 
 /// Keys of a target (top-level or inline dependency).
 const TARGET_KEYS: &[&str] = &[
@@ -361,6 +362,7 @@ fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
             http,
             mcp,
             path: fields.path.render(),
+            origin: Origin::File,
         },
         path: fields.path.clone(),
         id_path,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::config::{Config, Edge, NodeId};
 use crate::result::document::{Check, NodeResult, TargetInfo};
-use crate::result::{Dimension, Status};
+use crate::vocab::{Dimension, Status};
 
 /// What one node's own checks produced (independent of its dependencies).
 #[derive(Clone, Debug, Default)]

@@ -4,6 +4,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use crate::vocab::sync::lock;
+
 type Waker = Box<dyn Fn() + Send>;
 
 /// A cancellation token shared by the whole run. Cloning shares it.
@@ -81,10 +83,6 @@ impl Cancel {
             .wait_timeout_while(guard, d, |_| !self.is_cancelled());
         !self.is_cancelled()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

@@ -21,10 +21,14 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Adapter, Attempt, Secret};
-use crate::config::{Config, NodeId, Target, TargetType};
+use crate::adapter::Adapter;
+use crate::vocab::sync::lock;
+
+use crate::config::{Config, NodeId, Target};
 use crate::result::Observation;
 use crate::result::document::Document;
+use crate::vocab::TargetType;
+use crate::vocab::{Attempt, Bound, Deadline, Secret};
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
@@ -119,7 +123,7 @@ fn run_capped(
     let start = Instant::now();
     let clock = node::Clock {
         start,
-        run_deadline: start + cap,
+        run_deadline: Deadline::new(start + cap, Bound::RunCap),
     };
     let order = execution_order(config);
     let total = order.len();
@@ -152,7 +156,7 @@ fn run_capped(
     let mut done = 0;
     // Every call ends by its deadline (≤ the run cap; cleanup: its budget) plus the grace;
     // past that, whatever has not reported is left behind.
-    let give_up = clock.run_deadline + CLOSE_BUDGET + 4 * watchdog::GRACE;
+    let give_up = clock.run_deadline.at() + CLOSE_BUDGET + 4 * watchdog::GRACE;
     while done < total && spawned > 0 {
         let now = Instant::now();
         let tick = watchdog.tick(now);
@@ -307,8 +311,8 @@ fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
                 let ticket = shared.watchdog.watch(&attempt, cancellable, node);
                 let obs = match call {
                     Call::Check(dim) => run.check(dim, &attempt),
-                    Call::Close(budget) => {
-                        run.close(budget);
+                    Call::Close => {
+                        run.close(&attempt);
                         Observation::healthy()
                     }
                 };
@@ -327,10 +331,6 @@ fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
             }
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Nodes in declaration pre-order (roots first, then their dependencies depth-first), each

@@ -19,7 +19,8 @@ use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
 use crate::engine::{CLOSE_BUDGET, ResolvedEnv};
 use crate::result::document::Check;
-use crate::result::{Code, Dimension, Fact, Note, Observation, Status};
+use crate::result::{Code, Fact, Note, Observation};
+use crate::vocab::{Bound, Deadline, Dimension, Status};
 
 /// The run's clock.
 #[derive(Clone, Copy, Debug)]
@@ -27,7 +28,7 @@ pub struct Clock {
     /// When the run started (budgets count from here, queue waits included).
     pub start: Instant,
     /// The run cap.
-    pub run_deadline: Instant,
+    pub run_deadline: Deadline,
 }
 
 /// The dimensions requested for `target`: its explicit list, or the passive defaults.
@@ -62,21 +63,21 @@ pub fn requested(target: &Target, adapter: Option<&dyn Adapter>) -> Vec<Dimensio
 pub enum Call {
     /// One attempt of one dimension.
     Check(Dimension),
-    /// The end-of-run cleanup, within this budget. Its outcome never changes a result.
-    Close(Duration),
+    /// The end-of-run cleanup, within the call's deadline. Its outcome never changes a result.
+    Close,
 }
 
 /// What a node needs next from whoever drives it (see [`NodeRun`]).
 pub enum Step {
-    /// Make this call on `run`, under an [`crate::adapter::Attempt`] ending at `deadline`,
+    /// Make this call on `run`, under an [`crate::vocab::Attempt`] ending at `deadline`,
     /// then hand the state and the outcome back with [`NodeRun::record`].
     Call {
         /// The target's adapter state for this run (fresh if the last one was abandoned).
         run: Box<dyn TargetRun>,
         /// Which call.
         call: Call,
-        /// When the call must be over.
-        deadline: Instant,
+        /// When the call must be over, and which bound says so.
+        deadline: Deadline,
         /// Whether cancelling the run cuts the call (cleanup is not cut).
         cancellable: bool,
     },
@@ -117,7 +118,7 @@ pub struct NodeRun {
     /// Requested own dimensions (no `dependency`).
     own: Vec<Dimension>,
     /// The budget's end (or the run cap).
-    hard_deadline: Instant,
+    hard_deadline: Deadline,
     out: NodeOutcome,
     stage: Stage,
     /// Retries already made of the current stage's dimension.
@@ -151,7 +152,8 @@ impl NodeRun {
             .filter(|d| *d != Dimension::Dependency)
             .collect();
         let hard_deadline = match target.budget_ms {
-            Some(ms) => (clock.start + Duration::from_millis(ms)).min(clock.run_deadline),
+            Some(ms) => Deadline::new(clock.start + Duration::from_millis(ms), Bound::BudgetMs)
+                .min(clock.run_deadline),
             None => clock.run_deadline,
         };
         let mut node = NodeRun {
@@ -186,7 +188,7 @@ impl NodeRun {
             }
         };
         let mut run = adapter.start(ctx.clone());
-        let config_obs = if Instant::now() >= hard_deadline {
+        let config_obs = if hard_deadline.passed() {
             Observation::noted(Status::Unknown, Note::ConfigurationIncomplete)
         } else {
             run.configure()
@@ -218,8 +220,8 @@ impl NodeRun {
                     self.call_started = Some(Instant::now());
                     return Step::Call {
                         run,
-                        call: Call::Close(CLOSE_BUDGET),
-                        deadline: Instant::now() + CLOSE_BUDGET,
+                        call: Call::Close,
+                        deadline: Deadline::after(CLOSE_BUDGET, Bound::Cleanup),
                         cancellable: false,
                     };
                 }
@@ -237,9 +239,10 @@ impl NodeRun {
                 continue;
             }
             let started = Instant::now();
-            let deadline = (started + Duration::from_millis(self.target.timeout_for(dim)))
+            let (timeout_ms, bound) = self.target.timeout_for(dim);
+            let deadline = Deadline::new(started + Duration::from_millis(timeout_ms), bound)
                 .min(self.hard_deadline);
-            if started >= deadline {
+            if started >= deadline.at() {
                 let obs = Observation::noted(Status::Unreachable, Note::BudgetExhausted);
                 self.observe(dim, obs, Duration::ZERO);
                 continue;
@@ -250,7 +253,7 @@ impl NodeRun {
                 continue;
             };
             self.call_started = Some(started);
-            self.call_allowed = deadline - started;
+            self.call_allowed = deadline.at() - started;
             return Step::Call {
                 run,
                 call: Call::Check(dim),
@@ -346,7 +349,7 @@ impl NodeRun {
             dim != Dimension::Functional && obs.status == Status::Unreachable && !obs.response_seen;
         if retryable && self.tries < self.target.retries && !self.cancel.is_cancelled() {
             let delay = Duration::from_millis(self.target.retry_delay_ms);
-            if Instant::now() + delay < self.hard_deadline {
+            if Instant::now() + delay < self.hard_deadline.at() {
                 self.tries += 1;
                 self.pause = Some(delay);
                 self.last = Some((obs, elapsed));

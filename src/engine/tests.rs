@@ -6,11 +6,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
-use crate::config::{Config, Edge, Target, TargetType, adhoc};
+use crate::adapter::{Adapter, TargetContext, TargetRun};
+
+use crate::config::{Config, Edge, Target, adhoc};
 use crate::engine::{Cancel, RUN_CAP, ResolvedEnv, run_capped, run_with};
+use crate::result::Observation;
 use crate::result::document::{Document, NodeResult};
-use crate::result::{Dimension, Observation, Status};
+use crate::vocab::Attempt;
+use crate::vocab::TargetType;
+use crate::vocab::{Dimension, Status};
 
 struct Scripted;
 

@@ -21,9 +21,12 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Attempt, TargetRun};
+use crate::adapter::TargetRun;
+use crate::vocab::sync::lock;
+
 use crate::engine::cancel::Cancel;
 use crate::result::Observation;
+use crate::vocab::{Attempt, Deadline};
 
 /// How long an aborted call may take to return before it is abandoned.
 pub const GRACE: Duration = Duration::from_millis(40);
@@ -239,7 +242,7 @@ impl<P> Ticket<P> {
 /// abandoned; a state whose call was cut has been `discard`ed — and how the call ended.
 pub fn bounded<F>(
     run: Box<dyn TargetRun>,
-    deadline: Instant,
+    deadline: Deadline,
     cancel: &Cancel,
     call: F,
 ) -> (Option<Box<dyn TargetRun>>, Ended)
@@ -319,13 +322,10 @@ fn due<P>(e: &Entry<P>) -> Instant {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::{Bound, Deadline};
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn counting_watchdog(cancel: &Cancel) -> (Watchdog<&'static str>, Arc<AtomicUsize>) {
@@ -350,7 +350,10 @@ mod tests {
     fn a_call_that_returns_in_time_is_left_alone() {
         let (dog, wakes) = counting_watchdog(&Cancel::new());
         let t0 = Instant::now();
-        let attempt = Attempt::new(t0 + Duration::from_millis(100));
+        let attempt = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(100),
+            Bound::TimeoutMs,
+        ));
         let fired = aborts(&attempt);
         let ticket = dog.watch(&attempt, true, "node");
         assert_eq!(
@@ -371,7 +374,10 @@ mod tests {
     fn the_deadline_aborts_and_the_call_is_cut() {
         let (dog, _) = counting_watchdog(&Cancel::new());
         let t0 = Instant::now();
-        let attempt = Attempt::new(t0 + Duration::from_millis(10));
+        let attempt = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(10),
+            Bound::TimeoutMs,
+        ));
         let fired = aborts(&attempt);
         let ticket = dog.watch(&attempt, true, "node");
         attempt.mark_response();
@@ -394,7 +400,10 @@ mod tests {
     fn a_call_that_ignores_its_abort_is_abandoned_after_the_grace() {
         let (dog, _) = counting_watchdog(&Cancel::new());
         let t0 = Instant::now();
-        let attempt = Attempt::new(t0 + Duration::from_millis(10));
+        let attempt = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(10),
+            Bound::TimeoutMs,
+        ));
         let ticket = dog.watch(&attempt, true, "node");
         let at_deadline = t0 + Duration::from_millis(10);
         assert!(dog.tick(at_deadline).abandoned.is_empty());
@@ -419,8 +428,8 @@ mod tests {
         let (dog, _) = counting_watchdog(&cancel);
         let t0 = Instant::now();
         let far = t0 + Duration::from_secs(30);
-        let check = Attempt::new(far);
-        let cleanup = Attempt::new(far);
+        let check = Attempt::new(Deadline::new(far, Bound::TimeoutMs));
+        let cleanup = Attempt::new(Deadline::new(far, Bound::TimeoutMs));
         let check_ticket = dog.watch(&check, true, "check");
         let cleanup_ticket = dog.watch(&cleanup, false, "cleanup");
         cancel.cancel();
@@ -445,7 +454,7 @@ mod tests {
             fn configure(&mut self) -> Observation {
                 Observation::healthy()
             }
-            fn check(&mut self, _: crate::result::Dimension, _: &Attempt) -> Observation {
+            fn check(&mut self, _: crate::vocab::Dimension, _: &Attempt) -> Observation {
                 std::thread::sleep(Duration::from_secs(3));
                 Observation::healthy()
             }
@@ -453,9 +462,9 @@ mod tests {
         let start = Instant::now();
         let (state, ended) = bounded(
             Box::new(Deaf),
-            start + Duration::from_millis(20),
+            Deadline::new(start + Duration::from_millis(20), Bound::TimeoutMs),
             &Cancel::new(),
-            |r, a| r.check(crate::result::Dimension::Protocol, a),
+            |r, a| r.check(crate::vocab::Dimension::Protocol, a),
         );
         assert!(start.elapsed() < Duration::from_secs(1));
         assert!(state.is_none());
@@ -466,9 +475,18 @@ mod tests {
     fn only_a_new_earliest_deadline_wakes_the_ticker() {
         let (dog, wakes) = counting_watchdog(&Cancel::new());
         let t0 = Instant::now();
-        let a = Attempt::new(t0 + Duration::from_millis(100));
-        let b = Attempt::new(t0 + Duration::from_millis(200));
-        let c = Attempt::new(t0 + Duration::from_millis(50));
+        let a = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(100),
+            Bound::TimeoutMs,
+        ));
+        let b = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(200),
+            Bound::TimeoutMs,
+        ));
+        let c = Attempt::new(Deadline::new(
+            t0 + Duration::from_millis(50),
+            Bound::TimeoutMs,
+        ));
         let ta = dog.watch(&a, true, "a");
         let tb = dog.watch(&b, true, "b");
         assert_eq!(wakes.load(Ordering::SeqCst), 1);

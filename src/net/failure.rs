@@ -15,7 +15,9 @@ use std::io;
 
 use ureq::Error;
 
-use crate::result::{Evidence, Fact, Note, Observation, Status};
+use crate::result::{Evidence, Fact, Note, Observation};
+
+use crate::vocab::Status;
 
 use super::stages::Timings;
 use super::trust::TrustSource;

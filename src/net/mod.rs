@@ -26,12 +26,12 @@
 //! [`Timings::new_connection`] `false` and only the http stage.
 //!
 //! ```no_run
-//! # use agenthealth::adapter::Attempt;
+//! # use agenthealth::vocab::{Attempt, Bound, Deadline};
 //! # use agenthealth::net::{Client, Endpoint, Method, Request, Reuse};
-//! # use std::time::{Duration, Instant};
+//! # use std::time::Duration;
 //! let endpoint = Endpoint::parse("https://mcp.example/mcp").expect("validated by configure()");
 //! let mut client = Client::new(Reuse::KeepAlive);
-//! let attempt = Attempt::new(Instant::now() + Duration::from_secs(5)); // the engine's
+//! let attempt = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::TimeoutMs));
 //! let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 //! let req = Request::new(Method::Post, &endpoint)
 //!     .header("Content-Type", "application/json")
@@ -64,13 +64,14 @@ mod connect;
 mod tls;
 
 use std::io::Read;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use rustls::ClientConfig;
 use ureq::unversioned::transport::{ConnectProxyConnector, Connector};
 use ureq::{Agent, AsSendBody};
 
-use crate::adapter::Attempt;
+use crate::vocab::Attempt;
+use crate::vocab::sync::lock;
 
 use self::connect::{FirstByte, TimedTcp};
 use self::proxy::ProxyEnv;
@@ -213,10 +214,6 @@ struct Live {
 struct Guard {
     generation: u64,
     dead: bool,
-}
-
-fn lock(m: &Mutex<Guard>) -> MutexGuard<'_, Guard> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Client {

@@ -5,7 +5,8 @@
 //! with the rule that failed as evidence; no value is ever recorded.
 
 use crate::net::{Client, Endpoint};
-use crate::result::{Fact, Observation, Status};
+use crate::result::{Fact, Observation};
+use crate::vocab::Status;
 
 /// Runs the checks; returns the parsed endpoint.
 pub fn preflight(

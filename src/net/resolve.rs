@@ -160,7 +160,8 @@ pub fn is_loopback_host(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::Attempt;
+    use crate::vocab::Attempt;
+    use crate::vocab::{Bound, Deadline};
     use std::time::{Duration, Instant};
 
     #[test]
@@ -213,7 +214,10 @@ mod tests {
     ) -> (Result<Vec<SocketAddr>, Error>, crate::net::Timings) {
         let rec = r.rec.clone();
         rec.begin(
-            &Attempt::new(Instant::now() + Duration::from_secs(5)),
+            &Attempt::new(Deadline::new(
+                Instant::now() + Duration::from_secs(5),
+                Bound::TimeoutMs,
+            )),
             false,
         );
         let uri: Uri = url.parse().expect("test url");
@@ -232,10 +236,7 @@ mod tests {
         let (addrs, t) = resolve("http://localhost:8080/x");
         let addrs = addrs.expect("localhost resolves");
         assert_eq!(addrs, loopback_addrs(8080).to_vec());
-        assert_eq!(
-            t.dns.map(|s| s.status),
-            Some(crate::result::Status::Healthy)
-        );
+        assert_eq!(t.dns.map(|s| s.status), Some(crate::vocab::Status::Healthy));
         let (addrs, _) = resolve("https://mcp.localhost/");
         assert_eq!(addrs.expect("resolves"), loopback_addrs(443).to_vec());
     }
@@ -268,7 +269,7 @@ mod tests {
         assert_eq!(crate::net::classify(&err, false).as_word(), "dns");
         assert_eq!(
             t.dns.map(|s| s.status),
-            Some(crate::result::Status::Unreachable)
+            Some(crate::vocab::Status::Unreachable)
         );
     }
 

@@ -17,8 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::adapter::Attempt;
-use crate::result::{Stage, Status, Steps};
+use crate::result::{Stage, Steps};
+use crate::vocab::Attempt;
+use crate::vocab::Status;
+use crate::vocab::sync::lock;
 
 /// One stage's outcome.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,7 +166,7 @@ impl Recorder {
     }
 
     fn lock(&self) -> MutexGuard<'_, Ledger> {
-        self.ledger.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.ledger)
     }
 
     /// Starts a new exchange on behalf of `attempt`.
@@ -272,9 +274,13 @@ impl std::fmt::Debug for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::{Bound, Deadline};
 
     fn attempt() -> Attempt {
-        Attempt::new(Instant::now() + Duration::from_secs(5))
+        Attempt::new(Deadline::new(
+            Instant::now() + Duration::from_secs(5),
+            Bound::TimeoutMs,
+        ))
     }
 
     #[test]

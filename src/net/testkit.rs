@@ -4,7 +4,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::adapter::Attempt;
+use crate::vocab::Attempt;
+use crate::vocab::{Bound, Deadline};
 
 #[path = "../../tests/support/mod.rs"]
 pub(crate) mod support;
@@ -24,7 +25,7 @@ pub(crate) fn with_watchdog_at<T>(
     f: impl FnOnce(&Attempt) -> T,
 ) -> (T, Duration) {
     let start = Instant::now();
-    let attempt = Attempt::new(start + timeout);
+    let attempt = Attempt::new(Deadline::new(start + timeout, Bound::TimeoutMs));
     let (done, finished) = mpsc::channel::<()>();
     let dog = {
         let attempt = attempt.clone();

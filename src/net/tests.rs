@@ -8,7 +8,8 @@ use super::testkit::support::http_servers::{Reply, Server, closed_port};
 use super::testkit::support::tls::{TestCa, self_signed, server_wrap};
 use super::testkit::{with_watchdog, with_watchdog_at, within};
 use super::*;
-use crate::result::Status;
+use crate::vocab::Status;
+use crate::vocab::{Bound, Deadline};
 
 const SHORT: Duration = Duration::from_millis(400);
 const LONG: Duration = Duration::from_secs(5);
@@ -340,10 +341,16 @@ fn a_late_abort_does_not_cut_a_later_exchange() {
     let server = Server::start(|_| Reply::status(200));
     let mut client = Client::new(Reuse::KeepAlive);
     let e = endpoint(&server.url("/"));
-    let first = Attempt::new(std::time::Instant::now() + LONG);
+    let first = Attempt::new(Deadline::new(
+        std::time::Instant::now() + LONG,
+        Bound::TimeoutMs,
+    ));
     let r = client.send(&first, &Request::new(Method::Get, &e));
     r.expect("first").read_body(10).expect("body");
-    let second = Attempt::new(std::time::Instant::now() + LONG);
+    let second = Attempt::new(Deadline::new(
+        std::time::Instant::now() + LONG,
+        Bound::TimeoutMs,
+    ));
     let resp = client
         .send(&second, &Request::new(Method::Get, &e))
         .expect("second");
@@ -500,7 +507,7 @@ fn measure_construction() {
     let mut client = Client::new(Reuse::Fresh);
     let start = Instant::now();
     for _ in 0..N {
-        let a = Attempt::new(Instant::now() + LONG);
+        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
         std::hint::black_box(
             client
                 .send(&a, &Request::new(Method::Head, &e))
@@ -534,7 +541,7 @@ fn measure_construction() {
     let mut keep = Client::new(Reuse::KeepAlive);
     let start = Instant::now();
     for _ in 0..N {
-        let a = Attempt::new(Instant::now() + LONG);
+        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
         let r = keep.send(&a, &Request::new(Method::Get, &e)).expect("ok");
         std::hint::black_box(r.read_body(64).expect("body"));
     }
@@ -550,7 +557,7 @@ fn measure_construction() {
     let mut client = Client::new(Reuse::Fresh).with_tls_config(config);
     let start = Instant::now();
     for _ in 0..N / 4 {
-        let a = Attempt::new(Instant::now() + LONG);
+        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
         std::hint::black_box(
             client
                 .send(&a, &Request::new(Method::Head, &e))

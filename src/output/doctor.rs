@@ -5,9 +5,11 @@
 use std::fmt::Write;
 
 use crate::output::Style;
-use crate::output::terminal::{clean, paint, title};
+use crate::output::terminal::{paint, title};
 use crate::result::document::{Check, Document, NodeResult};
-use crate::result::{Code, Dimension, Fact, Note, Status};
+use crate::result::{Code, Fact, Note};
+use crate::vocab::text::clean;
+use crate::vocab::{Dimension, Status};
 
 /// The contract's advice per status.
 pub fn status_advice(status: Status) -> &'static str {

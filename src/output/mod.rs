@@ -121,7 +121,7 @@ pub fn render(
 mod tests {
     use super::*;
     use crate::output::terminal::tests::{edge, node};
-    use crate::result::Status;
+    use crate::vocab::Status;
 
     /// A chain of `levels` results below a top-level one.
     fn chain(levels: usize) -> Document {

@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use crate::output::Style;
+use crate::result::Fact;
 use crate::result::document::{Check, Document, NodeResult};
-use crate::result::{Fact, Status};
+use crate::vocab::Status;
 
 /// Renders the whole document.
 pub fn render(doc: &Document, style: Style) -> String {
@@ -160,9 +161,9 @@ pub fn fact_text(fact: &Fact) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::config::{Relationship, TargetType};
-    use crate::result::Dimension;
     use crate::result::document::TargetInfo;
+    use crate::vocab::Dimension;
+    use crate::vocab::{Relationship, TargetType};
     use std::collections::BTreeMap;
 
     /// `name` with one check of `status`, and `deps`.
@@ -263,7 +264,7 @@ api (http): UNHEALTHY
     fn control_characters_never_reach_the_terminal() {
         let mut r = node("a\u{1b}[2Jb\u{9b}c\u{7f}", Status::Unhealthy, vec![]);
         r.target.id = Some("i\u{1b}d".into());
-        if let Some(check) = r.checks.get_mut(&crate::result::Dimension::Protocol) {
+        if let Some(check) = r.checks.get_mut(&crate::vocab::Dimension::Protocol) {
             check.message = Some("m\u{1b}]0;title\u{7}".into());
         }
         let text = render(

@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use crate::config::{Relationship, TargetType};
-use crate::result::{Code, Dimension, Evidence, Fact, Status, Steps};
+use crate::result::{Code, Evidence, Fact, Steps};
+use crate::vocab::{Dimension, Status};
+use crate::vocab::{Relationship, TargetType};
 
 /// The contract version of the document.
 pub const SPEC_VERSION: &str = "v1";

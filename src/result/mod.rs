@@ -10,127 +10,7 @@ pub mod document;
 
 use std::fmt;
 
-/// A health status, ordered from best to worst (`Ord` follows the contract's severity order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Status {
-    /// Every requested check passed.
-    Healthy,
-    /// Working, but impaired (latency over threshold, optional dependency down).
-    Degraded,
-    /// The target answered and is not fit for use.
-    Unhealthy,
-    /// No response from the target.
-    Unreachable,
-    /// The configuration or credentials cannot work.
-    Misconfigured,
-    /// Inconclusive evidence.
-    Unknown,
-}
-
-impl Status {
-    /// Every status, best first.
-    pub const ALL: [Status; 6] = [
-        Status::Healthy,
-        Status::Degraded,
-        Status::Unhealthy,
-        Status::Unreachable,
-        Status::Misconfigured,
-        Status::Unknown,
-    ];
-
-    /// The contract spelling (`HEALTHY`, …).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Healthy => "HEALTHY",
-            Status::Degraded => "DEGRADED",
-            Status::Unhealthy => "UNHEALTHY",
-            Status::Unreachable => "UNREACHABLE",
-            Status::Misconfigured => "MISCONFIGURED",
-            Status::Unknown => "UNKNOWN",
-        }
-    }
-
-    /// HEALTHY and DEGRADED count as passed for gates.
-    pub fn passed(self) -> bool {
-        matches!(self, Status::Healthy | Status::Degraded)
-    }
-
-    /// The worst of a set of statuses; an empty set is UNKNOWN.
-    pub fn worst<I: IntoIterator<Item = Status>>(statuses: I) -> Status {
-        statuses.into_iter().max().unwrap_or(Status::Unknown)
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A health dimension. The declaration order is the order in which the engine runs them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dimension {
-    /// Offline validation of the target's configuration and credentials.
-    Configuration,
-    /// Can the target be reached at all.
-    Reachability,
-    /// Are our credentials accepted.
-    Authentication,
-    /// Does the target speak the expected protocol.
-    Protocol,
-    /// Does the target offer what we need (inventories, requirements).
-    Capability,
-    /// An explicitly opted-in active probe.
-    Functional,
-    /// Reachability latency against a threshold (no request of its own).
-    Latency,
-    /// Summary of the dependencies' contributions.
-    Dependency,
-}
-
-impl Dimension {
-    /// Every dimension, in execution order.
-    pub const ALL: [Dimension; 8] = [
-        Dimension::Configuration,
-        Dimension::Reachability,
-        Dimension::Authentication,
-        Dimension::Protocol,
-        Dimension::Capability,
-        Dimension::Functional,
-        Dimension::Latency,
-        Dimension::Dependency,
-    ];
-
-    /// The configuration and result spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dimension::Configuration => "configuration",
-            Dimension::Reachability => "reachability",
-            Dimension::Authentication => "authentication",
-            Dimension::Protocol => "protocol",
-            Dimension::Capability => "capability",
-            Dimension::Functional => "functional",
-            Dimension::Latency => "latency",
-            Dimension::Dependency => "dependency",
-        }
-    }
-
-    /// Parses the configuration spelling.
-    pub fn parse(s: &str) -> Option<Dimension> {
-        Dimension::ALL.into_iter().find(|d| d.as_str() == s)
-    }
-
-    /// Active dimensions send requests with side effects the operator must opt into.
-    pub fn is_active(self) -> bool {
-        self == Dimension::Functional
-    }
-}
-
-impl fmt::Display for Dimension {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+use crate::vocab::Status;
 
 /// A transport stage of a network exchange, reported as a check's `steps`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -511,6 +391,7 @@ impl Observation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::Dimension;
 
     #[test]
     fn status_order_follows_the_contract() {

@@ -7,12 +7,15 @@ use std::time::Duration;
 
 use super::HttpAdapter;
 use crate::adapter::credential::{BearerToken, NoCredentials};
-use crate::adapter::{Adapter, CredentialSource, Secret, TargetContext, TargetRun};
-use crate::config::{HttpMethod, HttpOptions, Target, TargetType};
+use crate::adapter::{Adapter, CredentialSource, TargetContext, TargetRun};
+use crate::config::{HttpMethod, HttpOptions, Target};
 use crate::net::testkit::support::http_servers::{Reply, Server, closed_port};
 use crate::net::testkit::support::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
-use crate::result::{Code, Dimension, Fact, Note, Observation, Stage, Status};
+use crate::result::{Code, Fact, Note, Observation, Stage};
+use crate::vocab::Secret;
+use crate::vocab::TargetType;
+use crate::vocab::{Dimension, Status};
 
 const LONG: Duration = Duration::from_secs(5);
 const SHORT: Duration = Duration::from_millis(600);
@@ -35,6 +38,7 @@ fn target(endpoint: &str, kind: TargetType, http: Option<HttpOptions>) -> Target
         http,
         mcp: None,
         path: "targets[0]".into(),
+        origin: crate::config::Origin::File,
     }
 }
 

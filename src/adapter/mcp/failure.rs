@@ -9,7 +9,8 @@
 use super::era::UNSUPPORTED_VERSION;
 use super::transport::TransportError;
 use crate::process::ExitInfo;
-use crate::result::{Code, Fact, Observation, Status};
+use crate::result::{Code, Fact, Observation};
+use crate::vocab::Status;
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
 #[derive(Clone, Debug, PartialEq)]

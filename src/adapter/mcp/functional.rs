@@ -49,9 +49,10 @@ use super::modern;
 use super::schema::{self, Subject};
 use super::session::{Era, Session};
 use super::transport::TransportError;
-use crate::adapter::Attempt;
 use crate::config::{McpFunctional, McpOptions};
-use crate::result::{Code, Fact, Observation, Phrase, Status};
+use crate::result::{Code, Fact, Observation, Phrase};
+use crate::vocab::Attempt;
+use crate::vocab::Status;
 
 /// The 2026-07-28 error for a request that needs a client capability we did not declare.
 pub const MISSING_CAPABILITY: i64 = -32021;

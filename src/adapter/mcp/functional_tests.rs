@@ -11,7 +11,8 @@ use crate::adapter::TargetRun;
 use crate::adapter::mcp::testing::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
 use crate::adapter::mcp::transport::TransportError;
 use crate::config::{McpExpect, McpFunctional, McpOptions};
-use crate::result::{Code, Dimension, Fact, Observation, Status};
+use crate::result::{Code, Fact, Observation};
+use crate::vocab::{Dimension, Status};
 
 const DISCOVER: &str =
     r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}"#;

@@ -20,9 +20,9 @@ use super::headers::{self, Binding, Exclusion};
 use super::modern;
 use super::schema;
 use super::session::{Era, Session};
-use crate::adapter::Attempt;
 use crate::config::McpOptions;
 use crate::result::{Evidence, Fact};
+use crate::vocab::Attempt;
 
 /// Pages listed per inventory at most.
 pub const MAX_PAGES: usize = 100;

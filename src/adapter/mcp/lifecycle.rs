@@ -14,8 +14,8 @@ use super::failure::Failure;
 use super::inventory::Advertised;
 use super::modern::{self, CLIENT_NAME, CLIENT_VERSION};
 use super::session::{Era, Session};
-use crate::adapter::Attempt;
 use crate::result::{Evidence, Fact};
+use crate::vocab::Attempt;
 
 /// What a successful handshake established.
 #[derive(Clone, Debug, PartialEq, Eq)]

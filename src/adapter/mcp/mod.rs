@@ -83,7 +83,7 @@ mod testing;
 #[cfg(test)]
 mod tests;
 
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use era::{AfterDiscover, Channel, Plan, Version};
 use failure::Failure;
@@ -92,9 +92,12 @@ use session::{Era, Session};
 use transport::Transport;
 use transport::http::HttpTransport;
 
-use crate::adapter::{Adapter, Attempt, TargetContext, TargetRun};
+use crate::adapter::{Adapter, TargetContext, TargetRun};
+
 use crate::config::{McpOptions, McpTransport, OAuthGrant};
-use crate::result::{Code, Dimension, Evidence, Fact, Note, Observation, Status};
+use crate::result::{Code, Evidence, Fact, Note, Observation};
+use crate::vocab::Attempt;
+use crate::vocab::{Dimension, Status};
 
 /// The adapter for `mcp` targets.
 pub struct McpAdapter;
@@ -393,9 +396,9 @@ impl TargetRun for McpRun {
         self.inventory = None;
     }
 
-    fn close(&mut self, budget: Duration) {
+    fn close(&mut self, attempt: &Attempt) {
         if let Some(session) = self.session.as_mut() {
-            session.transport().close(budget);
+            session.transport().close(attempt);
         }
     }
 }

@@ -12,7 +12,7 @@ use super::failure::Failure;
 use super::inventory::Advertised;
 use super::session::{Era, Session};
 use super::transport::ResponseMode;
-use crate::adapter::Attempt;
+use crate::vocab::Attempt;
 
 /// Our client name, sent in `clientInfo` in both eras.
 pub const CLIENT_NAME: &str = "agenthealth";

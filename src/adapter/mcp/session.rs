@@ -10,7 +10,7 @@ use super::era::Version;
 use super::jsonrpc;
 use super::modern;
 use super::transport::{Framing, Outgoing, Reply, Transport, TransportError};
-use crate::adapter::Attempt;
+use crate::vocab::Attempt;
 
 /// The era a message belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,10 +12,13 @@ use serde_json::value::RawValue;
 use super::McpRun;
 use super::era::{Channel, Version};
 use super::transport::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::TargetContext;
 use crate::adapter::credential::NoCredentials;
-use crate::adapter::{Attempt, TargetContext};
-use crate::config::{McpOptions, Target, TargetType};
+use crate::config::{McpOptions, Target};
 use crate::result::Steps;
+use crate::vocab::Attempt;
+use crate::vocab::TargetType;
+use crate::vocab::{Bound, Deadline};
 
 /// How a logged message was framed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,14 +178,14 @@ impl Transport for Scripted {
         lock(&self.log).discards += 1;
     }
 
-    fn close(&mut self, budget: Duration) {
-        lock(&self.log).closes.push(budget);
+    fn close(&mut self, attempt: &Attempt) {
+        lock(&self.log).closes.push(attempt.remaining());
     }
 }
 
 /// Locks a log, ignoring poisoning from a failed test thread.
 pub fn lock(log: &Mutex<Log>) -> MutexGuard<'_, Log> {
-    log.lock().unwrap_or_else(|p| p.into_inner())
+    crate::vocab::sync::lock(log)
 }
 
 /// An `mcp` target at a loopback endpoint with these options.
@@ -204,6 +207,7 @@ pub fn target(options: McpOptions) -> Target {
         http: None,
         mcp: Some(options),
         path: "targets[0]".into(),
+        origin: crate::config::Origin::File,
     }
 }
 
@@ -223,7 +227,10 @@ pub fn run(options: McpOptions, transport: Scripted) -> McpRun {
 
 /// An attempt with a generous deadline.
 pub fn attempt() -> Attempt {
-    Attempt::new(Instant::now() + Duration::from_secs(5))
+    Attempt::new(Deadline::new(
+        Instant::now() + Duration::from_secs(5),
+        Bound::TimeoutMs,
+    ))
 }
 
 /// The methods sent, in order.

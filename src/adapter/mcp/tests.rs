@@ -14,7 +14,8 @@ use super::testing::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, me
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
-use crate::result::{Code, Dimension, Fact, Observation, Status};
+use crate::result::{Code, Fact, Observation};
+use crate::vocab::{Dimension, Status};
 
 const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],
     "capabilities":{"tools":{"listChanged":true},"resources":{},"prompts":{}},"ttlMs":0,"cacheScope":"public"}"#;
@@ -101,7 +102,10 @@ fn check(
     let mut run = run(options, transport);
     assert_eq!(run.configure(), Observation::healthy());
     let obs = dims.iter().map(|d| run.check(*d, &attempt())).collect();
-    run.close(std::time::Duration::from_secs(1));
+    run.close(&crate::vocab::Attempt::new(crate::vocab::Deadline::after(
+        std::time::Duration::from_secs(1),
+        crate::vocab::Bound::Cleanup,
+    )));
     (obs, log)
 }
 
@@ -712,7 +716,7 @@ fn modern_pages() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&seen);
     let paged = move |m: &Sent| {
-        lock_vec(&record).push(m.params().clone());
+        crate::vocab::sync::lock(&record).push(m.params().clone());
         if m.params().get("cursor").is_none() {
             ok(r#"{"resultType":"complete","tools":[],"nextCursor":"a \"b\""}"#)
         } else {
@@ -721,7 +725,7 @@ fn modern_pages() {
     };
     let o = listing(true, paged, options());
     assert_eq!(o.status, Status::Healthy);
-    let params = lock_vec(&seen);
+    let params = crate::vocab::sync::lock(&seen);
     assert_eq!(params[1]["cursor"], "a \"b\"");
     assert!(params.iter().all(|p| p.get("_meta").is_some()));
 
@@ -740,10 +744,6 @@ fn modern_pages() {
     // Legacy results have no resultType rule.
     let legacy = |_: &Sent| ok(r#"{"resultType":"partial","tools":[]}"#);
     assert_eq!(listing(false, legacy, options()).status, Status::Healthy);
-}
-
-fn lock_vec<T>(m: &Mutex<Vec<T>>) -> std::sync::MutexGuard<'_, Vec<T>> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Upstream §17 N143: over modern HTTP a tool with an invalid header annotation is excluded,

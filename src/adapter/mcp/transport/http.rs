@@ -35,9 +35,10 @@ use crate::adapter::mcp::era::{Channel, Version};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
-use crate::adapter::{Attempt, CredentialSource, TargetContext};
+use crate::adapter::{CredentialSource, TargetContext};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse};
 use crate::result::{Observation, Steps};
+use crate::vocab::{Attempt, Bound, Deadline};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
@@ -400,14 +401,10 @@ impl Transport for HttpTransport {
         }
     }
 
-    fn close(&mut self, budget: Duration) {
-        let deadline = Instant::now() + budget;
+    fn close(&mut self, attempt: &Attempt) {
         let sessions: Vec<SessionId> = self.retired.drain(..).chain(self.session.take()).collect();
         for session in sessions {
-            let left = deadline
-                .saturating_duration_since(Instant::now())
-                .min(DELETE_BUDGET);
-            if left.is_zero() {
+            if attempt.expired() {
                 break;
             }
             let mut headers = vec![
@@ -419,8 +416,9 @@ impl Transport for HttpTransport {
                     .version
                     .map(|v| ("mcp-protocol-version", v.as_str())),
             );
-            // Best effort, bounded like an attempt: the outcome never changes an observation.
-            let cleanup = Attempt::new(Instant::now() + left);
+            // Best effort, each within its own share of the cleanup attempt (which the watchdog
+            // can cut): the outcome never changes an observation.
+            let cleanup = attempt.within(Deadline::after(DELETE_BUDGET, Bound::Cleanup));
             if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup) {
                 drain(response);
             }

@@ -14,16 +14,18 @@ use super::{Framing, Outgoing, ResponseMode, Transport, TransportError};
 use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
 use crate::adapter::mcp::era::Version;
 use crate::adapter::mcp::jsonrpc;
-use crate::adapter::{Attempt, Secret};
 use crate::config::McpOptions;
 use crate::net::{Client, Endpoint, Reuse};
-use crate::result::{Code, Dimension, Fact, Status};
+use crate::result::{Code, Fact};
+use crate::vocab::{Attempt, Secret};
+use crate::vocab::{Bound, Deadline};
+use crate::vocab::{Dimension, Status};
 
 const LONG: Duration = Duration::from_secs(5);
 const V: Version = Version::V2025_11_25;
 
 fn attempt_for(d: Duration) -> Attempt {
-    Attempt::new(Instant::now() + d)
+    Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
 }
 
 fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
@@ -113,7 +115,7 @@ fn modern_requests_carry_version_and_method_and_never_a_session() {
     let reply = send(&mut t, "tools/call", 1, framing, &attempt_for(LONG)).expect("reply");
     assert_eq!(reply.mode, ResponseMode::Json);
     assert!(!reply.session_issued);
-    t.close(LONG);
+    t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1, "no DELETE for a modern session");
     let r = &reqs[0];
@@ -158,9 +160,9 @@ fn legacy_session_headers_and_delete() {
     )
     .expect("list");
     let started = Instant::now();
-    t.close(LONG);
+    t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     assert!(started.elapsed() < Duration::from_millis(250));
-    t.close(LONG);
+    t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     let reqs = server.requests();
     let methods: Vec<&str> = reqs.iter().map(|r| r.method.as_str()).collect();
     assert_eq!(methods, ["POST", "POST", "POST", "DELETE"]);
@@ -209,7 +211,7 @@ fn discarded_sessions_are_deleted_at_close() {
     send(&mut t, "initialize", 1, Framing::Handshake, &a).expect("init");
     a.abort();
     t.discard();
-    t.close(LONG);
+    t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     let deletes = server.with_method("DELETE");
     assert_eq!(deletes.len(), 1);
     assert_eq!(deletes[0].header("mcp-session-id"), Some("s-1"));
@@ -231,7 +233,7 @@ fn delete_is_bounded_by_250_ms() {
     )
     .expect("init");
     let started = Instant::now();
-    t.close(LONG);
+    t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     let took = started.elapsed();
     assert!(took < Duration::from_millis(400), "{took:?}");
     assert!(took >= Duration::from_millis(200), "{took:?}");
@@ -245,7 +247,10 @@ fn delete_is_bounded_by_250_ms() {
         &attempt_for(LONG),
     )
     .expect("init");
-    t.close(Duration::from_millis(40));
+    t.close(&Attempt::new(Deadline::after(
+        Duration::from_millis(40),
+        Bound::Cleanup,
+    )));
     assert!(started.elapsed() < Duration::from_millis(200));
 }
 
@@ -912,7 +917,10 @@ fn run_with(
         .iter()
         .map(|d| run.check(*d, &attempt_for(LONG)))
         .collect();
-    run.close(Duration::from_secs(1));
+    run.close(&Attempt::new(Deadline::after(
+        Duration::from_secs(1),
+        Bound::Cleanup,
+    )));
     obs
 }
 
@@ -1200,7 +1208,10 @@ fn passive_run_cost() {
                 assert_eq!(o.status, Status::Healthy);
             }
             t = Instant::now();
-            run.close(Duration::from_secs(1));
+            run.close(&Attempt::new(Deadline::after(
+                Duration::from_secs(1),
+                Bound::Cleanup,
+            )));
             phases[5].push(t.elapsed());
             times.push(started.elapsed());
         }

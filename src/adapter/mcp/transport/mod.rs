@@ -51,9 +51,10 @@ use serde_json::value::RawValue;
 
 use super::era::{Channel, METHOD_NOT_FOUND, Version};
 use super::jsonrpc::{self, Incoming};
-use crate::adapter::Attempt;
 use crate::process::ExitInfo;
-use crate::result::{Note, Observation, Status, Steps};
+use crate::result::{Note, Observation, Steps};
+use crate::vocab::Attempt;
+use crate::vocab::Status;
 
 /// Which era's rules frame a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,9 +228,10 @@ pub trait Transport: Send {
     /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
     fn discard(&mut self);
 
-    /// Best-effort end-of-run cleanup within `budget` (legacy HTTP: `DELETE` of every session
-    /// this run was assigned). Never reports anything.
-    fn close(&mut self, budget: Duration);
+    /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session
+    /// this run was assigned; stdio: stdin closed, a short grace, the group terminated). The
+    /// engine's watchdog cuts it at the cleanup budget like any call. Never reports anything.
+    fn close(&mut self, attempt: &Attempt);
 }
 
 #[cfg(test)]

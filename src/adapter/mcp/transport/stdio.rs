@@ -50,12 +50,13 @@ use serde_json::value::RawValue;
 use super::{Framing, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::mcp::era::Channel;
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
-use crate::adapter::{Attempt, Secret};
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
     Child, EXIT_WAIT, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::{Fact, Observation, Status};
+use crate::result::{Fact, Observation};
+use crate::vocab::Status;
+use crate::vocab::{Attempt, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
 /// for its response: one maximal line.
@@ -246,9 +247,12 @@ impl Transport for StdioTransport {
         }
     }
 
-    fn close(&mut self, budget: Duration) {
+    fn close(&mut self, attempt: &Attempt) {
         if let Some(child) = self.child.take() {
-            let grace = budget
+            // The watchdog may cut the shutdown at the cleanup budget: the group dies at once.
+            attempt.on_abort(child.abort_handle());
+            let grace = attempt
+                .remaining()
                 .saturating_sub(TERM_WAIT + KILL_WAIT + CLOSE_RESERVE)
                 .min(CLOSE_GRACE);
             child.shutdown(grace);
@@ -343,6 +347,7 @@ mod tests {
     use super::*;
     use crate::adapter::mcp::transport::Framing;
     use crate::process::ExitInfo;
+    use crate::vocab::{Bound, Deadline};
     use std::time::Instant;
 
     use crate::process::fixtures::{fixture, python_bin};
@@ -362,7 +367,10 @@ mod tests {
     }
 
     fn soon(ms: u64) -> Attempt {
-        Attempt::new(Instant::now() + Duration::from_millis(ms))
+        Attempt::new(Deadline::new(
+            Instant::now() + Duration::from_millis(ms),
+            Bound::TimeoutMs,
+        ))
     }
 
     fn request(
@@ -436,7 +444,10 @@ mod tests {
         let listed = request(&mut t, 2, "tools/list", session, &a).expect("tools/list");
         assert!(listed.result.get().contains("tools"));
         assert_eq!(t.pid(), pid, "the same process serves every request");
-        t.close(Duration::from_millis(250));
+        t.close(&Attempt::new(Deadline::after(
+            Duration::from_millis(250),
+            Bound::Cleanup,
+        )));
         assert!(t.pid().is_none());
     }
 
@@ -476,7 +487,10 @@ mod tests {
             )
             .expect("answered");
         assert_eq!(reply.result.get(), "{}");
-        t.close(Duration::from_millis(250));
+        t.close(&Attempt::new(Deadline::after(
+            Duration::from_millis(250),
+            Bound::Cleanup,
+        )));
     }
 
     #[test]
@@ -531,7 +545,7 @@ mod tests {
     #[test]
     fn an_expired_attempt_starts_nothing() {
         let mut t = fake(&["--era", "legacy"]);
-        let a = Attempt::new(Instant::now());
+        let a = Attempt::new(Deadline::new(Instant::now(), Bound::TimeoutMs));
         assert_eq!(
             request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
             Err(TransportError::unanswered(false))
@@ -545,7 +559,10 @@ mod tests {
         let a = soon(10_000);
         request(&mut t, 1, "initialize", Framing::Handshake, &a).expect("initialize");
         let started = Instant::now();
-        t.close(Duration::from_millis(250));
+        t.close(&Attempt::new(Deadline::after(
+            Duration::from_millis(250),
+            Bound::Cleanup,
+        )));
         assert!(
             started.elapsed() < Duration::from_millis(250),
             "{:?}",
@@ -559,7 +576,8 @@ mod tests {
     fn a_session_that_received_nothing_is_discarded() {
         use crate::adapter::TargetRun;
         use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
-        use crate::result::{Code, Dimension};
+        use crate::result::Code;
+        use crate::vocab::Dimension;
         let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
         let log = scripted.log();
         let mut r = run(McpOptions::default(), scripted);
@@ -580,12 +598,12 @@ mod tests {
     fn an_expired_attempt_discards_the_session() {
         use crate::adapter::TargetRun;
         use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
-        use crate::result::Dimension;
+        use crate::vocab::Dimension;
         const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
         let scripted = Scripted::new(|_| Ok(DISCOVER.to_owned())).stdio();
         let log = scripted.log();
         let mut r = run(McpOptions::default(), scripted);
-        let late = Attempt::new(Instant::now());
+        let late = Attempt::new(Deadline::new(Instant::now(), Bound::TimeoutMs));
         r.check(Dimension::Protocol, &late);
         assert_eq!(lock(&log).discards, 1);
         let o = r.check(Dimension::Protocol, &attempt());

@@ -4,17 +4,24 @@
 //! clock. At the deadline (or on cancellation) it calls [`Attempt::abort`], which runs every
 //! hook the adapter registered — shutting down an HTTP agent, killing a process group — so a
 //! stuck peer is always cut off.
+//!
+//! A step inside an attempt that must end earlier (one `DELETE` of several within the cleanup
+//! budget) uses [`Attempt::within`]: a narrower deadline over the same hooks, so the watchdog
+//! that watches the attempt still cuts it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use super::deadline::{Bound, Deadline};
+use super::sync::lock;
 
 type Hook = Box<dyn FnOnce() + Send>;
 
 /// A deadline plus a way for the watchdog to interrupt blocking I/O.
 #[derive(Clone)]
 pub struct Attempt {
-    deadline: Instant,
+    deadline: Deadline,
     shared: Arc<Shared>,
 }
 
@@ -27,26 +34,44 @@ struct Shared {
 
 impl Attempt {
     /// A fresh attempt ending at `deadline`.
-    pub fn new(deadline: Instant) -> Attempt {
+    pub fn new(deadline: Deadline) -> Attempt {
         Attempt {
             deadline,
             shared: Arc::default(),
         }
     }
 
+    /// The same attempt (hooks, abort, response) ending no later than `limit`.
+    pub fn within(&self, limit: Deadline) -> Attempt {
+        Attempt {
+            deadline: self.deadline.min(limit),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
     /// When the attempt must be over.
     pub fn deadline(&self) -> Instant {
+        self.deadline.at()
+    }
+
+    /// The bound that set the deadline.
+    pub fn bound(&self) -> Bound {
+        self.deadline.bound()
+    }
+
+    /// The deadline with its bound.
+    pub fn ends(&self) -> Deadline {
         self.deadline
     }
 
     /// Time left until the deadline (zero when past).
     pub fn remaining(&self) -> Duration {
-        self.deadline.saturating_duration_since(Instant::now())
+        self.deadline.remaining()
     }
 
     /// True once the deadline has passed or the attempt was aborted.
     pub fn expired(&self) -> bool {
-        self.is_aborted() || Instant::now() >= self.deadline
+        self.is_aborted() || self.deadline.passed()
     }
 
     /// Records that a response byte arrived.
@@ -88,10 +113,6 @@ impl Attempt {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poison| poison.into_inner())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,7 +120,7 @@ mod tests {
 
     #[test]
     fn hooks_run_once_and_late_hooks_run_immediately() {
-        let a = Attempt::new(Instant::now() + Duration::from_secs(5));
+        let a = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::TimeoutMs));
         let n = Arc::new(AtomicUsize::new(0));
         let n1 = n.clone();
         a.on_abort(move || {
@@ -114,5 +135,24 @@ mod tests {
         });
         assert_eq!(n.load(Ordering::SeqCst), 11);
         assert!(a.expired());
+    }
+
+    #[test]
+    fn a_narrower_attempt_shares_the_hooks() {
+        let outer = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::Cleanup));
+        let inner = outer.within(Deadline::after(Duration::from_millis(250), Bound::Cleanup));
+        assert!(inner.deadline() < outer.deadline());
+        let n = Arc::new(AtomicUsize::new(0));
+        let n1 = n.clone();
+        inner.on_abort(move || {
+            n1.fetch_add(1, Ordering::SeqCst);
+        });
+        outer.abort();
+        assert_eq!(
+            n.load(Ordering::SeqCst),
+            1,
+            "aborting the attempt cuts its steps"
+        );
+        assert!(inner.is_aborted());
     }
 }

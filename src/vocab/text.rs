@@ -1,0 +1,101 @@
+//! Text helpers shared by every layer that shows text to a person.
+
+/// `s` with every control character (ANSI escapes, newlines, NUL …) replaced by a space, so
+/// names from the configuration cannot rewrite a terminal or forge a line of output.
+pub fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// The candidate nearest to `word` by edit distance, when it is close enough to be a typo.
+pub fn suggest<'c>(word: &str, candidates: impl Iterator<Item = &'c str>) -> Option<&'c str> {
+    if word.len() > 64 {
+        return None;
+    }
+    let lower = word.to_ascii_lowercase();
+    let limit = match word.chars().count() {
+        0..=3 => 1,
+        4..=8 => 2,
+        _ => 3,
+    };
+    // A close spelling wins; otherwise a key that extends the word (`bearer` → `bearer_env`).
+    let candidates: Vec<&str> = candidates.collect();
+    candidates
+        .iter()
+        .map(|c| (edit_distance(&lower, c), *c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+        .or_else(|| {
+            let long_enough = lower.chars().count() >= 4;
+            candidates
+                .iter()
+                .find(|c| long_enough && c.starts_with(lower.as_str()))
+                .copied()
+        })
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent
+/// transpositions each cost one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (i, row) in d.chunks_mut(w).enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions_are_close_spellings_or_extensions() {
+        let keys = ["timeout_ms", "bearer_env", "format", "retries"];
+        assert_eq!(suggest("timout_ms", keys.into_iter()), Some("timeout_ms"));
+        assert_eq!(suggest("formt", keys.into_iter()), Some("format"));
+        assert_eq!(suggest("bearer", keys.into_iter()), Some("bearer_env"));
+        assert_eq!(suggest("xyz", keys.into_iter()), None);
+        assert_eq!(suggest(&"a".repeat(65), keys.into_iter()), None);
+    }
+
+    #[test]
+    fn suggestions_catch_typos_only() {
+        let known = ["name", "type", "endpoint", "timeout_ms", "retries"];
+        assert_eq!(
+            suggest("timeot_ms", known.iter().copied()),
+            Some("timeout_ms")
+        );
+        assert_eq!(suggest("nmae", known.iter().copied()), Some("name"));
+        assert_eq!(suggest("Name", known.iter().copied()), Some("name"));
+        assert_eq!(suggest("colour", known.iter().copied()), None);
+        assert_eq!(suggest("endp", known.iter().copied()), Some("endpoint"));
+        assert_eq!(suggest("ret", known.iter().copied()), None);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", "acb"), 1);
+    }
+
+    #[test]
+    fn control_characters_become_spaces() {
+        assert_eq!(clean("a\u{1b}[31mb\nc"), "a [31mb c");
+    }
+}
