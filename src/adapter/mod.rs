@@ -59,11 +59,11 @@ pub trait TargetRun: Send {
 
 /// The adapter for a target type, if there is one.
 pub fn for_type(kind: TargetType) -> Option<&'static dyn Adapter> {
-    match kind {
-        TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router => {
-            Some(&http::HttpAdapter)
-        }
-        TargetType::Mcp => Some(&mcp::McpAdapter),
-        _ => None,
+    if kind.is_http_family() {
+        Some(&http::HttpAdapter)
+    } else if kind == TargetType::Mcp {
+        Some(&mcp::McpAdapter)
+    } else {
+        None
     }
 }

@@ -928,12 +928,12 @@ fn http_section_shape() {
     rejects(
         &one("mcp", "http: {}"),
         "targets[0].http",
-        "`http` options are only allowed on http, api, gateway and router targets",
+        "`http` options are only allowed on http, api, gateway, router targets",
     );
     rejects(
         &one("agent", "http: {method: GET}"),
         "targets[0].http",
-        "`http` options are only allowed on http, api, gateway and router targets",
+        "`http` options are only allowed on http, api, gateway, router targets",
     );
 }
 

@@ -281,9 +281,10 @@ fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
 
     let http = match fields.get("http") {
         Some(f) if !kind.is_http_family() => {
-            return Err(f.path.fail_key(
-                "`http` options are only allowed on http, api, gateway and router targets",
-            ));
+            return Err(f.path.fail_key(format!(
+                "`http` options are only allowed on {} targets",
+                TargetType::names(&TargetType::HTTP_FAMILY, ", ")
+            )));
         }
         Some(f) => Some(http(f, explicit, &requested)?),
         None => None,

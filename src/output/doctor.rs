@@ -8,6 +8,7 @@ use crate::output::Style;
 use crate::output::terminal::{paint, title};
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Code, Fact, Note};
+use crate::vocab::TargetType;
 use crate::vocab::text::clean;
 use crate::vocab::{Dimension, Status};
 
@@ -528,7 +529,10 @@ pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
             });
         }
         Some(m) if m == Note::NoAdapter.message() => {
-            return Some("this target type has no adapter in this build; use http, api, gateway, router or mcp".into());
+            return Some(format!(
+                "this target type has no adapter in this build; use one of {}",
+                TargetType::names(&TargetType::CHECKED, ", ")
+            ));
         }
         Some(m) if m == Note::DimensionUnsupported.message() => {
             return Some(

@@ -102,12 +102,35 @@ impl TargetType {
         TargetType::ALL.into_iter().find(|t| t.as_str() == s)
     }
 
-    /// Whether the `http` section is allowed on this type.
+    /// The types the HTTP adapter checks, which alone may carry an `http` section.
+    pub const HTTP_FAMILY: [TargetType; 4] = [
+        TargetType::Http,
+        TargetType::Api,
+        TargetType::Gateway,
+        TargetType::Router,
+    ];
+
+    /// Every type an adapter of this build checks: the HTTP family, then `mcp`.
+    pub const CHECKED: [TargetType; 5] = [
+        TargetType::Http,
+        TargetType::Api,
+        TargetType::Gateway,
+        TargetType::Router,
+        TargetType::Mcp,
+    ];
+
+    /// Whether the HTTP adapter checks this type.
     pub fn is_http_family(self) -> bool {
-        matches!(
-            self,
-            TargetType::Http | TargetType::Api | TargetType::Gateway | TargetType::Router
-        )
+        TargetType::HTTP_FAMILY.contains(&self)
+    }
+
+    /// Names of `types`, joined by `sep` (`http, api, gateway`), for messages.
+    pub fn names(types: &[TargetType], sep: &str) -> String {
+        types
+            .iter()
+            .map(|t| t.as_str())
+            .collect::<Vec<_>>()
+            .join(sep)
     }
 }
 
