@@ -14,6 +14,7 @@ pub mod error;
 pub mod exit;
 pub mod net;
 pub mod output;
+pub mod plan;
 pub mod process;
 pub mod result;
 pub mod signals;
@@ -76,12 +77,10 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     };
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
-    let env = engine::ResolvedEnv::from_process(&config);
-    let redactor = Redactor::new(env.secrets());
+    let plan = plan::Plan::from_env(config);
+    let redactor = Redactor::new(plan.secrets());
     let progress = output::progress::Progress::stderr();
-    let mut doc = engine::run(&config, &env, &cancel, &|done, total| {
-        progress.update(done, total)
-    });
+    let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
     progress.finish();
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let style = Style {

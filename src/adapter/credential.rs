@@ -1,15 +1,27 @@
-//! Credentials: secret values and the one source adapters ask for an `Authorization` value.
+//! The one source adapters ask for an `Authorization` value.
 //!
-//! Adapters never read the environment. The engine resolves every referenced variable once
-//! per run (registering each value for redaction) and hands adapters a [`CredentialSource`],
-//! so OAuth can later plug in behind the same trait without touching adapters' HTTP code.
+//! Adapters never read the environment: the plan resolved every referenced variable once per
+//! run (registering each value for redaction) into the target's [`Credential`]. Adapters ask a
+//! [`CredentialSource`] built from it, so token acquisition (OAuth) plugs in behind the same
+//! trait without touching adapters' HTTP code.
 
+use std::sync::Arc;
+
+use crate::plan::Credential;
 use crate::vocab::Secret;
 
 /// Supplies the `Authorization` header value for a target's requests.
 pub trait CredentialSource: Send + Sync {
     /// The header value to send (`Bearer …`), or `None` to send none.
     fn authorization(&self) -> Option<String>;
+}
+
+/// The source for a planned credential.
+pub fn source(credential: &Credential) -> Arc<dyn CredentialSource> {
+    match credential {
+        Credential::None => Arc::new(NoCredentials),
+        Credential::Bearer { token, .. } => Arc::new(BearerToken(token.clone())),
+    }
 }
 
 /// No credentials.
@@ -41,5 +53,14 @@ mod tests {
             BearerToken(s).authorization().as_deref(),
             Some("Bearer canary-123")
         );
+        let planned = Credential::Bearer {
+            variable: "T".into(),
+            token: Secret::new("tok".into()),
+        };
+        assert_eq!(
+            source(&planned).authorization().as_deref(),
+            Some("Bearer tok")
+        );
+        assert_eq!(source(&Credential::None).authorization(), None);
     }
 }

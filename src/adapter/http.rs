@@ -28,11 +28,16 @@
 //! `trust_store`, `trust_store_source`, `trust_store_certs`, `trust_store_error`,
 //! `trust_store_variable`, `proxy`, `proxy_error`. Never server text, never the URL.
 
-use crate::adapter::{Adapter, TargetContext, TargetRun};
+use crate::result::Key;
+use std::sync::Arc;
+
+use crate::adapter::{Adapter, TargetRun, credential};
+use crate::plan::TargetPlan;
 
 use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Reuse};
-use crate::result::{Code, Fact, Note, Observation};
+use crate::result::reason::{HttpFailure, Note, Reason};
+use crate::result::{Fact, Observation};
 use crate::vocab::Attempt;
 use crate::vocab::TargetType;
 use crate::vocab::{Dimension, Status};
@@ -50,7 +55,7 @@ impl Adapter for HttpAdapter {
         ]
     }
 
-    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
+    fn start(&self, ctx: Arc<TargetPlan>) -> Box<dyn TargetRun> {
         Box::new(HttpRun {
             ctx,
             client: Client::new(Reuse::Fresh),
@@ -62,7 +67,7 @@ impl Adapter for HttpAdapter {
 
 /// One target's run: the validated plan, the client and the passive response.
 struct HttpRun {
-    ctx: TargetContext,
+    ctx: Arc<TargetPlan>,
     client: Client,
     plan: Option<Result<Plan, Observation>>,
     passive: Option<Passive>,
@@ -89,15 +94,15 @@ impl TargetRun for HttpRun {
             None => Observation::new(Status::Unknown),
             Some(Err(obs)) => obs.clone(),
             Some(Ok(plan)) => {
-                let mut obs =
-                    Observation::healthy().with("method", Fact::Word(plan.passive_method.as_str()));
+                let mut obs = Observation::healthy()
+                    .with(Key::Method, Fact::Word(plan.passive_method.as_str()));
                 if plan.endpoint.is_https() {
                     if let Ok(store) = net::trust::process_store() {
                         store.write_evidence(&mut obs.evidence);
                     }
                 }
                 if let Ok(Some(variable)) = self.client.proxy_variable(&plan.endpoint) {
-                    obs.evidence.set("proxy", Fact::Word(variable));
+                    obs.evidence.set(Key::Proxy, Fact::Word(variable));
                 }
                 obs
             }
@@ -138,7 +143,10 @@ impl TargetRun for HttpRun {
                 }
             }
             Dimension::Functional => functional(client, plan, attempt),
-            _ => Observation::noted(Status::Misconfigured, Note::DimensionUnsupported),
+            _ => Observation::failed(
+                Status::Misconfigured,
+                Reason::Engine(Note::DimensionUnsupported),
+            ),
         }
     }
 
@@ -158,9 +166,9 @@ impl HttpRun {
 }
 
 /// The configuration rules. No network.
-fn validate(ctx: &TargetContext, client: &Client) -> Result<Plan, Observation> {
+fn validate(ctx: &TargetPlan, client: &Client) -> Result<Plan, Observation> {
     let target = &ctx.target;
-    let authorization = ctx.credentials.authorization();
+    let authorization = credential::source(&ctx.credential).authorization();
     let endpoint = net::preflight(&target.endpoint, authorization.as_deref(), client)?;
     let mut options = target.http.clone().unwrap_or_default();
     if options.max_body_bytes == 0 {
@@ -197,15 +205,16 @@ fn exchange(
 
 /// A failure's observation, with the method that failed.
 fn failed(f: &net::Failure, method: Method) -> Observation {
-    f.observation().with("method", Fact::Word(method.as_str()))
+    f.observation()
+        .with(Key::Method, Fact::Word(method.as_str()))
 }
 
 /// An observation of a received response: HEALTHY, its stages and status.
 fn responded(resp: &net::Response, method: Method) -> Observation {
     let mut obs = Observation::healthy()
         .responded()
-        .with("method", Fact::Word(method.as_str()))
-        .with("http_status", Fact::Int(i64::from(resp.status())));
+        .with(Key::Method, Fact::Word(method.as_str()))
+        .with(Key::HttpStatus, Fact::Int(i64::from(resp.status())));
     resp.timings().write_steps(&mut obs.steps);
     obs
 }
@@ -244,9 +253,9 @@ fn passive_response(
         attempt.mark_response();
         return Ok(Observation::healthy()
             .responded()
-            .with("method", Fact::Word(plan.passive_method.as_str()))
-            .with("http_status", Fact::Int(i64::from(p.status)))
-            .with("response_reused", Fact::Bool(true)));
+            .with(Key::Method, Fact::Word(plan.passive_method.as_str()))
+            .with(Key::HttpStatus, Fact::Int(i64::from(p.status)))
+            .with(Key::ResponseReused, Fact::Bool(true)));
     }
     match exchange(client, plan, plan.passive_method, attempt) {
         Err(f) => Err(failed(&f, plan.passive_method)),
@@ -263,7 +272,10 @@ fn passive_response(
 /// The authentication rule: 401 and 403 mean the credential (or its absence) was refused.
 fn accepts_credentials(status: u16) -> Result<(), Observation> {
     if status == 401 || status == 403 {
-        return Err(Observation::coded(Status::Misconfigured, Code::HttpAuth));
+        return Err(Observation::failed(
+            Status::Misconfigured,
+            Reason::Http(HttpFailure::AuthRejected),
+        ));
     }
     Ok(())
 }
@@ -276,7 +288,10 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
         None => (200..300).contains(&status),
     };
     if !accepted {
-        return Err(Observation::coded(Status::Unhealthy, Code::HttpStatus));
+        return Err(Observation::failed(
+            Status::Unhealthy,
+            Reason::Http(HttpFailure::StatusMismatch),
+        ));
     }
     let mismatched: Vec<String> = options
         .headers
@@ -290,8 +305,11 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
         .map(|(name, _)| name.clone())
         .collect();
     if !mismatched.is_empty() {
-        return Err(Observation::coded(Status::Unhealthy, Code::HttpHeaders)
-            .with("header_mismatch", Fact::ConfigList(mismatched)));
+        return Err(Observation::failed(
+            Status::Unhealthy,
+            Reason::Http(HttpFailure::HeaderMismatch),
+        )
+        .with(Key::HeaderMismatch, Fact::ConfigList(mismatched)));
     }
     Ok(())
 }
@@ -299,8 +317,7 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
 /// `base` (stages, status evidence) with the verdict of `failed` on top.
 fn merge(mut base: Observation, failed: Observation) -> Observation {
     base.status = failed.status;
-    base.code = failed.code;
-    base.note = failed.note;
+    base.reason = failed.reason;
     base.evidence.extend(&failed.evidence);
     base
 }
@@ -328,8 +345,8 @@ fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observatio
         Err(f) => merge(obs, f.observation()),
         Ok(body) if body.over_limit => merge(
             obs,
-            Observation::coded(Status::Unknown, Code::HttpBodyLimit)
-                .with("max_body_bytes", limit_fact),
+            Observation::failed(Status::Unknown, Reason::Http(HttpFailure::BodyLimit))
+                .with(Key::MaxBodyBytes, limit_fact),
         ),
         Ok(body) => {
             let found = body
@@ -337,13 +354,16 @@ fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observatio
                 .windows(needle.len())
                 .any(|w| w == needle.as_bytes());
             let obs = obs.with(
-                "body_bytes",
+                Key::BodyBytes,
                 Fact::Int(i64::try_from(body.bytes.len()).unwrap_or(i64::MAX)),
             );
             if found {
                 obs
             } else {
-                merge(obs, Observation::coded(Status::Unhealthy, Code::HttpBody))
+                merge(
+                    obs,
+                    Observation::failed(Status::Unhealthy, Reason::Http(HttpFailure::BodyMissing)),
+                )
             }
         }
     }

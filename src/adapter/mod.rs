@@ -1,8 +1,9 @@
 //! Adapters speak one protocol each and classify what they see into [`Observation`]s.
 //!
 //! An adapter never prints and never decides an exit code. The engine asks it for one
-//! [`TargetRun`] per target per run, then for one attempt at a time of each dimension, each
-//! under an [`Attempt`] that carries the deadline and the watchdog's abort hooks.
+//! [`TargetRun`] per target per run (from the target's [`TargetPlan`]), then for one attempt
+//! at a time of each dimension, each under an [`Attempt`] that carries the deadline and the
+//! watchdog's abort hooks.
 
 pub mod credential;
 pub mod http;
@@ -10,9 +11,9 @@ pub mod mcp;
 
 use std::sync::Arc;
 
-use crate::config::Target;
+use crate::plan::TargetPlan;
 use crate::result::Observation;
-use crate::vocab::{Attempt, Dimension, Secret, TargetType};
+use crate::vocab::{Attempt, Dimension, TargetType};
 
 pub use credential::CredentialSource;
 
@@ -22,20 +23,9 @@ pub trait Adapter: Sync {
     /// has). `latency` and `dependency` belong to the engine.
     fn dimensions(&self) -> &'static [Dimension];
 
-    /// Starts the per-target-run state. Nothing may touch the network here.
-    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun>;
-}
-
-/// Everything an adapter gets about one target for one run.
-#[derive(Clone)]
-pub struct TargetContext {
-    /// The target as configured.
-    pub target: Arc<Target>,
-    /// The credential source for `Authorization` headers (bearer env today, OAuth later).
-    pub credentials: Arc<dyn CredentialSource>,
-    /// Resolved environment references other than the bearer token (child env name, value),
-    /// e.g. a stdio server's mapped environment.
-    pub env: Arc<Vec<(String, Secret)>>,
+    /// Starts the per-target-run state from the target's plan (its configuration, credential
+    /// and resolved environment). Nothing may touch the network here.
+    fn start(&self, plan: Arc<TargetPlan>) -> Box<dyn TargetRun>;
 }
 
 /// Per-target-run state, shared by all dimensions of one target in one run.

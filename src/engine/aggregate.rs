@@ -78,6 +78,7 @@ fn project_node(
             Dimension::Dependency,
             Check {
                 code: None,
+                reason: None,
                 status: dep_status,
                 message: None,
                 steps: Default::default(),

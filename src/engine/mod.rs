@@ -24,11 +24,12 @@ use std::time::{Duration, Instant};
 use crate::adapter::Adapter;
 use crate::vocab::sync::lock;
 
-use crate::config::{Config, NodeId, Target};
+use crate::config::{Config, NodeId};
+use crate::plan::{Plan, TargetPlan};
 use crate::result::Observation;
 use crate::result::document::Document;
 use crate::vocab::TargetType;
-use crate::vocab::{Attempt, Bound, Deadline, Secret};
+use crate::vocab::{Attempt, Bound, Deadline};
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
@@ -42,46 +43,6 @@ pub const RUN_CAP: Duration = Duration::from_secs(60);
 /// Budget of a target's cleanup hook (MCP `DELETE`, process shutdown).
 pub const CLOSE_BUDGET: Duration = Duration::from_millis(250);
 
-/// Environment values resolved once per run, before any check.
-#[derive(Clone, Debug, Default)]
-pub struct ResolvedEnv {
-    values: Vec<(String, Secret)>,
-}
-
-impl ResolvedEnv {
-    /// Reads every variable the configuration references. Missing or empty ones are simply
-    /// absent (the node's configuration check reports them).
-    pub fn from_process(config: &Config) -> ResolvedEnv {
-        ResolvedEnv::from_lookup(config, |name| std::env::var(name).ok())
-    }
-
-    /// Resolves with a custom lookup (tests).
-    pub fn from_lookup(config: &Config, lookup: impl Fn(&str) -> Option<String>) -> ResolvedEnv {
-        let mut values: Vec<(String, Secret)> = Vec::new();
-        for target in &config.nodes {
-            for name in target.env_refs() {
-                if values.iter().any(|(n, _)| n == name) {
-                    continue;
-                }
-                if let Some(v) = lookup(name).filter(|v| !v.is_empty()) {
-                    values.push((name.to_string(), Secret::new(v)));
-                }
-            }
-        }
-        ResolvedEnv { values }
-    }
-
-    /// The value of a referenced variable, if set and non-empty.
-    pub fn get(&self, name: &str) -> Option<&Secret> {
-        self.values.iter().find(|(n, _)| n == name).map(|(_, s)| s)
-    }
-
-    /// Every resolved value (for redaction).
-    pub fn secrets(&self) -> impl Iterator<Item = &str> {
-        self.values.iter().map(|(_, s)| s.expose())
-    }
-}
-
 /// Progress callback: (nodes done, nodes total).
 pub type Progress<'a> = &'a dyn Fn(usize, usize);
 
@@ -90,8 +51,8 @@ pub type Progress<'a> = &'a dyn Fn(usize, usize);
 pub type Adapters = fn(TargetType) -> Option<&'static dyn Adapter>;
 
 /// Runs every node once with the built-in adapters and builds the document.
-pub fn run(config: &Config, env: &ResolvedEnv, cancel: &Cancel, progress: Progress) -> Document {
-    run_with(config, env, cancel, progress, crate::adapter::for_type)
+pub fn run(plan: &Plan, cancel: &Cancel, progress: Progress) -> Document {
+    run_with(plan, cancel, progress, crate::adapter::for_type)
 }
 
 /// Runs every node once with the given adapters and builds the document.
@@ -101,25 +62,19 @@ pub fn run(config: &Config, env: &ResolvedEnv, cancel: &Cancel, progress: Progre
 /// ignores its deadline is abandoned after [`watchdog::GRACE`] and its node continues on a
 /// new worker, so the count grows by one only per such call. Adapters may add short-lived
 /// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes).
-pub fn run_with(
-    config: &Config,
-    env: &ResolvedEnv,
-    cancel: &Cancel,
-    progress: Progress,
-    adapters: Adapters,
-) -> Document {
-    run_capped(config, env, cancel, progress, adapters, RUN_CAP)
+pub fn run_with(plan: &Plan, cancel: &Cancel, progress: Progress, adapters: Adapters) -> Document {
+    run_capped(plan, cancel, progress, adapters, RUN_CAP)
 }
 
 /// [`run_with`] under a run cap of `cap` instead of [`RUN_CAP`] (tests of the cap).
 fn run_capped(
-    config: &Config,
-    env: &ResolvedEnv,
+    plan: &Plan,
     cancel: &Cancel,
     progress: Progress,
     adapters: Adapters,
     cap: Duration,
 ) -> Document {
+    let config = &plan.config;
     let start = Instant::now();
     let clock = node::Clock {
         start,
@@ -137,8 +92,7 @@ fn run_capped(
         let _ = cancel_wake.send(Msg::Wake);
     });
     let shared = Arc::new(Shared {
-        targets: config.nodes.iter().cloned().map(Arc::new).collect(),
-        env: env.clone(),
+        targets: plan.targets.clone(),
         order,
         next: AtomicUsize::new(0),
         tx,
@@ -212,8 +166,7 @@ enum Msg {
 
 /// What every worker of one run shares.
 struct Shared {
-    targets: Vec<Arc<Target>>,
-    env: ResolvedEnv,
+    targets: Vec<Arc<TargetPlan>>,
     /// Nodes in the order they are started.
     order: Vec<NodeId>,
     /// Index into `order` of the next node to start.
@@ -276,7 +229,6 @@ fn work(shared: &Shared, first: Option<Carried>) {
                     pending: Box::new(NodeRun::start(
                         target,
                         shared.adapters,
-                        &shared.env,
                         &shared.clock,
                         &shared.cancel,
                     )),

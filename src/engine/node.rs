@@ -11,15 +11,15 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::adapter::credential::{BearerToken, NoCredentials};
-use crate::adapter::{Adapter, CredentialSource, TargetContext, TargetRun};
+use crate::adapter::{Adapter, TargetRun};
 use crate::config::Target;
+use crate::engine::CLOSE_BUDGET;
 use crate::engine::aggregate::NodeOutcome;
 use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
-use crate::engine::{CLOSE_BUDGET, ResolvedEnv};
+use crate::plan::TargetPlan;
 use crate::result::document::Check;
-use crate::result::{Code, Fact, Note, Observation};
+use crate::result::{Fact, Key, Note, Observation, Reason};
 use crate::vocab::{Bound, Deadline, Dimension, Status};
 
 /// The run's clock.
@@ -108,10 +108,11 @@ enum Stage {
 /// the node can be carried by any thread between two steps — the engine moves it to a fresh
 /// worker when a call ignores its deadline — and retries, gates and budgets live in one place.
 pub struct NodeRun {
+    plan: Arc<TargetPlan>,
     target: Arc<Target>,
     cancel: Cancel,
-    /// The adapter and context, once the engine pre-checks passed.
-    adapter: Option<(&'static dyn Adapter, TargetContext)>,
+    /// The adapter, once the engine pre-checks passed.
+    adapter: Option<&'static dyn Adapter>,
     /// The adapter state between calls. `None` after an abandoned call: the next call gets a
     /// fresh one.
     run: Option<Box<dyn TargetRun>>,
@@ -129,8 +130,10 @@ pub struct NodeRun {
     pause: Option<Duration>,
     /// When the call in flight started.
     call_started: Option<Instant>,
-    /// How long the check call in flight was given (its deadline minus its start).
+    /// How long the check call in flight was given (its deadline minus its start), and the
+    /// bound that set its deadline.
     call_allowed: Duration,
+    call_bound: Bound,
     auth_passed: bool,
 }
 
@@ -138,12 +141,12 @@ impl NodeRun {
     /// Starts a node: engine pre-checks and the adapter's offline configuration check, both
     /// immediate. The node then asks for its first call, if it needs any.
     pub fn start(
-        target: &Arc<Target>,
+        plan: &Arc<TargetPlan>,
         adapters: crate::engine::Adapters,
-        env: &ResolvedEnv,
         clock: &Clock,
         cancel: &Cancel,
     ) -> NodeRun {
+        let target = &plan.target;
         let adapter = adapters(target.kind);
         let dims = requested(target, adapter);
         let own: Vec<Dimension> = dims
@@ -157,6 +160,7 @@ impl NodeRun {
             None => clock.run_deadline,
         };
         let mut node = NodeRun {
+            plan: plan.clone(),
             target: target.clone(),
             cancel: cancel.clone(),
             adapter: None,
@@ -173,6 +177,7 @@ impl NodeRun {
             pause: None,
             call_started: None,
             call_allowed: Duration::ZERO,
+            call_bound: Bound::TimeoutMs,
             auth_passed: true,
         };
         if node.own.is_empty() || cancel.is_cancelled() {
@@ -180,16 +185,19 @@ impl NodeRun {
         }
 
         // Configuration: engine pre-checks, then the adapter's offline validation.
-        let (ctx, adapter) = match preflight(target, adapter, &node.own, env) {
-            Ok(ready) => ready,
+        let adapter = match preflight(plan, adapter, &node.own) {
+            Ok(adapter) => adapter,
             Err(obs) => {
                 node.show(Dimension::Configuration, obs);
                 return node;
             }
         };
-        let mut run = adapter.start(ctx.clone());
+        let mut run = adapter.start(plan.clone());
         let config_obs = if hard_deadline.passed() {
-            Observation::noted(Status::Unknown, Note::ConfigurationIncomplete)
+            Observation::failed(
+                Status::Unknown,
+                Reason::Engine(Note::ConfigurationIncomplete),
+            )
         } else {
             run.configure()
         };
@@ -200,7 +208,7 @@ impl NodeRun {
         if !config_passed || !node.own.iter().any(|d| *d != Dimension::Configuration) {
             return node;
         }
-        node.adapter = Some((adapter, ctx));
+        node.adapter = Some(adapter);
         node.run = Some(run);
         node.stage = Stage::Check(Dimension::Reachability);
         node
@@ -231,7 +239,7 @@ impl NodeRun {
                 // A pending retry ends with the attempt it would have repeated.
                 let (obs, elapsed) = self.last.take().unwrap_or_else(|| {
                     (
-                        Observation::noted(Status::Unknown, Note::Cancelled),
+                        Observation::failed(Status::Unknown, Reason::Engine(Note::Cancelled)),
                         Duration::ZERO,
                     )
                 });
@@ -243,7 +251,10 @@ impl NodeRun {
             let deadline = Deadline::new(started + Duration::from_millis(timeout_ms), bound)
                 .min(self.hard_deadline);
             if started >= deadline.at() {
-                let obs = Observation::noted(Status::Unreachable, Note::BudgetExhausted);
+                let obs = Observation::failed(
+                    Status::Unreachable,
+                    Reason::Engine(Note::BudgetExhausted(deadline.bound())),
+                );
                 self.observe(dim, obs, Duration::ZERO);
                 continue;
             }
@@ -254,6 +265,7 @@ impl NodeRun {
             };
             self.call_started = Some(started);
             self.call_allowed = deadline.at() - started;
+            self.call_bound = deadline.bound();
             return Step::Call {
                 run,
                 call: Call::Check(dim),
@@ -277,21 +289,28 @@ impl NodeRun {
         };
         let mut obs = match ended {
             Ended::Returned(obs) => obs,
-            Ended::TimedOut {
-                response_seen: true,
-            } => Observation::noted(Status::Unknown, Note::IncompleteResponse).responded(),
-            Ended::TimedOut {
-                response_seen: false,
-            } => Observation::noted(Status::Unreachable, Note::CommunicationFailed),
-            Ended::Cancelled => Observation::noted(Status::Unknown, Note::Cancelled),
+            Ended::TimedOut { response_seen } => {
+                let status = if response_seen {
+                    Status::Unknown
+                } else {
+                    Status::Unreachable
+                };
+                let note = Note::TimedOut {
+                    bound: self.call_bound,
+                    response_seen,
+                };
+                let mut o = Observation::failed(status, Reason::Engine(note));
+                o.response_seen = response_seen;
+                o
+            }
+            Ended::Cancelled => {
+                Observation::failed(Status::Unknown, Reason::Engine(Note::Cancelled))
+            }
         };
         // A deadline failure (the watchdog's or the adapter's own) says what the deadline was.
-        if matches!(
-            obs.note,
-            Some(Note::CommunicationFailed | Note::IncompleteResponse)
-        ) {
+        if matches!(obs.reason, Some(Reason::Engine(Note::TimedOut { .. }))) {
             obs.evidence.set(
-                "deadline_ms",
+                Key::DeadlineMs,
                 Fact::Ms(self.call_allowed.as_secs_f64() * 1000.0),
             );
         }
@@ -303,9 +322,9 @@ impl NodeRun {
         if let (true, Some(latency_ms)) = (self.wants(Dimension::Latency), self.out.latency_ms) {
             let obs = match self.target.latency_threshold_ms {
                 Some(t) if latency_ms > t => {
-                    Observation::noted(Status::Degraded, Note::LatencyExceeds(t))
-                        .with("latency_ms", Fact::Ms(latency_ms))
-                        .with("threshold_ms", Fact::Ms(t))
+                    Observation::failed(Status::Degraded, Reason::Engine(Note::LatencyExceeds(t)))
+                        .with(Key::LatencyMs, Fact::Ms(latency_ms))
+                        .with(Key::ThresholdMs, Fact::Ms(t))
                 }
                 _ => Observation::healthy(),
             };
@@ -321,11 +340,11 @@ impl NodeRun {
     /// Shows a check. A credential rejection names the variable the credential came from
     /// (`credential_env`), whatever the adapter: `doctor` says which token was refused.
     fn show(&mut self, dim: Dimension, mut obs: Observation) {
-        if obs.code.is_some_and(Code::rejects_credentials)
-            && let Some(name) = &self.target.bearer_env
+        if obs.reason.is_some_and(Reason::rejects_credentials)
+            && let Some(name) = self.plan.credential.variable()
         {
             obs.evidence
-                .set("credential_env", Fact::Config(name.clone()));
+                .set(Key::CredentialEnv, Fact::Config(name.to_string()));
         }
         self.out.checks.insert(dim, to_check(dim, obs));
     }
@@ -336,8 +355,8 @@ impl NodeRun {
         if let Some(run) = self.run.take() {
             return Some(run);
         }
-        let (adapter, ctx) = self.adapter.as_ref()?;
-        let mut fresh = adapter.start(ctx.clone());
+        let adapter = self.adapter?;
+        let mut fresh = adapter.start(self.plan.clone());
         let _ = fresh.configure();
         Some(fresh)
     }
@@ -399,7 +418,7 @@ impl NodeRun {
         let implements = |d: Dimension| {
             self.adapter
                 .as_ref()
-                .is_some_and(|(a, _)| a.dimensions().contains(&d))
+                .is_some_and(|a| a.dimensions().contains(&d))
         };
         ORDER
             .iter()
@@ -421,75 +440,41 @@ impl NodeRun {
     }
 }
 
-/// Engine pre-checks: requested dimensions supported, credentials present. Builds the
-/// adapter context on success.
+/// Engine pre-checks: an adapter exists, the requested dimensions are supported, every
+/// referenced variable is set.
 fn preflight(
-    target: &Arc<Target>,
+    plan: &TargetPlan,
     adapter: Option<&'static dyn Adapter>,
     own: &[Dimension],
-    env: &ResolvedEnv,
-) -> Result<(TargetContext, &'static dyn Adapter), Observation> {
+) -> Result<&'static dyn Adapter, Observation> {
+    let misconfigured = |note| Observation::failed(Status::Misconfigured, Reason::Engine(note));
     let Some(adapter) = adapter else {
-        return Err(Observation::noted(Status::Misconfigured, Note::NoAdapter));
+        return Err(misconfigured(Note::NoAdapter));
     };
     let unsupported = own.iter().any(|d| {
         !matches!(d, Dimension::Configuration | Dimension::Latency)
             && !adapter.dimensions().contains(d)
     });
     if unsupported {
-        return Err(Observation::noted(
-            Status::Misconfigured,
-            Note::DimensionUnsupported,
-        ));
+        return Err(misconfigured(Note::DimensionUnsupported));
     }
-    let missing: Vec<String> = target
-        .env_refs()
-        .into_iter()
-        .filter(|name| env.get(name).is_none())
-        .map(str::to_string)
-        .collect();
-    if !missing.is_empty() {
-        return Err(
-            Observation::noted(Status::Misconfigured, Note::CredentialMissing)
-                .with("missing_env", Fact::ConfigList(missing)),
-        );
+    if !plan.missing_env.is_empty() {
+        return Err(misconfigured(Note::CredentialMissing)
+            .with(Key::MissingEnv, Fact::ConfigList(plan.missing_env.clone())));
     }
-    let credentials: Arc<dyn CredentialSource> = match &target.bearer_env {
-        Some(name) => match env.get(name) {
-            Some(secret) => Arc::new(BearerToken(secret.clone())),
-            None => Arc::new(NoCredentials),
-        },
-        None => Arc::new(NoCredentials),
-    };
-    let mut child_env = Vec::new();
-    if let Some(stdio) = target.mcp.as_ref().and_then(|m| m.stdio.as_ref()) {
-        for (child, host) in &stdio.env {
-            if let Some(secret) = env.get(host) {
-                child_env.push((child.clone(), secret.clone()));
-            }
-        }
-    }
-    let ctx = TargetContext {
-        target: target.clone(),
-        credentials,
-        env: Arc::new(child_env),
-    };
-    Ok((ctx, adapter))
+    Ok(adapter)
 }
 
 /// Turns an observation into the check entry the document shows.
 pub fn to_check(dim: Dimension, obs: Observation) -> Check {
-    let message = if let Some(code) = obs.code {
-        Some(code.message().to_string())
-    } else if let Some(note) = &obs.note {
-        Some(note.message())
-    } else if obs.status == Status::Healthy {
-        None
-    } else {
-        Some(format!("{} in {}", obs.status, dim))
+    let message = match obs.reason.and_then(Reason::message) {
+        Some(message) => Some(message),
+        None if obs.status == Status::Healthy => None,
+        None => Some(format!("{} in {}", obs.status, dim)),
     };
     Check {
-        code: obs.code,
+        code: obs.code(),
+        reason: obs.reason,
         status: obs.status,
         message,
         steps: obs.steps,

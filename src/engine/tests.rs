@@ -6,10 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::adapter::{Adapter, TargetContext, TargetRun};
+use crate::adapter::{Adapter, TargetRun};
+use crate::plan::{Plan, TargetPlan};
+use crate::result::Key;
 
 use crate::config::{Config, Edge, Target, adhoc};
-use crate::engine::{Cancel, RUN_CAP, ResolvedEnv, run_capped, run_with};
+use crate::engine::{Cancel, RUN_CAP, run_capped, run_with};
 use crate::result::Observation;
 use crate::result::document::{Document, NodeResult};
 use crate::vocab::Attempt;
@@ -45,7 +47,7 @@ impl Adapter for Scripted {
             Dimension::Functional,
         ]
     }
-    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
+    fn start(&self, ctx: Arc<TargetPlan>) -> Box<dyn TargetRun> {
         Box::new(Run {
             script: ctx.target.endpoint.clone(),
         })
@@ -100,12 +102,14 @@ impl TargetRun for Run {
             "noresp" => Observation::new(Status::Unreachable),
             // Reports the deadline it was given, in whole ms from now.
             "deadline" => Observation::healthy().with(
-                "deadline_ms",
+                Key::DeadlineMs,
                 crate::result::Fact::Int(attempt.remaining().as_millis() as i64),
             ),
-            "rejected" => {
-                Observation::coded(Status::Misconfigured, crate::result::Code::HttpAuth).responded()
-            }
+            "rejected" => Observation::failed(
+                Status::Misconfigured,
+                crate::result::Reason::Http(crate::result::reason::HttpFailure::AuthRejected),
+            )
+            .responded(),
             "hang" => {
                 block_until_abort(attempt);
                 Observation::new(Status::Unreachable)
@@ -144,14 +148,13 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
     }
 }
 
+/// A plan of `c` in which no referenced variable is set.
+fn plan(c: &Config) -> Plan {
+    Plan::resolve(c.clone(), |_| None)
+}
+
 fn run(c: &Config) -> Document {
-    run_with(
-        c,
-        &ResolvedEnv::default(),
-        &Cancel::new(),
-        &|_, _| {},
-        lookup,
-    )
+    run_with(&plan(c), &Cancel::new(), &|_, _| {}, lookup)
 }
 
 fn calls_for(script: &str) -> Vec<Dimension> {
@@ -274,7 +277,7 @@ fn deadline_without_response_is_unreachable_with_response_unknown() {
         assert_eq!(
             doc.results[0].checks[&Dimension::Reachability]
                 .evidence
-                .get("deadline_ms"),
+                .get(Key::DeadlineMs),
             Some(&crate::result::Fact::Ms(20.0)),
             "{s}: the deadline is evidence"
         );
@@ -403,7 +406,7 @@ fn cancellation_makes_in_flight_checks_unknown() {
         c2.cancel();
     });
     let start = Instant::now();
-    let doc = run_with(&c, &ResolvedEnv::default(), &cancel, &|_, _| {}, lookup);
+    let doc = run_with(&plan(&c), &cancel, &|_, _| {}, lookup);
     let _ = watcher.join();
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(doc.results[0].status, Status::Unknown);
@@ -486,12 +489,12 @@ fn a_credential_rejection_names_the_variable() {
     let mut t = target("a", s);
     t.bearer_env = Some("AH_API_TOKEN".into());
     let c = config(vec![t], vec![0]);
-    let env = ResolvedEnv::from_lookup(&c, |_| Some("tok-value".into()));
-    let doc = run_with(&c, &env, &Cancel::new(), &|_, _| {}, lookup);
+    let planned = Plan::resolve(c, |_| Some("tok-value".into()));
+    let doc = run_with(&planned, &Cancel::new(), &|_, _| {}, lookup);
     let auth = &doc.results[0].checks[&Dimension::Authentication];
     assert_eq!(auth.status, Status::Misconfigured);
     assert_eq!(
-        auth.evidence.get("credential_env"),
+        auth.evidence.get(Key::CredentialEnv),
         Some(&crate::result::Fact::Config("AH_API_TOKEN".into()))
     );
     // Without a configured credential there is no variable to name.
@@ -499,7 +502,7 @@ fn a_credential_rejection_names_the_variable() {
     let doc = run(&config(vec![target("a", s)], vec![0]));
     let auth = &doc.results[0].checks[&Dimension::Authentication];
     assert_eq!(auth.status, Status::Misconfigured);
-    assert!(auth.evidence.get("credential_env").is_none());
+    assert!(auth.evidence.get(Key::CredentialEnv).is_none());
 }
 
 #[test]
@@ -513,8 +516,7 @@ fn the_run_cap_bounds_every_deadline() {
     let start = Instant::now();
     let c = config(vec![t], vec![0]);
     let doc = run_capped(
-        &c,
-        &ResolvedEnv::default(),
+        &plan(&c),
         &Cancel::new(),
         &|_, _| {},
         lookup,
@@ -535,7 +537,7 @@ fn a_longer_check_timeout_is_not_capped_by_the_default() {
     assert_eq!(t.timeout_ms, 5_000, "the ad-hoc default");
     t.check_timeouts_ms = vec![(Dimension::Reachability, 7_000)];
     let doc = run(&config(vec![t], vec![0]));
-    let deadline = |d: Dimension| match doc.results[0].checks[&d].evidence.get("deadline_ms") {
+    let deadline = |d: Dimension| match doc.results[0].checks[&d].evidence.get(Key::DeadlineMs) {
         Some(crate::result::Fact::Int(ms)) => *ms,
         other => panic!("{d}: {other:?}"),
     };
@@ -554,7 +556,7 @@ fn a_run_cancelled_before_it_starts_is_unknown_without_calls() {
     let c = config(vec![target("a", s)], vec![0]);
     let cancel = Cancel::new();
     cancel.cancel();
-    let doc = run_with(&c, &ResolvedEnv::default(), &cancel, &|_, _| {}, lookup);
+    let doc = run_with(&plan(&c), &cancel, &|_, _| {}, lookup);
     assert_eq!(doc.results[0].status, Status::Unknown);
     assert!(calls_for(s).is_empty());
 }

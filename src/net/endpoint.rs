@@ -18,33 +18,8 @@ pub struct Endpoint {
     host: String,
 }
 
-/// Which endpoint rule failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndpointError {
-    /// Not a URL we can parse.
-    Unparsable,
-    /// The scheme is not `http` or `https`.
-    UnsupportedScheme,
-    /// No host.
-    MissingHost,
-    /// `user:pass@` in the authority.
-    Userinfo,
-    /// A `#fragment`.
-    Fragment,
-}
-
-impl EndpointError {
-    /// The evidence word.
-    pub fn as_word(self) -> &'static str {
-        match self {
-            EndpointError::Unparsable => "unparsable",
-            EndpointError::UnsupportedScheme => "unsupported_scheme",
-            EndpointError::MissingHost => "missing_host",
-            EndpointError::Userinfo => "userinfo",
-            EndpointError::Fragment => "fragment",
-        }
-    }
-}
+/// Which endpoint rule failed (the reason's own type: the configuration check reports it).
+pub use crate::result::reason::EndpointProblem as EndpointError;
 
 impl Endpoint {
     /// Validates `text`. An empty fragment (a trailing `#`) is dropped, as the Go reference

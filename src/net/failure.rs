@@ -15,97 +15,14 @@ use std::io;
 
 use ureq::Error;
 
-use crate::result::{Evidence, Fact, Note, Observation};
-
-use crate::vocab::Status;
+use crate::result::reason::{NetFailure, Note, Reason};
+use crate::result::{Evidence, Fact, Key, Observation};
+use crate::vocab::{Bound, Status};
 
 use super::stages::Timings;
 use super::trust::TrustSource;
 
-/// What went wrong, in our own vocabulary (the `failure` evidence word).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FailureKind {
-    /// The name did not resolve.
-    Dns,
-    /// The peer refused the TCP connection.
-    ConnectRefused,
-    /// No route to the host or network (also: address not available).
-    NetworkUnreachable,
-    /// The deadline passed (or the watchdog cut the exchange) before it finished.
-    Timeout,
-    /// The connection was reset or aborted by the peer.
-    Reset,
-    /// The peer closed the connection before the exchange finished.
-    Closed,
-    /// The certificate does not chain to a trusted root (self-signed, private CA, bad
-    /// signature, revoked).
-    TlsUntrusted,
-    /// The certificate is not valid for the host name.
-    TlsNameMismatch,
-    /// The certificate has expired.
-    TlsExpired,
-    /// The certificate is not valid yet.
-    TlsNotYetValid,
-    /// Any other TLS failure (protocol mismatch, alert, plain HTTP on a TLS port).
-    TlsHandshake,
-    /// The CONNECT proxy refused or failed the tunnel.
-    Proxy,
-    /// The peer answered something that is not HTTP/1.1, or a head over our limits.
-    Protocol,
-    /// The trust store named by `SSL_CERT_FILE`/`SSL_CERT_DIR` holds no usable certificate.
-    TrustStore,
-    /// The proxy environment variable for this scheme is unusable (unsupported scheme or not
-    /// a URL).
-    ProxyConfig,
-    /// A request header could not be sent (e.g. a control byte in a value).
-    InvalidRequest,
-    /// Anything else.
-    Other,
-}
-
-impl FailureKind {
-    /// The evidence word.
-    pub fn as_word(self) -> &'static str {
-        match self {
-            FailureKind::Dns => "dns",
-            FailureKind::ConnectRefused => "connect_refused",
-            FailureKind::NetworkUnreachable => "network_unreachable",
-            FailureKind::Timeout => "timeout",
-            FailureKind::Reset => "reset",
-            FailureKind::Closed => "closed",
-            FailureKind::TlsUntrusted => "tls_untrusted",
-            FailureKind::TlsNameMismatch => "tls_name_mismatch",
-            FailureKind::TlsExpired => "tls_expired",
-            FailureKind::TlsNotYetValid => "tls_not_yet_valid",
-            FailureKind::TlsHandshake => "tls_handshake",
-            FailureKind::Proxy => "proxy",
-            FailureKind::Protocol => "protocol",
-            FailureKind::TrustStore => "trust_store",
-            FailureKind::ProxyConfig => "proxy_config",
-            FailureKind::InvalidRequest => "invalid_request",
-            FailureKind::Other => "other",
-        }
-    }
-
-    /// Whether the server's certificate was refused (the trust store decides these).
-    pub fn is_certificate(self) -> bool {
-        matches!(
-            self,
-            FailureKind::TlsUntrusted
-                | FailureKind::TlsNameMismatch
-                | FailureKind::TlsExpired
-                | FailureKind::TlsNotYetValid
-        )
-    }
-
-    /// Whether the failure is a local configuration problem found before any byte was sent.
-    pub fn is_local(self) -> bool {
-        matches!(
-            self,
-            FailureKind::TrustStore | FailureKind::ProxyConfig | FailureKind::InvalidRequest
-        )
-    }
-}
+pub use crate::result::reason::NetFailure as FailureKind;
 
 /// A failed exchange: what went wrong, whether the response had started, and the stages.
 #[derive(Clone, Debug)]
@@ -120,6 +37,8 @@ pub struct Failure {
     /// the evidence (and `doctor`) can say which one (`None`: not a TLS failure, or a
     /// store supplied by the caller).
     pub trust: Option<TrustSource>,
+    /// The bound of the attempt's deadline, which a timeout reports.
+    pub bound: Bound,
 }
 
 impl Failure {
@@ -128,18 +47,22 @@ impl Failure {
         status_for(self.kind, self.response_seen)
     }
 
-    /// An observation of this failure: status, the deadline note when it was a timeout, the
-    /// stages as steps and the `failure` evidence word.
-    pub fn observation(&self) -> Observation {
-        let status = self.status();
-        let mut obs = Observation::new(status);
-        if self.kind == FailureKind::Timeout {
-            obs.note = Some(if self.response_seen {
-                Note::IncompleteResponse
-            } else {
-                Note::CommunicationFailed
-            });
+    /// The reason: a timeout is the engine's deadline note (with the bound that set the
+    /// deadline), anything else the network failure itself.
+    pub fn reason(&self) -> Reason {
+        match self.kind {
+            NetFailure::Timeout => Reason::Engine(Note::TimedOut {
+                bound: self.bound,
+                response_seen: self.response_seen,
+            }),
+            kind => Reason::Network(kind),
         }
+    }
+
+    /// An observation of this failure: status, reason, the stages as steps and the `failure`
+    /// evidence word.
+    pub fn observation(&self) -> Observation {
+        let mut obs = Observation::failed(self.status(), self.reason());
         self.timings.write_steps(&mut obs.steps);
         self.write_evidence(&mut obs.evidence);
         obs.response_seen = self.response_seen;
@@ -149,10 +72,10 @@ impl Failure {
     /// Adds the `failure` word, and for a certificate failure `trust_store` and
     /// `trust_store_source`.
     pub fn write_evidence(&self, evidence: &mut Evidence) {
-        evidence.set("failure", Fact::Word(self.kind.as_word()));
+        evidence.set(Key::Failure, Fact::Word(self.kind.as_word()));
         if let Some(trust) = self.trust {
-            evidence.set("trust_store", Fact::Word(trust.kind_word()));
-            evidence.set("trust_store_source", Fact::Word(trust.origin_word()));
+            evidence.set(Key::TrustStore, Fact::Word(trust.kind_word()));
+            evidence.set(Key::TrustStoreSource, Fact::Word(trust.origin_word()));
         }
     }
 }

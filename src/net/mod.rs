@@ -281,6 +281,7 @@ impl Client {
             response_seen: attempt.response_seen(),
             timings: Box::default(),
             trust: None,
+            bound: attempt.bound(),
         };
         let proxy = self
             .proxies
@@ -321,6 +322,7 @@ impl Client {
                 response_seen: attempt.response_seen(),
                 timings: Box::default(),
                 trust: None,
+                bound: attempt.bound(),
             });
         }
         let (agent, rec) = self.arm(attempt);
@@ -358,6 +360,7 @@ impl Client {
                     response_seen: attempt.response_seen() || rec.saw_first_byte(),
                     timings,
                     trust,
+                    bound: attempt.bound(),
                 })
             }
         }
@@ -494,6 +497,7 @@ impl Response {
             response_seen: true,
             timings: Box::new(timings.clone()),
             trust: None,
+            bound: attempt.bound(),
         };
         match read {
             Err(e) => Err(failure(classify_io(&e, attempt.expired()))),
@@ -519,6 +523,7 @@ impl Response {
             response_seen: true,
             timings: Box::new(timings),
             trust: None,
+            bound: attempt.bound(),
         }
     }
 }

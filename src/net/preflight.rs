@@ -5,7 +5,8 @@
 //! with the rule that failed as evidence; no value is ever recorded.
 
 use crate::net::{Client, Endpoint};
-use crate::result::{Fact, Observation};
+use crate::result::reason::{EndpointProblem, Misconfig, Reason};
+use crate::result::{Fact, Key, Observation};
 use crate::vocab::Status;
 
 /// Runs the checks; returns the parsed endpoint.
@@ -14,28 +15,41 @@ pub fn preflight(
     authorization: Option<&str>,
     client: &Client,
 ) -> Result<Endpoint, Observation> {
-    let misconfigured =
-        |key, word| Observation::new(Status::Misconfigured).with(key, Fact::Word(word));
-    let endpoint = Endpoint::parse(endpoint).map_err(|e| misconfigured("endpoint", e.as_word()))?;
+    let misconfigured = |problem, key, word| {
+        Observation::failed(Status::Misconfigured, Reason::Config(problem))
+            .with(key, Fact::Word(word))
+    };
+    let bad_endpoint =
+        |e: EndpointProblem| misconfigured(Misconfig::Endpoint(e), Key::Endpoint, e.as_word());
+    let endpoint = Endpoint::parse(endpoint).map_err(bad_endpoint)?;
     if authorization.is_some_and(has_control_bytes) {
-        return Err(misconfigured("credential", "control_character"));
+        return Err(misconfigured(
+            Misconfig::CredentialControlCharacter,
+            Key::Credential,
+            "control_character",
+        ));
     }
     if endpoint.is_https() {
         if !endpoint.has_valid_tls_name() {
-            return Err(misconfigured("endpoint", "invalid_tls_name"));
+            return Err(bad_endpoint(EndpointProblem::InvalidTlsName));
         }
         if let Err(e) = crate::net::trust::process_store() {
-            let mut obs = misconfigured("trust_store_error", e.as_word());
+            let mut obs = misconfigured(
+                Misconfig::TrustStore(e.problem()),
+                Key::TrustStoreError,
+                e.as_word(),
+            );
             if let Some(variable) = e.variable() {
                 obs.evidence
-                    .set("trust_store_variable", Fact::Word(variable));
+                    .set(Key::TrustStoreVariable, Fact::Word(variable));
             }
             return Err(obs);
         }
     }
     if let Err(e) = client.proxy_variable(&endpoint) {
         return Err(
-            misconfigured("proxy_error", e.as_word()).with("proxy", Fact::Word(e.variable()))
+            misconfigured(Misconfig::Proxy, Key::ProxyError, e.as_word())
+                .with(Key::Proxy, Fact::Word(e.variable())),
         );
     }
     Ok(endpoint)
@@ -51,7 +65,7 @@ mod tests {
     use super::*;
     use crate::net::Reuse;
 
-    fn word(obs: &Observation, key: &str) -> Option<&'static str> {
+    fn word(obs: &Observation, key: Key) -> Option<&'static str> {
         match obs.evidence.get(key) {
             Some(Fact::Word(w)) => Some(w),
             _ => None,
@@ -68,19 +82,19 @@ mod tests {
         };
         let o = bad("ftp://h/", None);
         assert_eq!(o.status, Status::Misconfigured);
-        assert_eq!(word(&o, "endpoint"), Some("unsupported_scheme"));
+        assert_eq!(word(&o, Key::Endpoint), Some("unsupported_scheme"));
         assert_eq!(
-            word(&bad("http://u:p@h/", None), "endpoint"),
+            word(&bad("http://u:p@h/", None), Key::Endpoint),
             Some("userinfo")
         );
         assert_eq!(
-            word(&bad("http://h/#f", None), "endpoint"),
+            word(&bad("http://h/#f", None), Key::Endpoint),
             Some("fragment")
         );
         for byte in [1u8, 7, 8, 10, 13, 31, 127] {
             let token = format!("Bearer a{}b", byte as char);
             assert_eq!(
-                word(&bad("http://h/", Some(&token)), "credential"),
+                word(&bad("http://h/", Some(&token)), Key::Credential),
                 Some("control_character")
             );
         }

@@ -11,6 +11,14 @@ use super::*;
 use crate::vocab::Status;
 use crate::vocab::{Bound, Deadline};
 
+/// The reason of an exchange cut at its (`timeout_ms`) deadline.
+fn timed_out(response_seen: bool) -> crate::result::Reason {
+    crate::result::Reason::Engine(crate::result::Note::TimedOut {
+        bound: Bound::TimeoutMs,
+        response_seen,
+    })
+}
+
 const SHORT: Duration = Duration::from_millis(400);
 const LONG: Duration = Duration::from_secs(5);
 
@@ -101,7 +109,7 @@ fn hang_before_head_times_out_unreachable() {
     assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
     assert_eq!(status_of(&f.timings, Http), Some(Status::Unknown));
     let obs = f.observation();
-    assert_eq!(obs.note, Some(crate::result::Note::CommunicationFailed));
+    assert_eq!(obs.reason, Some(timed_out(false)));
 }
 
 /// The watchdog's abort (not a timeout) cuts a peer that never answers.
@@ -135,10 +143,7 @@ fn trickled_head_is_unknown_at_the_deadline() {
     assert!(within(SHORT, took), "took {took:?}");
     assert!(f.response_seen);
     assert_eq!(f.status(), Status::Unknown);
-    assert_eq!(
-        f.observation().note,
-        Some(crate::result::Note::IncompleteResponse)
-    );
+    assert_eq!(f.observation().reason, Some(timed_out(true)));
 }
 
 #[test]

@@ -23,7 +23,8 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use rustls::{ClientConfig, RootCertStore};
 
-use crate::result::{Evidence, Fact};
+use crate::result::reason::TrustProblem;
+use crate::result::{Evidence, Fact, Key};
 
 /// System CA bundles, in the order they are tried.
 pub const SYSTEM_BUNDLES: &[&str] = &[
@@ -97,10 +98,10 @@ impl TrustStore {
 
     /// Adds `trust_store`, `trust_store_source` and `trust_store_certs`.
     pub fn write_evidence(&self, evidence: &mut Evidence) {
-        evidence.set("trust_store", Fact::Word(self.source.kind_word()));
-        evidence.set("trust_store_source", Fact::Word(self.source.origin_word()));
+        evidence.set(Key::TrustStore, Fact::Word(self.source.kind_word()));
+        evidence.set(Key::TrustStoreSource, Fact::Word(self.source.origin_word()));
         evidence.set(
-            "trust_store_certs",
+            Key::TrustStoreCerts,
             Fact::Int(i64::try_from(self.certificates).unwrap_or(i64::MAX)),
         );
     }
@@ -132,6 +133,15 @@ impl TrustError {
             TrustError::Unreadable(_) => "unreadable",
             TrustError::NoCertificates(_) => "no_certificates",
             TrustError::Tls => "tls_config",
+        }
+    }
+
+    /// The reason's family member.
+    pub fn problem(self) -> TrustProblem {
+        match self {
+            TrustError::Unreadable(_) => TrustProblem::Unreadable,
+            TrustError::NoCertificates(_) => TrustProblem::NoCertificates,
+            TrustError::Tls => TrustProblem::Tls,
         }
     }
 }
@@ -359,6 +369,6 @@ mod tests {
         assert!(store.certificates > 100, "the Mozilla set");
         let mut ev = Evidence::default();
         store.write_evidence(&mut ev);
-        assert_eq!(ev.get("trust_store"), Some(&Fact::Word("bundled")));
+        assert_eq!(ev.get(Key::TrustStore), Some(&Fact::Word("bundled")));
     }
 }

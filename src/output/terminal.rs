@@ -5,9 +5,10 @@
 use std::fmt::Write;
 
 use crate::output::Style;
-use crate::result::Fact;
 use crate::result::document::{Check, Document, NodeResult};
+use crate::result::{Fact, Key};
 use crate::vocab::Status;
+use crate::vocab::text::clean;
 
 /// Renders the whole document.
 pub fn render(doc: &Document, style: Style) -> String {
@@ -34,13 +35,6 @@ pub fn paint(status: Status, style: Style) -> String {
         Status::Unknown => "36",
     };
     format!("\x1b[1;{code}m{}\x1b[0m", status.as_str())
-}
-
-/// Replaces control characters (C0, DEL, C1) with spaces.
-pub fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
 }
 
 /// `[rel] name [id=…] [optional] (type)`.
@@ -82,7 +76,7 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
         (false, true) => "│ ",
         (false, false) => "| ",
     };
-    let mut seen: Vec<(&str, &Fact)> = Vec::new();
+    let mut seen: Vec<(Key, &Fact)> = Vec::new();
     let mut lines: Vec<(&str, String)> = Vec::new();
     for (dim, check) in checks {
         let mut line = format!(
@@ -116,7 +110,7 @@ fn pad_status(status: Status, style: Style) -> String {
 }
 
 /// Message, evidence (facts not already in `seen`) and stages of a check, on one line.
-pub fn details<'a>(check: &'a Check, seen: &mut Vec<(&'a str, &'a Fact)>, style: Style) -> String {
+pub fn details<'a>(check: &'a Check, seen: &mut Vec<(Key, &'a Fact)>, style: Style) -> String {
     let sep = if style.unicode { " · " } else { "; " };
     let mut parts: Vec<String> = Vec::new();
     if let Some(m) = &check.message {
@@ -126,7 +120,7 @@ pub fn details<'a>(check: &'a Check, seen: &mut Vec<(&'a str, &'a Fact)>, style:
         if seen.iter().any(|(sk, sf)| sk == k && *sf == fact) {
             continue;
         }
-        seen.push((k, fact));
+        seen.push((*k, fact));
         parts.push(format!("{k}={}", fact_text(fact)));
     }
     let stages: Vec<String> = check
@@ -173,6 +167,7 @@ pub(crate) mod tests {
             Dimension::Protocol,
             Check {
                 code: None,
+                reason: None,
                 status,
                 message: None,
                 steps: Default::default(),

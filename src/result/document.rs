@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-use crate::result::{Code, Evidence, Fact, Steps};
+use crate::result::{Code, Evidence, Fact, Key, Reason, Steps};
 use crate::vocab::{Dimension, Status};
 use crate::vocab::{Relationship, TargetType};
 
@@ -19,8 +19,10 @@ pub const SPEC_VERSION: &str = "v1";
 /// One check's entry under `checks`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
-    /// Diagnostic code, when classified.
+    /// Diagnostic code, when classified (a function of `reason`).
     pub code: Option<Code>,
+    /// Why it did not pass: what `doctor` reads (not part of the v1 document).
+    pub reason: Option<Reason>,
     /// Status.
     pub status: Status,
     /// Canonical message (absent when HEALTHY).
@@ -209,10 +211,10 @@ pub fn evidence_with_stage_timings(check: &Check) -> Evidence {
     for (stage, _, ms) in &check.steps.0 {
         if let Some(ms) = ms {
             let key = match stage {
-                crate::result::Stage::Dns => "dns_ms",
-                crate::result::Stage::Tcp => "tcp_ms",
-                crate::result::Stage::Tls => "tls_ms",
-                crate::result::Stage::Http => "http_ms",
+                crate::result::Stage::Dns => Key::DnsMs,
+                crate::result::Stage::Tcp => Key::TcpMs,
+                crate::result::Stage::Tls => Key::TlsMs,
+                crate::result::Stage::Http => Key::HttpMs,
             };
             ev.set(key, Fact::Ms(*ms));
         }
@@ -226,6 +228,7 @@ impl Serialize for EvidenceMap<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.0.len()))?;
         for (k, fact) in &self.0.0 {
+            let k = k.as_str();
             match fact {
                 Fact::Int(i) => m.serialize_entry(k, i)?,
                 Fact::Ms(ms) => m.serialize_entry(k, &round_ms(*ms))?,
@@ -277,16 +280,18 @@ mod tests {
             Dimension::Protocol,
             Check {
                 code: Some(Code::HttpStatus),
+                reason: None,
                 status: Status::Unhealthy,
                 message: Some(Code::HttpStatus.message().into()),
                 steps: Steps::default(),
-                evidence: Evidence(vec![("http_status", Fact::Int(404))]),
+                evidence: Evidence(vec![(Key::HttpStatus, Fact::Int(404))]),
             },
         );
         n.checks.insert(
             Dimension::Configuration,
             Check {
                 code: None,
+                reason: None,
                 status: Status::Healthy,
                 message: None,
                 steps: Steps::default(),

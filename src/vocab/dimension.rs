@@ -66,3 +66,16 @@ impl fmt::Display for Dimension {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dimensions_round_trip() {
+        for d in Dimension::ALL {
+            assert_eq!(Dimension::parse(d.as_str()), Some(d));
+        }
+        assert_eq!(Dimension::parse("Latency"), None);
+    }
+}

@@ -58,3 +58,22 @@ impl fmt::Display for Status {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_order_follows_the_contract() {
+        let mut v = Status::ALL.to_vec();
+        v.reverse();
+        v.sort();
+        assert_eq!(v, Status::ALL.to_vec());
+        assert_eq!(Status::worst([]), Status::Unknown);
+        assert_eq!(
+            Status::worst([Status::Healthy, Status::Unreachable, Status::Degraded]),
+            Status::Unreachable
+        );
+        assert!(Status::Degraded.passed() && !Status::Unhealthy.passed());
+    }
+}

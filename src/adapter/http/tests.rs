@@ -6,13 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::HttpAdapter;
-use crate::adapter::credential::{BearerToken, NoCredentials};
-use crate::adapter::{Adapter, CredentialSource, TargetContext, TargetRun};
+use crate::adapter::{Adapter, TargetRun};
 use crate::config::{HttpMethod, HttpOptions, Target};
 use crate::net::testkit::support::http_servers::{Reply, Server, closed_port};
 use crate::net::testkit::support::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
-use crate::result::{Code, Fact, Note, Observation, Stage};
+use crate::plan::{Credential, TargetPlan};
+use crate::result::Key;
+use crate::result::{Code, Fact, Note, Observation, Reason, Stage};
+use crate::vocab::Bound;
 use crate::vocab::Secret;
 use crate::vocab::TargetType;
 use crate::vocab::{Dimension, Status};
@@ -49,16 +51,24 @@ fn options() -> HttpOptions {
     }
 }
 
-fn start_with(t: Target, credentials: Arc<dyn CredentialSource>) -> Box<dyn TargetRun> {
-    HttpAdapter.start(TargetContext {
+fn start_with(t: Target, credential: Credential) -> Box<dyn TargetRun> {
+    HttpAdapter.start(Arc::new(TargetPlan {
         target: Arc::new(t),
-        credentials,
-        env: Arc::new(Vec::new()),
-    })
+        credential,
+        child_env: Vec::new(),
+        missing_env: Vec::new(),
+    }))
+}
+
+fn bearer(token: &str) -> Credential {
+    Credential::Bearer {
+        variable: "TOKEN".into(),
+        token: Secret::new(token.into()),
+    }
 }
 
 fn start(t: Target) -> Box<dyn TargetRun> {
-    start_with(t, Arc::new(NoCredentials))
+    start_with(t, Credential::None)
 }
 
 fn check(run: &mut dyn TargetRun, dim: Dimension, timeout: Duration) -> (Observation, Duration) {
@@ -133,18 +143,18 @@ fn defaults_by_status_issue_one_head_and_no_get() {
         let reach = &results[1].1;
         assert!(reach.latency.is_some());
         assert_eq!(
-            reach.evidence.get("http_status"),
+            reach.evidence.get(Key::HttpStatus),
             Some(&Fact::Int(i64::from(code)))
         );
         if code == 401 || code == 403 {
-            assert_eq!(results[3].1.code, Some(Code::HttpAuth));
-            assert_eq!(results[2].1.code, Some(Code::HttpAuth));
+            assert_eq!(results[3].1.code(), Some(Code::HttpAuth));
+            assert_eq!(results[2].1.code(), Some(Code::HttpAuth));
         }
         if code == 404 {
-            assert_eq!(results[3].1.code, Some(Code::HttpStatus));
+            assert_eq!(results[3].1.code(), Some(Code::HttpStatus));
         }
         assert_eq!(
-            results[2].1.evidence.get("response_reused"),
+            results[2].1.evidence.get(Key::ResponseReused),
             Some(&Fact::Bool(true))
         );
     }
@@ -205,7 +215,7 @@ fn redirects_are_not_followed() {
     let (proto, _) = check(run.as_mut(), Dimension::Protocol, LONG);
     assert_eq!(reach.status, Status::Healthy);
     assert_eq!(proto.status, Status::Unhealthy);
-    assert_eq!(proto.code, Some(Code::HttpStatus));
+    assert_eq!(proto.code(), Some(Code::HttpStatus));
     assert!(destination.requests().is_empty(), "redirect followed");
 }
 
@@ -220,8 +230,7 @@ fn bearer_is_sent_on_every_request() {
     });
     let mut t = target(&server.url("/"), TargetType::Http, Some(options()));
     t.checks = Some(vec![Dimension::Functional]);
-    let creds: Arc<dyn CredentialSource> =
-        Arc::new(BearerToken(Secret::new("super-secret".into())));
+    let creds = bearer("super-secret");
     let mut run = start_with(t.clone(), creds);
     let results = defaults(run.as_mut());
     assert!(results.iter().all(|(_, o)| o.status == Status::Healthy));
@@ -255,12 +264,12 @@ fn credentials_with_control_bytes_are_misconfigured_without_traffic() {
     let server = Server::start(|_| Reply::status(200));
     for byte in [1u8, 7, 8, 10, 13, 31, 127] {
         let token = format!("tok{}en", char::from(byte));
-        let creds: Arc<dyn CredentialSource> = Arc::new(BearerToken(Secret::new(token)));
+        let creds = bearer(&token);
         let mut run = start_with(target(&server.url("/"), TargetType::Http, None), creds);
         let conf = run.configure();
         assert_eq!(conf.status, Status::Misconfigured, "byte {byte}");
         assert_eq!(
-            conf.evidence.get("credential"),
+            conf.evidence.get(Key::Credential),
             Some(&Fact::Word("control_character"))
         );
         let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
@@ -268,7 +277,7 @@ fn credentials_with_control_bytes_are_misconfigured_without_traffic() {
     }
     assert_eq!(server.connections(), 0, "no request with a bad credential");
 
-    let creds: Arc<dyn CredentialSource> = Arc::new(BearerToken(Secret::new("a\tb".into())));
+    let creds = bearer("a\tb");
     let mut run = start_with(target(&server.url("/"), TargetType::Http, None), creds);
     assert_eq!(run.configure().status, Status::Healthy, "TAB is allowed");
     let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
@@ -294,7 +303,7 @@ fn bad_endpoints_are_misconfigured_and_never_echoed() {
         let mut run = start(target(endpoint, TargetType::Http, None));
         let conf = run.configure();
         assert_eq!(conf.status, Status::Misconfigured, "{endpoint}");
-        assert_eq!(conf.evidence.get("endpoint"), Some(&Fact::Word(word)));
+        assert_eq!(conf.evidence.get(Key::Endpoint), Some(&Fact::Word(word)));
         let (obs, took) = check(run.as_mut(), Dimension::Reachability, LONG);
         assert_eq!(obs.status, Status::Misconfigured);
         assert!(took < Duration::from_millis(100), "no network");
@@ -315,7 +324,7 @@ fn self_signed_tls_is_unreachable_at_the_tls_stage() {
     let conf = run.configure();
     assert_eq!(conf.status, Status::Healthy);
     assert!(
-        conf.evidence.get("trust_store").is_some(),
+        conf.evidence.get(Key::TrustStore).is_some(),
         "doctor: which store"
     );
     let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
@@ -324,7 +333,7 @@ fn self_signed_tls_is_unreachable_at_the_tls_stage() {
     assert_eq!(step(&obs, Stage::Tcp), Some(Status::Healthy));
     assert_eq!(step(&obs, Stage::Tls), Some(Status::Unreachable));
     assert_eq!(
-        obs.evidence.get("failure"),
+        obs.evidence.get(Key::Failure),
         Some(&Fact::Word("tls_untrusted"))
     );
     assert!(obs.latency.is_none());
@@ -339,7 +348,7 @@ fn closed_port_is_unreachable() {
     assert_eq!(obs.status, Status::Unreachable);
     assert_eq!(step(&obs, Stage::Tcp), Some(Status::Unreachable));
     assert_eq!(
-        obs.evidence.get("failure"),
+        obs.evidence.get(Key::Failure),
         Some(&Fact::Word("connect_refused"))
     );
 }
@@ -351,9 +360,15 @@ fn hang_before_headers_is_unreachable_at_the_deadline() {
     let (obs, took) = check(run.as_mut(), Dimension::Reachability, SHORT);
     assert!(within(SHORT, took), "took {took:?}");
     assert_eq!(obs.status, Status::Unreachable);
-    assert_eq!(obs.note, Some(Note::CommunicationFailed));
+    assert_eq!(
+        obs.reason,
+        Some(Reason::Engine(Note::TimedOut {
+            bound: Bound::TimeoutMs,
+            response_seen: false
+        }))
+    );
     assert!(obs.latency.is_none());
-    assert_eq!(obs.evidence.get("failure"), Some(&Fact::Word("timeout")));
+    assert_eq!(obs.evidence.get(Key::Failure), Some(&Fact::Word("timeout")));
     run.discard();
 }
 
@@ -409,17 +424,17 @@ fn functional_body_rules() {
     assert_eq!(found.status, Status::Healthy);
     let (missing, _) = run_for("/", Some("absent"), 65_536, LONG);
     assert_eq!(
-        (missing.status, missing.code),
+        (missing.status, missing.code()),
         (Status::Unhealthy, Some(Code::HttpBody))
     );
     let (over, _) = run_for("/", Some("ready"), 4, LONG);
     assert_eq!(
-        (over.status, over.code),
+        (over.status, over.code()),
         (Status::Unknown, Some(Code::HttpBodyLimit))
     );
     let (failing, _) = run_for("/fail", None, 65_536, LONG);
     assert_eq!(
-        (failing.status, failing.code),
+        (failing.status, failing.code()),
         (Status::Unhealthy, Some(Code::HttpStatus))
     );
     let (plain, _) = run_for("/", None, 65_536, LONG);
@@ -463,11 +478,11 @@ fn header_rules() {
     );
     let bad = with_headers(&[("X-Ready", "no"), ("X-Missing", "1"), ("X-Multi", "a")]);
     assert_eq!(
-        (bad.status, bad.code),
+        (bad.status, bad.code()),
         (Status::Unhealthy, Some(Code::HttpHeaders))
     );
     assert_eq!(
-        bad.evidence.get("header_mismatch"),
+        bad.evidence.get(Key::HeaderMismatch),
         Some(&Fact::ConfigList(vec![
             "X-Ready".into(),
             "X-Missing".into()
@@ -523,7 +538,7 @@ fn gateways_and_routers_probe_with_get() {
         let mut run = start(target(&server.url("/"), kind, None));
         let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
         assert_eq!(obs.status, Status::Healthy);
-        assert_eq!(obs.evidence.get("method"), Some(&Fact::Word("GET")));
+        assert_eq!(obs.evidence.get(Key::Method), Some(&Fact::Word("GET")));
         assert_eq!((server.count("GET"), server.count("HEAD")), (1, 0));
     }
 }
@@ -534,7 +549,7 @@ fn resets_before_the_head_are_unreachable() {
     let mut run = start(target(&server.url("/"), TargetType::Http, None));
     let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
     assert_eq!(obs.status, Status::Unreachable);
-    assert_eq!(obs.evidence.get("failure"), Some(&Fact::Word("reset")));
+    assert_eq!(obs.evidence.get(Key::Failure), Some(&Fact::Word("reset")));
 }
 
 #[test]
@@ -543,6 +558,6 @@ fn unsupported_dimensions_are_misconfigured() {
     let mut run = start(target(&server.url("/"), TargetType::Http, None));
     let (obs, _) = check(run.as_mut(), Dimension::Capability, LONG);
     assert_eq!(obs.status, Status::Misconfigured);
-    assert_eq!(obs.note, Some(Note::DimensionUnsupported));
+    assert_eq!(obs.reason, Some(Reason::Engine(Note::DimensionUnsupported)));
     assert_eq!(server.connections(), 0);
 }

@@ -1,20 +1,23 @@
-//! Protocol revisions and the choice between the two eras of MCP.
+//! Protocol revisions and the two eras of MCP: the one module that decides which applies.
 //!
-//! The *modern* era (2026-07-28) is stateless: every request carries its own version and
+//! The *modern* era (2026-07-28) is stateless: every request carries its own revision and
 //! client identity, and `server/discover` replaces the handshake. The *legacy* era
-//! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a version with `initialize`.
+//! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a revision with `initialize`.
 //!
-//! Everything here is a pure decision: [`plan`] turns the configured pin into the first step,
-//! and [`after_discover`] decides whether a failed discovery means "this is a legacy server,
-//! negotiate with `initialize`" or "this is a modern server that said no". The decision is
-//! transport-agnostic; the one difference between HTTP and stdio is the [`Channel`] rule.
+//! One value, an [`Era`], says which rules frame a message. It is decided here — [`plan`]
+//! turns the configured pin into the first step, [`after_discover`] decides whether a failed
+//! discovery means "this is a legacy server, negotiate with `initialize`" or "this is a
+//! modern server that said no" — and carried unchanged from the session to the transport,
+//! which derives every header from it ([`Era::revision`]: the `MCP-Protocol-Version`). The
+//! decision is transport-agnostic; the one difference between HTTP and stdio is the
+//! [`Channel`] rule.
 
 use super::transport::TransportError;
 
-/// A supported MCP revision. Its spelling ([`Version::as_str`]) is our own fixed word, so it
+/// A supported MCP revision. Its spelling ([`Revision::as_str`]) is our own fixed word, so it
 /// may appear in evidence once a server's answer has been matched against it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Version {
+pub enum Revision {
     /// `2025-03-26` (legacy).
     V2025_03_26,
     /// `2025-06-18` (legacy).
@@ -25,39 +28,70 @@ pub enum Version {
     V2026_07_28,
 }
 
-impl Version {
+impl Revision {
     /// Every supported revision, oldest first.
-    pub const ALL: [Version; 4] = [
-        Version::V2025_03_26,
-        Version::V2025_06_18,
-        Version::V2025_11_25,
-        Version::V2026_07_28,
+    pub const ALL: [Revision; 4] = [
+        Revision::V2025_03_26,
+        Revision::V2025_06_18,
+        Revision::V2025_11_25,
+        Revision::V2026_07_28,
     ];
 
     /// The modern revision.
-    pub const MODERN: Version = Version::V2026_07_28;
+    pub const MODERN: Revision = Revision::V2026_07_28;
 
     /// The revision an unpinned legacy negotiation offers.
-    pub const LEGACY_OFFER: Version = Version::V2025_11_25;
+    pub const LEGACY_OFFER: Revision = Revision::V2025_11_25;
 
     /// The protocol spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            Version::V2025_03_26 => "2025-03-26",
-            Version::V2025_06_18 => "2025-06-18",
-            Version::V2025_11_25 => "2025-11-25",
-            Version::V2026_07_28 => "2026-07-28",
+            Revision::V2025_03_26 => "2025-03-26",
+            Revision::V2025_06_18 => "2025-06-18",
+            Revision::V2025_11_25 => "2025-11-25",
+            Revision::V2026_07_28 => "2026-07-28",
         }
     }
 
     /// The supported revision spelled exactly `s`.
-    pub fn parse(s: &str) -> Option<Version> {
-        Version::ALL.into_iter().find(|v| v.as_str() == s)
+    pub fn parse(s: &str) -> Option<Revision> {
+        Revision::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
     /// Whether this is the stateless revision.
     pub fn is_modern(self) -> bool {
-        self == Version::MODERN
+        self == Revision::MODERN
+    }
+}
+
+/// Which rules frame a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Era {
+    /// 2026-07-28: stateless. Every request carries the revision and `Mcp-Method`, never a
+    /// session id; streams are never resumed; a server request is malformed.
+    Modern,
+    /// The legacy `initialize` request: no revision yet and no session id yet. Its response
+    /// may assign a session id, which the transport keeps for the rest of the session.
+    Handshake,
+    /// A legacy session after `initialize`: the negotiated revision (and the session id, if
+    /// one was assigned) travels with every message; SSE streams may be resumed.
+    Legacy(Revision),
+}
+
+impl Era {
+    /// The revision a message of this era carries (`MCP-Protocol-Version`, the `_meta`
+    /// envelope); none for the handshake, which negotiates it.
+    pub fn revision(self) -> Option<Revision> {
+        match self {
+            Era::Modern => Some(Revision::MODERN),
+            Era::Handshake => None,
+            Era::Legacy(revision) => Some(revision),
+        }
+    }
+
+    /// Whether this is the stateless era.
+    pub fn is_modern(self) -> bool {
+        self == Era::Modern
     }
 }
 
@@ -65,7 +99,7 @@ impl Version {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Plan {
     /// Probe `server/discover` at 2026-07-28. With `fallback` (no pin), a legacy rejection
-    /// leads to `initialize` offering [`Version::LEGACY_OFFER`]; with a modern pin every
+    /// leads to `initialize` offering [`Revision::LEGACY_OFFER`]; with a modern pin every
     /// failure is final.
     Discover {
         /// Whether a legacy rejection may lead to legacy negotiation.
@@ -74,7 +108,7 @@ pub enum Plan {
     /// A legacy pin: skip discovery, offer exactly this revision and accept only it.
     Initialize {
         /// The pinned revision.
-        pin: Version,
+        pin: Revision,
     },
 }
 
@@ -86,8 +120,8 @@ pub struct InvalidPin;
 pub fn plan(pin: Option<&str>) -> Result<Plan, InvalidPin> {
     match pin {
         None => Ok(Plan::Discover { fallback: true }),
-        Some(text) => match Version::parse(text).ok_or(InvalidPin)? {
-            Version::V2026_07_28 => Ok(Plan::Discover { fallback: false }),
+        Some(text) => match Revision::parse(text).ok_or(InvalidPin)? {
+            Revision::V2026_07_28 => Ok(Plan::Discover { fallback: false }),
             pin => Ok(Plan::Initialize { pin }),
         },
     }
@@ -169,6 +203,7 @@ pub fn after_discover(failure: &TransportError, channel: Channel) -> AfterDiscov
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::reason::{Limit, Malformed, StartProblem};
     use AfterDiscover::{FallBack, Stay};
 
     fn rpc(code: i64, status: u16) -> TransportError {
@@ -184,13 +219,13 @@ mod tests {
 
     #[test]
     fn versions_round_trip_and_only_the_listed_ones_parse() {
-        for v in Version::ALL {
-            assert_eq!(Version::parse(v.as_str()), Some(v));
+        for v in Revision::ALL {
+            assert_eq!(Revision::parse(v.as_str()), Some(v));
         }
         for bad in ["2024-11-05", "2099-01-01", "", " 2025-06-18", "2025-06-18 "] {
-            assert_eq!(Version::parse(bad), None, "{bad}");
+            assert_eq!(Revision::parse(bad), None, "{bad}");
         }
-        assert!(Version::MODERN.is_modern() && !Version::LEGACY_OFFER.is_modern());
+        assert!(Revision::MODERN.is_modern() && !Revision::LEGACY_OFFER.is_modern());
     }
 
     #[test]
@@ -203,7 +238,7 @@ mod tests {
         assert_eq!(
             plan(Some("2025-06-18")),
             Ok(Plan::Initialize {
-                pin: Version::V2025_06_18
+                pin: Revision::V2025_06_18
             })
         );
         assert_eq!(plan(Some("2024-11-05")), Err(InvalidPin));
@@ -243,10 +278,16 @@ mod tests {
             (http(200), Stay),
             (rpc(-32600, 200), Stay),
             (rpc(-32603, 500), Stay),
-            (TransportError::Malformed("x"), Stay),
-            (TransportError::Limit("x"), Stay),
-            (TransportError::unanswered(false), Stay),
-            (TransportError::unanswered(true), Stay),
+            (TransportError::Malformed(Malformed::Result("x")), Stay),
+            (TransportError::Limit(Limit::Pages), Stay),
+            (
+                TransportError::timed_out(crate::vocab::Bound::TimeoutMs, false),
+                Stay,
+            ),
+            (
+                TransportError::timed_out(crate::vocab::Bound::TimeoutMs, true),
+                Stay,
+            ),
         ];
         for (failure, expected) in rows {
             assert_eq!(
@@ -278,16 +319,22 @@ mod tests {
         assert_eq!(after_discover(&stdio(-32020), Channel::Stdio), Stay);
         assert_eq!(after_discover(&stdio(-32021), Channel::Stdio), Stay);
         // A silent or dead process is never read as a legacy server.
-        let silent = TransportError::unanswered(false);
+        let silent = TransportError::timed_out(crate::vocab::Bound::TimeoutMs, false);
         assert_eq!(after_discover(&silent, Channel::Stdio), Stay);
         assert_eq!(
-            after_discover(&TransportError::Malformed("x"), Channel::Stdio),
+            after_discover(
+                &TransportError::Malformed(Malformed::Result("x")),
+                Channel::Stdio
+            ),
             Stay
         );
         let exited = TransportError::Exited(crate::process::ExitInfo::Code(1));
         assert_eq!(after_discover(&exited, Channel::Stdio), Stay);
         assert_eq!(
-            after_discover(&TransportError::Unstartable("x"), Channel::Stdio),
+            after_discover(
+                &TransportError::Unstartable(StartProblem::StartFailed),
+                Channel::Stdio
+            ),
             Stay
         );
     }

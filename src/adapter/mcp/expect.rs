@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::rfc3339;
 use super::schema::json_equal;
 use crate::config::McpExpect;
+use crate::result::Key;
 use crate::result::{Evidence, Fact};
 
 /// Why an expectation failed (our words, also the `expect_failure` evidence).
@@ -82,15 +83,15 @@ impl Outcome {
     pub fn record(&self, evidence: &mut Evidence) {
         let count = |n: usize| Fact::Int(i64::try_from(n).unwrap_or(i64::MAX));
         if let Some((first, n)) = &self.failed {
-            evidence.set("expectations_failed", count(*n));
-            evidence.set("expect_kind", Fact::Word(first.kind));
+            evidence.set(Key::ExpectationsFailed, count(*n));
+            evidence.set(Key::ExpectKind, Fact::Word(first.kind));
             if let Some(pointer) = &first.pointer {
-                evidence.set("expect_pointer", Fact::Config(pointer.clone()));
+                evidence.set(Key::ExpectPointer, Fact::Config(pointer.clone()));
             }
-            evidence.set("expected", Fact::Config(first.expected.clone()));
-            evidence.set("expect_failure", Fact::Word(first.why.as_str()));
+            evidence.set(Key::Expected, Fact::Config(first.expected.clone()));
+            evidence.set(Key::ExpectFailure, Fact::Word(first.why.as_str()));
         } else if self.met > 0 {
-            evidence.set("expectations_met", count(self.met));
+            evidence.set(Key::ExpectationsMet, count(self.met));
         }
     }
 }
@@ -247,17 +248,17 @@ mod tests {
         // The evidence holds the configured expectation, never the server's value.
         let mut ev = Evidence::default();
         o.record(&mut ev);
-        assert_eq!(ev.get("expect_kind"), Some(&Fact::Word("json")));
+        assert_eq!(ev.get(Key::ExpectKind), Some(&Fact::Word("json")));
         assert_eq!(
-            ev.get("expect_pointer"),
+            ev.get(Key::ExpectPointer),
             Some(&Fact::Config("/status".into()))
         );
         assert_eq!(
-            ev.get("expected"),
+            ev.get(Key::Expected),
             Some(&Fact::Config("\"degraded\"".into()))
         );
-        assert_eq!(ev.get("expect_failure"), Some(&Fact::Word("differs")));
-        assert_eq!(ev.get("expectations_failed"), Some(&Fact::Int(3)));
+        assert_eq!(ev.get(Key::ExpectFailure), Some(&Fact::Word("differs")));
+        assert_eq!(ev.get(Key::ExpectationsFailed), Some(&Fact::Int(3)));
         assert!(!format!("{ev:?}").contains("healthy"));
     }
 
@@ -284,8 +285,8 @@ mod tests {
         assert_eq!(first(&o), Some(("text_contains", Why::NotFound)));
         let mut ev = Evidence::default();
         o.record(&mut ev);
-        assert_eq!(ev.get("expected"), Some(&Fact::Config("ready".into())));
-        assert_eq!(ev.get("expect_pointer"), None);
+        assert_eq!(ev.get(Key::Expected), Some(&Fact::Config("ready".into())));
+        assert_eq!(ev.get(Key::ExpectPointer), None);
     }
 
     #[test]
@@ -322,7 +323,7 @@ mod tests {
         assert_eq!(first(&o), Some(("fresh_within_s", Why::Stale)));
         let mut ev = Evidence::default();
         o.record(&mut ev);
-        assert_eq!(ev.get("expected"), Some(&Fact::Config("0.5".into())));
+        assert_eq!(ev.get(Key::Expected), Some(&Fact::Config("0.5".into())));
     }
 
     #[test]

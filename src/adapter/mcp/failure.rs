@@ -9,7 +9,8 @@
 use super::era::UNSUPPORTED_VERSION;
 use super::transport::TransportError;
 use crate::process::ExitInfo;
-use crate::result::{Code, Fact, Observation};
+use crate::result::reason::{Limit, Malformed, McpFailure, ProcessFailure, Reason};
+use crate::result::{Fact, Key, Observation};
 use crate::vocab::Status;
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
@@ -17,12 +18,12 @@ use crate::vocab::Status;
 pub enum Failure {
     /// The transport's failure.
     Transport(TransportError),
-    /// A result of the wrong shape (our own description of what was wrong).
-    Malformed(&'static str),
+    /// A result of the wrong shape.
+    Malformed(Malformed),
     /// The server's revision is unsupported or differs from the pin.
     Version,
     /// Discovery exceeded a safety limit (pages, entries, a repeated cursor).
-    Limit(&'static str),
+    Limit(Limit),
     /// The server asked for input we never give (`resultType: input_required`).
     Input,
 }
@@ -50,53 +51,59 @@ impl Failure {
         matches!(self, Failure::Transport(TransportError::Network { .. }))
     }
 
-    /// The observation: status, code and the failure's own evidence.
+    /// The observation: status, reason and the failure's own evidence.
     pub fn observe(&self) -> Observation {
         use TransportError as T;
+        let mcp = |status, failure| Observation::failed(status, Reason::Mcp(failure));
         let mut o = match self {
             Failure::Transport(T::Status { status }) => {
-                let code = if matches!(status, 401 | 403) {
-                    Observation::coded(Status::Misconfigured, Code::McpAuth)
+                let o = if matches!(status, 401 | 403) {
+                    mcp(Status::Misconfigured, McpFailure::AuthRejected)
                 } else {
-                    Observation::coded(Status::Unhealthy, Code::McpHttp)
+                    mcp(Status::Unhealthy, McpFailure::HttpStatus)
                 };
-                code.with("http_status", Fact::Int(i64::from(*status)))
+                o.with(Key::HttpStatus, Fact::Int(i64::from(*status)))
             }
             Failure::Transport(T::Rpc { code, status }) => {
-                let code_of = if *code == UNSUPPORTED_VERSION {
-                    Code::McpVersion
+                let failure = if *code == UNSUPPORTED_VERSION {
+                    McpFailure::VersionRefused
                 } else {
-                    Code::McpRpc
+                    McpFailure::Rpc
                 };
-                let mut o = Observation::coded(Status::Unhealthy, code_of);
+                let mut o = mcp(Status::Unhealthy, failure);
                 if let Some(status) = status {
-                    o = o.with("http_status", Fact::Int(i64::from(*status)));
+                    o = o.with(Key::HttpStatus, Fact::Int(i64::from(*status)));
                 }
-                o.with("rpc_code", Fact::Int(*code))
+                o.with(Key::RpcCode, Fact::Int(*code))
             }
             Failure::Transport(T::Malformed(why)) | Failure::Malformed(why) => {
-                Observation::coded(Status::Unhealthy, Code::McpProtocol)
-                    .with("protocol_error", Fact::Word(why))
+                mcp(Status::Unhealthy, McpFailure::Malformed(*why))
+                    .with(Key::ProtocolError, Fact::Word(why.as_word()))
             }
             Failure::Transport(T::Limit(why)) | Failure::Limit(why) => {
-                Observation::coded(Status::Unknown, Code::McpLimit).with("limit", Fact::Word(why))
+                mcp(Status::Unknown, McpFailure::Limit(*why))
+                    .with(Key::Limit, Fact::Word(why.as_word()))
             }
             Failure::Transport(T::Exited(exit)) => {
-                let o = Observation::coded(Status::Unreachable, Code::McpProcess);
+                let o = Observation::failed(
+                    Status::Unreachable,
+                    Reason::Process(ProcessFailure::Exited),
+                );
                 match exit {
-                    ExitInfo::Code(code) => o.with("exit_code", Fact::Int(i64::from(*code))),
+                    ExitInfo::Code(code) => o.with(Key::ExitCode, Fact::Int(i64::from(*code))),
                     ExitInfo::Signal(signal) => {
-                        o.with("exit_signal", Fact::Int(i64::from(*signal)))
+                        o.with(Key::ExitSignal, Fact::Int(i64::from(*signal)))
                     }
-                    ExitInfo::Running => o.with("process_running", Fact::Bool(true)),
+                    ExitInfo::Running => o.with(Key::ProcessRunning, Fact::Bool(true)),
                 }
             }
-            Failure::Transport(T::Unstartable(why)) => {
-                Observation::coded(Status::Misconfigured, Code::McpProcess)
-                    .with("process_error", Fact::Word(why))
-            }
-            Failure::Version => Observation::coded(Status::Unhealthy, Code::McpVersion),
-            Failure::Input => Observation::coded(Status::Unknown, Code::McpInput),
+            Failure::Transport(T::Unstartable(why)) => Observation::failed(
+                Status::Misconfigured,
+                Reason::Process(ProcessFailure::Unstartable(*why)),
+            )
+            .with(Key::ProcessError, Fact::Word(why.as_word())),
+            Failure::Version => mcp(Status::Unhealthy, McpFailure::Version),
+            Failure::Input => mcp(Status::Unknown, McpFailure::Input),
             Failure::Transport(T::Network(o)) => (**o).clone(),
         };
         o.response_seen = self.response_seen();
@@ -107,10 +114,13 @@ impl Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::Code;
+    use crate::result::reason::StartProblem;
+    use crate::vocab::Bound;
 
     fn of(f: Failure) -> (Status, Option<Code>) {
         let o = f.observe();
-        (o.status, o.code)
+        (o.status, o.code())
     }
 
     #[test]
@@ -144,19 +154,19 @@ mod tests {
             (Status::Unhealthy, Some(Code::McpRpc))
         );
         assert_eq!(
-            of(t(T::Malformed("x"))),
+            of(t(T::Malformed(Malformed::Result("x")))),
             (Status::Unhealthy, Some(Code::McpProtocol))
         );
         assert_eq!(
-            of(Failure::Malformed("x")),
+            of(Failure::Malformed(Malformed::Result("x"))),
             (Status::Unhealthy, Some(Code::McpProtocol))
         );
         assert_eq!(
-            of(t(T::Limit("x"))),
+            of(t(T::Limit(Limit::Pages))),
             (Status::Unknown, Some(Code::McpLimit))
         );
         assert_eq!(
-            of(Failure::Limit("x")),
+            of(Failure::Limit(Limit::Pages)),
             (Status::Unknown, Some(Code::McpLimit))
         );
         assert_eq!(
@@ -166,32 +176,32 @@ mod tests {
         assert_eq!(of(Failure::Input), (Status::Unknown, Some(Code::McpInput)));
         let exited = t(T::Exited(ExitInfo::Code(3))).observe();
         assert_eq!(
-            (exited.status, exited.code),
+            (exited.status, exited.code()),
             (Status::Unreachable, Some(Code::McpProcess))
         );
         assert!(!exited.response_seen);
-        assert_eq!(exited.evidence.get("exit_code"), Some(&Fact::Int(3)));
+        assert_eq!(exited.evidence.get(Key::ExitCode), Some(&Fact::Int(3)));
         let killed = t(T::Exited(ExitInfo::Signal(9))).observe();
-        assert_eq!(killed.evidence.get("exit_signal"), Some(&Fact::Int(9)));
+        assert_eq!(killed.evidence.get(Key::ExitSignal), Some(&Fact::Int(9)));
         let running = t(T::Exited(ExitInfo::Running)).observe();
         assert_eq!(
-            running.evidence.get("process_running"),
+            running.evidence.get(Key::ProcessRunning),
             Some(&Fact::Bool(true))
         );
-        let unstartable = t(T::Unstartable("command_not_found")).observe();
+        let unstartable = t(T::Unstartable(StartProblem::CommandNotFound)).observe();
         assert_eq!(
-            (unstartable.status, unstartable.code),
+            (unstartable.status, unstartable.code()),
             (Status::Misconfigured, Some(Code::McpProcess))
         );
         assert!(!unstartable.response_seen);
         assert_eq!(
-            unstartable.evidence.get("process_error"),
+            unstartable.evidence.get(Key::ProcessError),
             Some(&Fact::Word("command_not_found"))
         );
-        let silent = t(T::unanswered(false)).observe();
+        let silent = t(T::timed_out(Bound::TimeoutMs, false)).observe();
         assert_eq!(silent.status, Status::Unreachable);
-        assert!(!silent.response_seen && silent.code.is_none());
-        let partial = t(T::unanswered(true)).observe();
+        assert!(!silent.response_seen && silent.code().is_none());
+        let partial = t(T::timed_out(Bound::TimeoutMs, true)).observe();
         assert_eq!(partial.status, Status::Unknown);
         assert!(partial.response_seen);
     }
@@ -203,8 +213,8 @@ mod tests {
             status: Some(400),
         })
         .observe();
-        assert_eq!(o.evidence.get("http_status"), Some(&Fact::Int(400)));
-        assert_eq!(o.evidence.get("rpc_code"), Some(&Fact::Int(-32020)));
+        assert_eq!(o.evidence.get(Key::HttpStatus), Some(&Fact::Int(400)));
+        assert_eq!(o.evidence.get(Key::RpcCode), Some(&Fact::Int(-32020)));
         assert!(o.response_seen);
     }
 }

@@ -41,16 +41,19 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
+use super::era::Era;
 use super::expect;
 use super::failure::Failure;
 use super::headers;
 use super::inventory::{self, Inventory, Tool};
-use super::modern;
+use super::result_shape;
 use super::schema::{self, Subject};
-use super::session::{Era, Session};
+use super::session::Session;
 use super::transport::TransportError;
 use crate::config::{McpFunctional, McpOptions};
-use crate::result::{Code, Fact, Observation, Phrase};
+use crate::result::Key;
+use crate::result::reason::{Malformed, McpFailure, Reason};
+use crate::result::{Fact, Observation, Phrase};
 use crate::vocab::Attempt;
 use crate::vocab::Status;
 
@@ -75,8 +78,10 @@ pub fn check(
         return Ok(missing(inventory, &functional.tool));
     };
     if let Err(why) = gate(tool) {
-        return Ok(Observation::coded(Status::Misconfigured, Code::McpUnsafe)
-            .with("unsafe_annotation", Fact::Word(why)));
+        return Ok(
+            Observation::failed(Status::Misconfigured, Reason::Mcp(McpFailure::Unsafe))
+                .with(Key::UnsafeAnnotation, Fact::Word(why)),
+        );
     }
     let Ok(arguments) = serde_json::from_str::<Value>(&functional.arguments_json) else {
         // The loader accepts only JSON objects; kept for configurations built elsewhere.
@@ -111,15 +116,15 @@ pub fn check(
         {
             let mut o = Failure::Input
                 .observe()
-                .with("failed_method", Fact::Word(METHOD));
+                .with(Key::FailedMethod, Fact::Word(METHOD));
             if let Some(status) = status {
-                o = o.with("http_status", Fact::Int(i64::from(status)));
+                o = o.with(Key::HttpStatus, Fact::Int(i64::from(status)));
             }
-            return Ok(o.with("rpc_code", Fact::Int(code)));
+            return Ok(o.with(Key::RpcCode, Fact::Int(code)));
         }
         Err(e) => return Err(Failure::from(e)),
     };
-    let result = match modern::object(&reply.result) {
+    let result = match result_shape::object(&reply.result) {
         Ok(result) => result,
         Err(Failure::Malformed(why)) => return Ok(protocol(why)),
         Err(other) => return Err(other),
@@ -138,7 +143,7 @@ fn missing(inventory: &Inventory, tool: &str) -> Observation {
         required_tools: vec![tool.to_owned()],
         ..McpOptions::default()
     };
-    let mut o = Observation::coded(Status::Unhealthy, Code::McpRequired);
+    let mut o = Observation::failed(Status::Unhealthy, Reason::Mcp(McpFailure::Required));
     inventory::missing(inventory, &wanted).record(&mut o.evidence);
     o
 }
@@ -161,7 +166,11 @@ pub fn gate(tool: &Tool) -> Result<(), &'static str> {
 
 /// MISCONFIGURED (no code: the operator's arguments, not the server, are at fault).
 fn argument_violation(phrase: Phrase) -> Observation {
-    Observation::new(Status::Misconfigured).with("argument_violation", Fact::Phrase(phrase))
+    Observation::failed(
+        Status::Misconfigured,
+        Reason::Mcp(McpFailure::ArgumentsRejected),
+    )
+    .with(Key::ArgumentViolation, Fact::Phrase(phrase))
 }
 
 /// "argument `a.b` cannot be sent in its Mcp-Param header …".
@@ -215,10 +224,10 @@ fn configured_names(arguments: &Value, functional: &McpFunctional) -> HashSet<St
 }
 
 /// UNHEALTHY `mcp_protocol` for a malformed tool result.
-fn protocol(why: &'static str) -> Observation {
+fn protocol(why: Malformed) -> Observation {
     Failure::Malformed(why)
         .observe()
-        .with("failed_method", Fact::Word(METHOD))
+        .with(Key::FailedMethod, Fact::Word(METHOD))
 }
 
 /// Judges a `tools/call` result (see the module documentation for the order).
@@ -231,44 +240,47 @@ fn judge(
     now: SystemTime,
 ) -> Observation {
     if era == Era::Modern {
-        match modern::check_result_type(result) {
+        match result_shape::check_result_type(result) {
             Ok(()) => {}
             Err(Failure::Malformed(why)) => return protocol(why),
-            Err(other) => return other.observe().with("failed_method", Fact::Word(METHOD)),
+            Err(other) => return other.observe().with(Key::FailedMethod, Fact::Word(METHOD)),
         }
     }
     let Some(Value::Array(blocks)) = result.get("content") else {
-        return protocol("tool result content is not an array");
+        return protocol(Malformed::Result("tool result content is not an array"));
     };
     let is_error = match result.get("isError") {
         None => false,
         Some(Value::Bool(b)) => *b,
-        Some(_) => return protocol("tool result isError is not a boolean"),
+        Some(_) => return protocol(Malformed::Result("tool result isError is not a boolean")),
     };
     let count = Fact::Int(i64::try_from(blocks.len()).unwrap_or(i64::MAX));
     for (i, block) in blocks.iter().enumerate() {
         if let Err(why) = content_block(block) {
-            return protocol(why).with(
-                "content_block",
+            return protocol(Malformed::Result(why)).with(
+                Key::ContentBlock,
                 Fact::Int(i64::try_from(i).unwrap_or(i64::MAX)),
             );
         }
     }
     if is_error {
-        return Observation::coded(Status::Unhealthy, Code::McpFunctional)
-            .with("is_error", Fact::Bool(true))
-            .with("content_blocks", count);
+        return Observation::failed(Status::Unhealthy, Reason::Mcp(McpFailure::ToolError))
+            .with(Key::IsError, Fact::Bool(true))
+            .with(Key::ContentBlocks, count);
     }
     let structured = result.get("structuredContent").filter(|v| !v.is_null());
     if let Some(output_schema) = &tool.output_schema {
         let Some(structured) = structured else {
-            return protocol(
+            return protocol(Malformed::Result(
                 "structuredContent is missing although the tool declares an outputSchema",
-            );
+            ));
         };
         if let Err(v) = schema::validate(output_schema, structured) {
-            return protocol("structuredContent does not match the tool's outputSchema").with(
-                "output_violation",
+            return protocol(Malformed::Result(
+                "structuredContent does not match the tool's outputSchema",
+            ))
+            .with(
+                Key::OutputViolation,
                 Fact::Phrase(v.phrase(Subject::StructuredContent, shown)),
             );
         }
@@ -280,13 +292,13 @@ fn judge(
         .collect();
     let outcome = expect::check(&functional.expect, structured, &texts, now);
     let mut o = if outcome.failed.is_some() {
-        Observation::coded(Status::Unhealthy, Code::McpFunctional)
+        Observation::failed(Status::Unhealthy, Reason::Mcp(McpFailure::Expectation))
     } else {
         Observation::healthy()
     };
-    o.evidence.set("content_blocks", count);
+    o.evidence.set(Key::ContentBlocks, count);
     if tool.output_schema.is_some() {
-        o.evidence.set("output_schema_checked", Fact::Bool(true));
+        o.evidence.set(Key::OutputSchemaChecked, Fact::Bool(true));
     }
     outcome.record(&mut o.evidence);
     o

@@ -11,6 +11,8 @@ use crate::adapter::TargetRun;
 use crate::adapter::mcp::testing::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
 use crate::adapter::mcp::transport::TransportError;
 use crate::config::{McpExpect, McpFunctional, McpOptions};
+use crate::result::Key;
+use crate::result::reason::Malformed;
 use crate::result::{Code, Fact, Observation};
 use crate::vocab::{Dimension, Status};
 
@@ -102,24 +104,24 @@ fn calls(log: &Mutex<Log>) -> Vec<Sent> {
 }
 
 fn assert_coded(o: &Observation, status: Status, code: Code) {
-    assert_eq!((o.status, o.code), (status, Some(code)), "{o:?}");
+    assert_eq!((o.status, o.code()), (status, Some(code)), "{o:?}");
 }
 
-fn word(o: &Observation, key: &str) -> Option<&'static str> {
+fn word(o: &Observation, key: Key) -> Option<&'static str> {
     match o.evidence.get(key) {
         Some(Fact::Word(w)) => Some(w),
         _ => None,
     }
 }
 
-fn phrase(o: &Observation, key: &str) -> Option<String> {
+fn phrase(o: &Observation, key: Key) -> Option<String> {
     match o.evidence.get(key) {
         Some(Fact::Phrase(p)) => Some(p.to_string()),
         _ => None,
     }
 }
 
-fn config(o: &Observation, key: &str) -> Option<String> {
+fn config(o: &Observation, key: Key) -> Option<String> {
     match o.evidence.get(key) {
         Some(Fact::Config(s)) => Some(s.clone()),
         _ => None,
@@ -222,16 +224,16 @@ fn memory_core_faulty_tool_is_refused_before_any_call() {
     );
     let (o, log) = check(options, faulty());
     assert_eq!(o.status, Status::Misconfigured, "{o:?}");
-    assert_eq!(o.code, None);
+    assert_eq!(o.code(), None);
     // Members are checked in key order, so the first undeclared option is named.
     assert_eq!(
-        phrase(&o, "argument_violation").as_deref(),
+        phrase(&o, Key::ArgumentViolation).as_deref(),
         Some(
             "argument `chromaProbeTimeoutMs` is not declared by the tool's inputSchema, \
              which forbids additional properties"
         )
     );
-    assert_eq!(config(&o, "tool").as_deref(), Some("healthcheck"));
+    assert_eq!(config(&o, Key::Tool).as_deref(), Some("healthcheck"));
     assert!(
         calls(&log).is_empty(),
         "no tools/call before the arguments fit"
@@ -239,7 +241,7 @@ fn memory_core_faulty_tool_is_refused_before_any_call() {
     let options = functional("healthcheck", r#"{"freshObservability":true}"#);
     let (o, log) = check(options, faulty());
     assert_eq!(
-        phrase(&o, "argument_violation").as_deref(),
+        phrase(&o, Key::ArgumentViolation).as_deref(),
         Some(
             "argument `freshObservability` is not declared by the tool's inputSchema, \
              which forbids additional properties"
@@ -251,14 +253,14 @@ fn memory_core_faulty_tool_is_refused_before_any_call() {
     let options = expecting(functional("healthcheck", "{}"), healthcheck_expectations());
     let (o, log) = check(options, faulty());
     assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
-    assert_eq!(word(&o, "expect_kind"), Some("fresh_within_s"));
+    assert_eq!(word(&o, Key::ExpectKind), Some("fresh_within_s"));
     assert_eq!(
-        config(&o, "expect_pointer").as_deref(),
+        config(&o, Key::ExpectPointer).as_deref(),
         Some("/observed_at")
     );
-    assert_eq!(config(&o, "expected").as_deref(), Some("300"));
-    assert_eq!(word(&o, "expect_failure"), Some("stale"));
-    assert_eq!(o.evidence.get("expectations_failed"), Some(&Fact::Int(1)));
+    assert_eq!(config(&o, Key::Expected).as_deref(), Some("300"));
+    assert_eq!(word(&o, Key::ExpectFailure), Some("stale"));
+    assert_eq!(o.evidence.get(Key::ExpectationsFailed), Some(&Fact::Int(1)));
     assert!(
         !format!("{o:?}").contains("2020"),
         "never the server's value"
@@ -279,7 +281,7 @@ fn memory_core_fixed_tool_is_healthy() {
     );
     let (o, log) = check(options, fixed);
     assert_eq!(o.status, Status::Healthy, "{o:?}");
-    assert_eq!(o.evidence.get("expectations_met"), Some(&Fact::Int(2)));
+    assert_eq!(o.evidence.get(Key::ExpectationsMet), Some(&Fact::Int(2)));
     let sent = calls(&log);
     assert_eq!(sent.len(), 1);
     assert_eq!(
@@ -296,7 +298,7 @@ fn missing_tool_is_unhealthy_without_a_call() {
     let (o, log) = check(functional("missing", "{}"), answering(false, OK));
     assert_coded(&o, Status::Unhealthy, Code::McpRequired);
     assert_eq!(
-        o.evidence.get("missing_tools"),
+        o.evidence.get(Key::MissingTools),
         Some(&Fact::ConfigList(vec!["missing".into()]))
     );
     assert!(calls(&log).is_empty());
@@ -322,7 +324,7 @@ fn missing_tool_is_unhealthy_without_a_call() {
     );
     assert_coded(&o, Status::Unhealthy, Code::McpRequired);
     assert_eq!(
-        o.evidence.get("excluded_tools"),
+        o.evidence.get(Key::ExcludedTools),
         Some(&Fact::ConfigList(vec!["t".into()]))
     );
     assert!(calls(&log).is_empty());
@@ -368,7 +370,7 @@ fn unsafe_annotations_are_refused_without_a_call() {
             let transport = Scripted::new(server(modern, vec![t], |_| Ok(OK.into())));
             let (o, log) = check(functional("t", "{}"), transport);
             assert_coded(&o, Status::Misconfigured, Code::McpUnsafe);
-            assert_eq!(word(&o, "unsafe_annotation"), Some(why), "{annotations}");
+            assert_eq!(word(&o, Key::UnsafeAnnotation), Some(why), "{annotations}");
             assert!(calls(&log).is_empty(), "{annotations}");
         }
     }
@@ -389,10 +391,10 @@ fn a_configuration_without_safe_true_never_calls() {
         f.safe = false;
     }
     let (o, log) = check(options, answering(true, OK));
-    assert_eq!((o.status, o.code), (Status::Misconfigured, None));
+    assert_eq!((o.status, o.code()), (Status::Misconfigured, None));
     assert!(lock(&log).sent.is_empty());
     let (o, log) = check(McpOptions::default(), answering(true, OK));
-    assert_eq!((o.status, o.code), (Status::Misconfigured, None));
+    assert_eq!((o.status, o.code()), (Status::Misconfigured, None));
     assert!(lock(&log).sent.is_empty());
 }
 
@@ -431,8 +433,15 @@ fn arguments_the_schema_refuses_are_misconfigured_with_path_and_rule() {
         let t = tool("t", schema, SAFE);
         let transport = Scripted::new(server(true, vec![t], |_| Ok(OK.into())));
         let (o, log) = check(functional("t", args), transport);
-        assert_eq!((o.status, o.code), (Status::Misconfigured, None), "{args}");
-        assert_eq!(phrase(&o, "argument_violation").as_deref(), Some(sentence));
+        assert_eq!(
+            (o.status, o.code()),
+            (Status::Misconfigured, None),
+            "{args}"
+        );
+        assert_eq!(
+            phrase(&o, Key::ArgumentViolation).as_deref(),
+            Some(sentence)
+        );
         assert!(calls(&log).is_empty(), "{args}");
     }
     // A required name the configuration holds (here in an expectation pointer) is named.
@@ -449,7 +458,7 @@ fn arguments_the_schema_refuses_are_misconfigured_with_path_and_rule() {
         Scripted::new(server(true, vec![t], |_| Ok(OK.into()))),
     );
     assert_eq!(
-        phrase(&o, "argument_violation").as_deref(),
+        phrase(&o, Key::ArgumentViolation).as_deref(),
         Some(
             "the arguments object lacks the property `secretRequiredName`, \
              which the tool's inputSchema requires"
@@ -536,8 +545,8 @@ fn an_unmirrorable_argument_is_refused_before_the_call() {
         functional("t", r#"{"nested":{"number":9007199254740992}}"#),
         Scripted::new(server(true, vec![t], |_| Ok(OK.into()))),
     );
-    assert_eq!((o.status, o.code), (Status::Misconfigured, None), "{o:?}");
-    let p = phrase(&o, "argument_violation").unwrap_or_default();
+    assert_eq!((o.status, o.code()), (Status::Misconfigured, None), "{o:?}");
+    let p = phrase(&o, Key::ArgumentViolation).unwrap_or_default();
     assert!(
         p.starts_with("argument `nested.number` cannot be sent in the Mcp-Param header"),
         "{p}"
@@ -565,7 +574,7 @@ fn is_error_is_unhealthy() {
         ),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
-    assert_eq!(o.evidence.get("is_error"), Some(&Fact::Bool(true)));
+    assert_eq!(o.evidence.get(Key::IsError), Some(&Fact::Bool(true)));
     assert_eq!(calls(&log).len(), 1);
     assert!(!format!("{o:?}").contains("boom"));
 }
@@ -578,7 +587,7 @@ fn input_required_is_unknown_with_no_further_call() {
     let (o, log) = check(functional("t", "{}"), answering(true, result));
     assert_coded(&o, Status::Unknown, Code::McpInput);
     assert_eq!(calls(&log).len(), 1);
-    assert_eq!(word(&o, "failed_method"), Some("tools/call"));
+    assert_eq!(word(&o, Key::FailedMethod), Some("tools/call"));
 
     // −32021 (a client capability we did not declare) is inconclusive too, in the modern era.
     let missing_capability = || {
@@ -595,7 +604,7 @@ fn input_required_is_unknown_with_no_further_call() {
     };
     let (o, log) = check(functional("t", "{}"), missing_capability());
     assert_coded(&o, Status::Unknown, Code::McpInput);
-    assert_eq!(o.evidence.get("rpc_code"), Some(&Fact::Int(-32021)));
+    assert_eq!(o.evidence.get(Key::RpcCode), Some(&Fact::Int(-32021)));
     assert_eq!(calls(&log).len(), 1);
 
     // Anything else the server rejects is a rejection.
@@ -611,7 +620,7 @@ fn input_required_is_unknown_with_no_further_call() {
     ));
     let (o, _) = check(functional("t", "{}"), rejecting);
     assert_coded(&o, Status::Unhealthy, Code::McpRpc);
-    assert_eq!(word(&o, "failed_method"), Some("tools/call"));
+    assert_eq!(word(&o, Key::FailedMethod), Some("tools/call"));
 }
 
 #[test]
@@ -636,7 +645,7 @@ fn malformed_results_are_protocol_failures() {
     for (result, why) in cases {
         let (o, log) = check(functional("t", "{}"), answering(true, result));
         assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
-        assert_eq!(word(&o, "protocol_error"), Some(why), "{result}");
+        assert_eq!(word(&o, Key::ProtocolError), Some(why), "{result}");
         assert_eq!(calls(&log).len(), 1);
     }
     // A legacy result has no resultType rule.
@@ -738,13 +747,13 @@ fn invalid_blocks_fail_the_call_before_is_error() {
         ),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
-    assert_eq!(o.evidence.get("content_block"), Some(&Fact::Int(1)));
+    assert_eq!(o.evidence.get(Key::ContentBlock), Some(&Fact::Int(1)));
     let (o, _) = check(
         functional("t", "{}"),
         answering(true, r#"{"content":[{"type":"unknown"}],"isError":true}"#),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
-    assert_eq!(o.evidence.get("is_error"), None);
+    assert_eq!(o.evidence.get(Key::IsError), None);
 }
 
 fn structured_tool(output_schema: &str) -> String {
@@ -768,7 +777,7 @@ fn structured_content_must_match_the_output_schema() {
     );
     assert_eq!(ok.status, Status::Healthy, "{ok:?}");
     assert_eq!(
-        ok.evidence.get("output_schema_checked"),
+        ok.evidence.get(Key::OutputSchemaChecked),
         Some(&Fact::Bool(true))
     );
 
@@ -776,12 +785,12 @@ fn structured_content_must_match_the_output_schema() {
     let o = run_with(mismatch, McpExpect::default());
     assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
     assert_eq!(
-        word(&o, "protocol_error"),
+        word(&o, Key::ProtocolError),
         Some("structuredContent does not match the tool's outputSchema")
     );
     // The server's property names are not shown unless the configuration holds them.
     assert_eq!(
-        phrase(&o, "output_violation").as_deref(),
+        phrase(&o, Key::OutputViolation).as_deref(),
         Some(
             "structuredContent at `<property>` has a type that the tool's outputSchema \
              does not allow (expected boolean)"
@@ -795,7 +804,7 @@ fn structured_content_must_match_the_output_schema() {
         },
     );
     assert_eq!(
-        phrase(&named, "output_violation").as_deref(),
+        phrase(&named, Key::OutputViolation).as_deref(),
         Some(
             "structuredContent at `ok` has a type that the tool's outputSchema \
              does not allow (expected boolean)"
@@ -806,7 +815,7 @@ fn structured_content_must_match_the_output_schema() {
         McpExpect::default(),
     );
     assert_eq!(
-        phrase(&o, "output_violation").as_deref(),
+        phrase(&o, Key::OutputViolation).as_deref(),
         Some("structuredContent lacks a required property of the tool's outputSchema")
     );
     for absent in [
@@ -816,7 +825,7 @@ fn structured_content_must_match_the_output_schema() {
         let o = run_with(absent, McpExpect::default());
         assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
         assert_eq!(
-            word(&o, "protocol_error"),
+            word(&o, Key::ProtocolError),
             Some("structuredContent is missing although the tool declares an outputSchema")
         );
     }
@@ -838,7 +847,7 @@ fn expectations_use_the_first_text_block_without_structured_content() {
         answering(false, result),
     );
     assert_eq!(o.status, Status::Healthy, "{o:?}");
-    assert_eq!(o.evidence.get("expectations_met"), Some(&Fact::Int(3)));
+    assert_eq!(o.evidence.get(Key::ExpectationsMet), Some(&Fact::Int(3)));
     let expect = McpExpect {
         json: vec![("/status".into(), json!("degraded"))],
         ..McpExpect::default()
@@ -848,8 +857,8 @@ fn expectations_use_the_first_text_block_without_structured_content() {
         answering(false, result),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
-    assert_eq!(config(&o, "expected").as_deref(), Some("\"degraded\""));
-    assert_eq!(word(&o, "expect_failure"), Some("differs"));
+    assert_eq!(config(&o, Key::Expected).as_deref(), Some("\"degraded\""));
+    assert_eq!(word(&o, Key::ExpectFailure), Some("differs"));
 }
 
 // ---------------------------------------------------------------- the shared session
@@ -878,14 +887,14 @@ fn discovery_and_the_call_share_one_session() {
             "tools/call"
         ]
     );
-    assert_eq!(word(&o, "era"), Some("legacy"));
+    assert_eq!(word(&o, Key::Era), Some("legacy"));
     let (o, log) = check(functional("t", "{}"), answering(true, OK));
     assert_eq!(o.status, Status::Healthy, "{o:?}");
     assert_eq!(
         methods(&log),
         ["server/discover", "tools/list", "tools/call"]
     );
-    assert_eq!(o.evidence.get("content_blocks"), Some(&Fact::Int(1)));
+    assert_eq!(o.evidence.get(Key::ContentBlocks), Some(&Fact::Int(1)));
 }
 
 /// A failed call is never repeated by the adapter, whatever the failure.
@@ -893,9 +902,15 @@ fn discovery_and_the_call_share_one_session() {
 fn a_failed_call_is_sent_once() {
     for answer in [
         Err(TransportError::Status { status: 500 }),
-        Err(TransportError::unanswered(false)),
-        Err(TransportError::unanswered(true)),
-        Err(TransportError::Malformed("x")),
+        Err(TransportError::timed_out(
+            crate::vocab::Bound::TimeoutMs,
+            false,
+        )),
+        Err(TransportError::timed_out(
+            crate::vocab::Bound::TimeoutMs,
+            true,
+        )),
+        Err(TransportError::Malformed(Malformed::Result("x"))),
     ] {
         let transport = Scripted::new(server(
             true,

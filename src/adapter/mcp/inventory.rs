@@ -15,12 +15,15 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
+use super::era::Era;
 use super::failure::Failure;
 use super::headers::{self, Binding, Exclusion};
-use super::modern;
+use super::result_shape;
 use super::schema;
-use super::session::{Era, Session};
+use super::session::Session;
 use crate::config::McpOptions;
+use crate::result::Key;
+use crate::result::reason::{Limit, Malformed};
 use crate::result::{Evidence, Fact};
 use crate::vocab::Attempt;
 
@@ -44,7 +47,9 @@ impl Advertised {
     /// Reads a capabilities object whose every value must be an object.
     pub fn from_capabilities(capabilities: &Map<String, Value>) -> Result<Advertised, Failure> {
         if !capabilities.values().all(Value::is_object) {
-            return Err(Failure::Malformed("capability is not an object"));
+            return Err(Failure::Malformed(Malformed::Result(
+                "capability is not an object",
+            )));
         }
         Ok(Advertised {
             tools: capabilities.contains_key("tools"),
@@ -89,16 +94,16 @@ impl Inventory {
     pub fn record(&self, evidence: &mut Evidence) {
         let count = |n: usize| Fact::Int(i64::try_from(n).unwrap_or(i64::MAX));
         if let Some(tools) = &self.tools {
-            evidence.set("tools_count", count(tools.len()));
+            evidence.set(Key::ToolsCount, count(tools.len()));
         }
         if let Some(resources) = &self.resources {
-            evidence.set("resources_count", count(resources.len()));
+            evidence.set(Key::ResourcesCount, count(resources.len()));
         }
         if let Some(prompts) = &self.prompts {
-            evidence.set("prompts_count", count(prompts.len()));
+            evidence.set(Key::PromptsCount, count(prompts.len()));
         }
         if !self.excluded.is_empty() {
-            evidence.set("tools_excluded", count(self.excluded.len()));
+            evidence.set(Key::ToolsExcluded, count(self.excluded.len()));
         }
     }
 }
@@ -145,9 +150,9 @@ pub fn list(
             let name = identity(&entry, "name", "tool name")?;
             let input_schema = entry.remove("inputSchema").unwrap_or(Value::Null);
             if !schema::is_object_schema(&input_schema) {
-                return Err(Failure::Malformed(
+                return Err(Failure::Malformed(Malformed::Result(
                     "tool inputSchema is not an object schema",
-                ));
+                )));
             }
             let bindings = if header_rules {
                 match headers::bindings(&input_schema) {
@@ -197,7 +202,7 @@ pub fn list(
 fn identity(entry: &Map<String, Value>, key: &str, what: &'static str) -> Result<String, Failure> {
     match entry.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-        _ => Err(Failure::Malformed(what)),
+        _ => Err(Failure::Malformed(Malformed::Result(what))),
     }
 }
 
@@ -216,24 +221,30 @@ fn pages(
     let mut entries = 0usize;
     for _ in 0..MAX_PAGES {
         let reply = session.request(kind.method(), &members, era, attempt)?;
-        let mut page = modern::object(&reply.result)?;
+        let mut page = result_shape::object(&reply.result)?;
         if era == Era::Modern {
-            modern::check_result_type(&page)?;
+            result_shape::check_result_type(&page)?;
         }
         let Some(Value::Array(items)) = page.remove(kind.key()) else {
-            return Err(Failure::Malformed("inventory is not an array"));
+            return Err(Failure::Malformed(Malformed::Result(
+                "inventory is not an array",
+            )));
         };
         entries = entries.saturating_add(items.len());
         if entries > MAX_ENTRIES {
-            return Err(Failure::Limit("more than 10000 entries"));
+            return Err(Failure::Limit(Limit::Entries));
         }
         for item in items {
             let Value::Object(entry) = item else {
-                return Err(Failure::Malformed("inventory entry is not an object"));
+                return Err(Failure::Malformed(Malformed::Result(
+                    "inventory entry is not an object",
+                )));
             };
             if let Some(id) = accept(entry)? {
                 if !identities.insert(id) {
-                    return Err(Failure::Malformed("duplicate inventory identity"));
+                    return Err(Failure::Malformed(Malformed::Result(
+                        "duplicate inventory identity",
+                    )));
                 }
             }
         }
@@ -244,13 +255,17 @@ fn pages(
                 members.push_str("\"cursor\":");
                 members.push_str(&Value::String(next.clone()).to_string());
                 if !cursors.insert(next) {
-                    return Err(Failure::Limit("repeated cursor"));
+                    return Err(Failure::Limit(Limit::RepeatedCursor));
                 }
             }
-            Some(_) => return Err(Failure::Malformed("nextCursor is not a string")),
+            Some(_) => {
+                return Err(Failure::Malformed(Malformed::Result(
+                    "nextCursor is not a string",
+                )));
+            }
         }
     }
-    Err(Failure::Limit("more than 100 pages"))
+    Err(Failure::Limit(Limit::Pages))
 }
 
 /// The configured requirements an inventory does not meet.
@@ -278,17 +293,17 @@ impl Missing {
     /// (configured names only) and `exclusion_reason` (our words).
     pub fn record(&self, evidence: &mut Evidence) {
         for (key, names) in [
-            ("missing_tools", &self.tools),
-            ("missing_resources", &self.resources),
-            ("missing_prompts", &self.prompts),
-            ("excluded_tools", &self.excluded),
+            (Key::MissingTools, &self.tools),
+            (Key::MissingResources, &self.resources),
+            (Key::MissingPrompts, &self.prompts),
+            (Key::ExcludedTools, &self.excluded),
         ] {
             if !names.is_empty() {
                 evidence.set(key, Fact::ConfigList(names.clone()));
             }
         }
         if let Some(reason) = self.reason {
-            evidence.set("exclusion_reason", Fact::Word(reason.as_str()));
+            evidence.set(Key::ExclusionReason, Fact::Word(reason.as_str()));
         }
     }
 }

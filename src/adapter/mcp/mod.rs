@@ -63,15 +63,16 @@
 //! | `expectations_met`, `expectations_failed` | counts | `mcp.functional.expect` configured |
 //! | `expect_kind`, `expect_pointer`, `expected`, `expect_failure` | the first failed expectation as configured, and why | `mcp_functional` |
 
+pub mod discover;
 pub mod era;
 pub mod expect;
 pub mod failure;
 pub mod functional;
 pub mod headers;
+pub mod initialize;
 pub mod inventory;
 pub mod jsonrpc;
-pub mod lifecycle;
-pub mod modern;
+pub mod result_shape;
 pub mod rfc3339;
 pub mod schema;
 pub mod session;
@@ -85,17 +86,22 @@ mod tests;
 
 use std::time::{Instant, SystemTime};
 
-use era::{AfterDiscover, Channel, Plan, Version};
+use era::{AfterDiscover, Channel, Era, Plan, Revision};
 use failure::Failure;
 use inventory::{Advertised, Inventory};
-use session::{Era, Session};
+use session::Session;
 use transport::Transport;
 use transport::http::HttpTransport;
 
-use crate::adapter::{Adapter, TargetContext, TargetRun};
+use crate::result::Key;
+use std::sync::Arc;
+
+use crate::adapter::{Adapter, TargetRun};
+use crate::plan::TargetPlan;
 
 use crate::config::{McpOptions, McpTransport, OAuthGrant};
-use crate::result::{Code, Evidence, Fact, Note, Observation};
+use crate::result::reason::{McpFailure, Misconfig, Note, Reason};
+use crate::result::{Evidence, Fact, Observation};
 use crate::vocab::Attempt;
 use crate::vocab::{Dimension, Status};
 
@@ -113,7 +119,7 @@ impl Adapter for McpAdapter {
         ]
     }
 
-    fn start(&self, ctx: TargetContext) -> Box<dyn TargetRun> {
+    fn start(&self, ctx: Arc<TargetPlan>) -> Box<dyn TargetRun> {
         Box::new(McpRun::new(ctx, None))
     }
 }
@@ -150,7 +156,7 @@ struct Ready {
 
 /// One MCP target's run: its session, shared by every dimension.
 pub struct McpRun {
-    ctx: TargetContext,
+    ctx: Arc<TargetPlan>,
     plan: Option<Plan>,
     session: Option<Session>,
     state: State,
@@ -159,7 +165,7 @@ pub struct McpRun {
 
 impl McpRun {
     /// A run over `transport`, or over the transport the configuration names when `None`.
-    fn new(ctx: TargetContext, transport: Option<Box<dyn Transport>>) -> McpRun {
+    fn new(ctx: Arc<TargetPlan>, transport: Option<Box<dyn Transport>>) -> McpRun {
         let mut run = McpRun {
             ctx,
             plan: None,
@@ -191,16 +197,23 @@ impl McpRun {
         }
         let options = self.options();
         let plan = era::plan(options.protocol_version.as_deref()).map_err(|_| {
-            Observation::coded(Status::Misconfigured, Code::McpVersion).with(
-                "protocol_version",
+            Observation::failed(
+                Status::Misconfigured,
+                Reason::Config(Misconfig::ProtocolPin),
+            )
+            .with(
+                Key::ProtocolVersion,
                 Fact::Config(options.protocol_version.clone().unwrap_or_default()),
             )
         })?;
         if options.oauth.is_some() {
             // Token acquisition is not in this build: say so rather than probe without the
             // credentials the operator configured.
-            return Err(Observation::coded(Status::Misconfigured, Code::McpOauth)
-                .with("oauth", Fact::Word("not_supported_in_this_build")));
+            return Err(Observation::failed(
+                Status::Misconfigured,
+                Reason::Config(Misconfig::OAuthUnsupported),
+            )
+            .with(Key::Oauth, Fact::Word("not_supported_in_this_build")));
         }
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
@@ -208,7 +221,7 @@ impl McpRun {
                 McpTransport::Stdio => Box::new(transport::stdio::prepare(
                     &self.ctx.target,
                     options,
-                    &self.ctx.env,
+                    &self.ctx.child_env,
                 )?),
             };
             self.session = Some(Session::new(transport, self.client_credentials()));
@@ -225,7 +238,7 @@ impl McpRun {
         match session.transport().probe(attempt) {
             Some(Ok(probe)) => {
                 let mut o = Observation::healthy()
-                    .with("http_status", Fact::Int(i64::from(probe.status)))
+                    .with(Key::HttpStatus, Fact::Int(i64::from(probe.status)))
                     .responded();
                 o.steps = probe.steps;
                 o.latency = Some(probe.latency);
@@ -312,7 +325,7 @@ impl McpRun {
         let mut o = if missing.is_empty() {
             Observation::healthy()
         } else {
-            Observation::coded(Status::Unhealthy, Code::McpRequired)
+            Observation::failed(Status::Unhealthy, Reason::Mcp(McpFailure::Required))
         };
         o.evidence = evidence;
         o.responded()
@@ -339,7 +352,7 @@ impl McpRun {
             return Observation::new(Status::Unknown);
         };
         let mut evidence = ready.evidence;
-        evidence.set("tool", Fact::Config(functional.tool.clone()));
+        evidence.set(Key::Tool, Fact::Config(functional.tool.clone()));
         let now = SystemTime::now();
         match functional::check(session, ready.era, inventory, &functional, attempt, now) {
             Ok(mut o) => {
@@ -371,15 +384,8 @@ impl TargetRun for McpRun {
             }
             Dimension::Capability => self.capability(attempt),
             Dimension::Functional => self.functional(attempt),
-            _ => Observation::noted(Status::Unknown, Note::DimensionUnsupported),
+            _ => Observation::failed(Status::Unknown, Reason::Engine(Note::DimensionUnsupported)),
         };
-        let mut o = o;
-        // Which credential the server refused: the variable's name, never its value.
-        if o.code == Some(Code::McpAuth)
-            && let Some(env) = &self.ctx.target.bearer_env
-        {
-            o.evidence.set("credential_env", Fact::Config(env.clone()));
-        }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
         if attempt.expired() {
@@ -420,20 +426,23 @@ fn handshake(
 ) -> Result<Ready, Failure> {
     let fallback = match plan {
         Plan::Initialize { pin } => {
-            evidence.set("era", Fact::Word("legacy"));
-            evidence.set("pinned_version", Fact::Word(pin.as_str()));
+            evidence.set(Key::Era, Fact::Word("legacy"));
+            evidence.set(Key::PinnedVersion, Fact::Word(pin.as_str()));
             return legacy(session, pin, Some(pin), evidence, attempt);
         }
         Plan::Discover { fallback } => fallback,
     };
-    evidence.set("era", Fact::Word("modern"));
+    evidence.set(Key::Era, Fact::Word("modern"));
     if !fallback {
-        evidence.set("pinned_version", Fact::Word(Version::MODERN.as_str()));
+        evidence.set(Key::PinnedVersion, Fact::Word(Revision::MODERN.as_str()));
     }
-    match modern::discover(session, attempt) {
+    match discover::discover(session, attempt) {
         Ok(found) => {
-            evidence.set("negotiated_version", Fact::Word(Version::MODERN.as_str()));
-            evidence.set("response_mode", Fact::Word(found.mode.as_str()));
+            evidence.set(
+                Key::NegotiatedVersion,
+                Fact::Word(Revision::MODERN.as_str()),
+            );
+            evidence.set(Key::ResponseMode, Fact::Word(found.mode.as_str()));
             Ok(Ready {
                 era: Era::Modern,
                 advertised: found.advertised,
@@ -445,17 +454,17 @@ fn handshake(
                 && era::after_discover(&rejection, session.transport().channel())
                     == AfterDiscover::FallBack =>
         {
-            evidence.set("era", Fact::Word("legacy"));
-            evidence.set("fallback", Fact::Bool(true));
+            evidence.set(Key::Era, Fact::Word("legacy"));
+            evidence.set(Key::Fallback, Fact::Bool(true));
             if let transport::TransportError::Rpc { code, status } = rejection {
                 if let Some(status) = status {
-                    evidence.set("discover_http_status", Fact::Int(i64::from(status)));
+                    evidence.set(Key::DiscoverHttpStatus, Fact::Int(i64::from(status)));
                 }
-                evidence.set("discover_rpc_code", Fact::Int(code));
+                evidence.set(Key::DiscoverRpcCode, Fact::Int(code));
             } else if let transport::TransportError::Status { status } = rejection {
-                evidence.set("discover_http_status", Fact::Int(i64::from(status)));
+                evidence.set(Key::DiscoverHttpStatus, Fact::Int(i64::from(status)));
             }
-            legacy(session, Version::LEGACY_OFFER, None, evidence, attempt)
+            legacy(session, Revision::LEGACY_OFFER, None, evidence, attempt)
         }
         Err(failure) => Err(failure),
     }
@@ -463,12 +472,12 @@ fn handshake(
 
 fn legacy(
     session: &mut Session,
-    offer: Version,
-    pin: Option<Version>,
+    offer: Revision,
+    pin: Option<Revision>,
     evidence: &mut Evidence,
     attempt: &Attempt,
 ) -> Result<Ready, Failure> {
-    let done = lifecycle::initialize(session, offer, pin, evidence, attempt)?;
+    let done = initialize::initialize(session, offer, pin, evidence, attempt)?;
     Ok(Ready {
         era: Era::Legacy(done.version),
         advertised: done.advertised,
@@ -480,7 +489,7 @@ fn legacy(
 fn explain(failure: &Failure, mut evidence: Evidence, session: &Session) -> Observation {
     let mut o = failure.observe();
     if !failure.is_network() {
-        evidence.set("failed_method", Fact::Word(session.last_method()));
+        evidence.set(Key::FailedMethod, Fact::Word(session.last_method()));
     }
     evidence.extend(&o.evidence);
     o.evidence = evidence;

@@ -1,4 +1,4 @@
-//! One target run's JSON-RPC channel: request ids, per-era params and framing, the transport.
+//! One target run's JSON-RPC channel: request ids, per-era params, the transport.
 //!
 //! Ids start at 1 for every session and advance by one per message sent, notifications
 //! included. Modern requests get the per-request `_meta` envelope appended to their params;
@@ -6,32 +6,12 @@
 
 use serde_json::value::RawValue;
 
-use super::era::Version;
+use super::discover;
+use super::era::Era;
 use super::jsonrpc;
-use super::modern;
-use super::transport::{Framing, Outgoing, Reply, Transport, TransportError};
+use super::transport::{Mirror, Outgoing, Reply, Transport, TransportError};
+use crate::result::reason::Malformed;
 use crate::vocab::Attempt;
-
-/// The era a message belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Era {
-    /// 2026-07-28, stateless.
-    Modern,
-    /// The legacy `initialize` request.
-    Handshake,
-    /// A legacy session at the negotiated revision.
-    Legacy(Version),
-}
-
-impl Era {
-    fn framing(self) -> Framing<'static> {
-        match self {
-            Era::Modern => Framing::MODERN,
-            Era::Handshake => Framing::Handshake,
-            Era::Legacy(version) => Framing::Session { version },
-        }
-    }
-}
 
 /// The JSON-RPC side of one target run's session.
 pub struct Session {
@@ -48,7 +28,7 @@ impl Session {
         Session {
             transport,
             next_id: 1,
-            meta: modern::meta(client_credentials),
+            meta: discover::meta(client_credentials),
             last_method: "",
         }
     }
@@ -72,7 +52,7 @@ impl Session {
         era: Era,
         attempt: &Attempt,
     ) -> Result<Reply, TransportError> {
-        self.send(method, members, era.framing(), attempt)
+        self.send(method, members, era, Mirror::default(), attempt)
     }
 
     /// Like [`Session::request`], and in the modern era the transport also mirrors `name`
@@ -87,32 +67,35 @@ impl Session {
         params: &[(String, String)],
         attempt: &Attempt,
     ) -> Result<Reply, TransportError> {
-        let framing = match era {
-            Era::Modern => Framing::Modern {
+        let mirror = if era.is_modern() {
+            Mirror {
                 name: Some(name),
                 params,
-            },
-            other => other.framing(),
+            }
+        } else {
+            Mirror::default()
         };
-        self.send(method, members, framing, attempt)
+        self.send(method, members, era, mirror, attempt)
     }
 
     fn send(
         &mut self,
         method: &'static str,
         members: &str,
-        framing: Framing<'_>,
+        era: Era,
+        mirror: Mirror<'_>,
         attempt: &Attempt,
     ) -> Result<Reply, TransportError> {
         self.last_method = method;
         let id = self.take_id();
-        let params = self.params(members, framing.is_modern())?;
+        let params = self.params(members, era.is_modern())?;
         let body = jsonrpc::encode_request(id, method, Some(&params));
         let out = Outgoing {
             method,
             id: Some(id),
             body: &body,
-            framing,
+            era,
+            mirror,
         };
         self.transport.request(&out, attempt)
     }
@@ -131,7 +114,8 @@ impl Session {
             method,
             id: None,
             body: &body,
-            framing: era.framing(),
+            era,
+            mirror: Mirror::default(),
         };
         self.transport.notify(&out, attempt)
     }
@@ -161,6 +145,7 @@ impl Session {
         }
         text.push('}');
         // Our own text; failing here is a bug in the caller's members, reported as malformed.
-        RawValue::from_string(text).map_err(|_| TransportError::Malformed("request params"))
+        RawValue::from_string(text)
+            .map_err(|_| TransportError::Malformed(Malformed::Request("request params")))
     }
 }

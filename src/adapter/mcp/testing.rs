@@ -10,23 +10,17 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::McpRun;
-use super::era::{Channel, Version};
-use super::transport::{Framing, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::TargetContext;
-use crate::adapter::credential::NoCredentials;
+use super::era::{Channel, Era};
+use super::transport::{Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
 use crate::config::{McpOptions, Target};
+use crate::plan::{Credential, TargetPlan};
 use crate::result::Steps;
 use crate::vocab::Attempt;
 use crate::vocab::TargetType;
 use crate::vocab::{Bound, Deadline};
 
-/// How a logged message was framed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Frame {
-    Modern,
-    Handshake,
-    Session(Version),
-}
+/// How a logged message was framed: its era.
+pub type Frame = Era;
 
 /// One message the adapter sent.
 #[derive(Clone, Debug)]
@@ -110,13 +104,9 @@ impl Scripted {
     }
 
     fn record(&mut self, out: &Outgoing<'_>) -> Sent {
-        let (frame, name, params) = match out.framing {
-            Framing::Modern { name, params } => {
-                (Frame::Modern, name.map(str::to_owned), params.to_vec())
-            }
-            Framing::Handshake => (Frame::Handshake, None, Vec::new()),
-            Framing::Session { version } => (Frame::Session(version), None, Vec::new()),
-        };
+        let frame = out.era;
+        let name = out.mirror.name.map(str::to_owned);
+        let params = out.mirror.params.to_vec();
         let sent = Sent {
             method: out.method.to_owned(),
             id: out.id,
@@ -211,13 +201,14 @@ pub fn target(options: McpOptions) -> Target {
     }
 }
 
-/// A context for `target` without credentials.
-pub fn context(target: Target) -> TargetContext {
-    TargetContext {
+/// A plan for `target` without credentials.
+pub fn context(target: Target) -> Arc<TargetPlan> {
+    Arc::new(TargetPlan {
         target: Arc::new(target),
-        credentials: Arc::new(NoCredentials),
-        env: Arc::new(Vec::new()),
-    }
+        credential: Credential::None,
+        child_env: Vec::new(),
+        missing_env: Vec::new(),
+    })
 }
 
 /// A run over a scripted transport.

@@ -9,11 +9,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::McpRun;
-use super::era::Version;
+use super::era::Revision;
 use super::testing::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
+use crate::result::Key;
+use crate::result::reason::{Limit, Malformed};
 use crate::result::{Code, Fact, Observation};
 use crate::vocab::{Dimension, Status};
 
@@ -114,18 +116,18 @@ fn protocol(options: McpOptions, transport: Scripted) -> (Observation, Arc<Mutex
     (obs.remove(0), log)
 }
 
-fn fact<'a>(o: &'a Observation, key: &str) -> Option<&'a Fact> {
+fn fact(o: &Observation, key: Key) -> Option<&Fact> {
     o.evidence.get(key)
 }
 
-fn word(o: &Observation, key: &str) -> Option<&'static str> {
+fn word(o: &Observation, key: Key) -> Option<&'static str> {
     match fact(o, key) {
         Some(Fact::Word(w)) => Some(w),
         _ => None,
     }
 }
 
-fn int(o: &Observation, key: &str) -> Option<i64> {
+fn int(o: &Observation, key: Key) -> Option<i64> {
     match fact(o, key) {
         Some(Fact::Int(i)) => Some(*i),
         _ => None,
@@ -133,7 +135,7 @@ fn int(o: &Observation, key: &str) -> Option<i64> {
 }
 
 fn assert_coded(o: &Observation, status: Status, code: Code) {
-    assert_eq!((o.status, o.code), (status, Some(code)), "{o:?}");
+    assert_eq!((o.status, o.code()), (status, Some(code)), "{o:?}");
 }
 
 // ---------------------------------------------------------------- selection (issue 4)
@@ -154,11 +156,11 @@ fn unpinned_discovery_success_is_modern_and_sends_no_handshake() {
         assert_eq!(o.status, Status::Healthy, "{o:?}");
         assert!(o.response_seen);
     }
-    assert_eq!(word(&obs[2], "era"), Some("modern"));
-    assert_eq!(word(&obs[2], "negotiated_version"), Some("2026-07-28"));
-    assert_eq!(word(&obs[2], "response_mode"), Some("json"));
-    assert_eq!(fact(&obs[2], "fallback"), None);
-    assert_eq!(int(&obs[3], "tools_count"), Some(1));
+    assert_eq!(word(&obs[2], Key::Era), Some("modern"));
+    assert_eq!(word(&obs[2], Key::NegotiatedVersion), Some("2026-07-28"));
+    assert_eq!(word(&obs[2], Key::ResponseMode), Some("json"));
+    assert_eq!(fact(&obs[2], Key::Fallback), None);
+    assert_eq!(int(&obs[3], Key::ToolsCount), Some(1));
     assert_eq!(
         methods(&log),
         [
@@ -202,9 +204,9 @@ fn recognised_modern_errors_never_downgrade() {
         let (o, log) = protocol(options(), Scripted::new(modern_server(answer.clone())));
         assert_coded(&o, Status::Unhealthy, code);
         assert_eq!(methods(&log), ["server/discover"], "{answer:?}");
-        assert_eq!(word(&o, "era"), Some("modern"));
-        assert_eq!(word(&o, "failed_method"), Some("server/discover"));
-        assert!(int(&o, "rpc_code").is_some());
+        assert_eq!(word(&o, Key::Era), Some("modern"));
+        assert_eq!(word(&o, Key::FailedMethod), Some("server/discover"));
+        assert!(int(&o, Key::RpcCode).is_some());
     }
 }
 
@@ -232,11 +234,11 @@ fn legacy_rejections_fall_back_to_initialize() {
         assert_eq!(obs[0].status, Status::Healthy, "{answer:?}: {:?}", obs[0]);
         assert_eq!(obs[1].status, Status::Healthy, "{answer:?}: {:?}", obs[1]);
         let o = &obs[0];
-        assert_eq!(word(o, "era"), Some("legacy"));
-        assert_eq!(fact(o, "fallback"), Some(&Fact::Bool(true)));
-        assert_eq!(int(o, "discover_http_status"), Some(status));
-        assert_eq!(int(o, "discover_rpc_code"), code);
-        assert_eq!(word(o, "negotiated_version"), Some("2025-11-25"));
+        assert_eq!(word(o, Key::Era), Some("legacy"));
+        assert_eq!(fact(o, Key::Fallback), Some(&Fact::Bool(true)));
+        assert_eq!(int(o, Key::DiscoverHttpStatus), Some(status));
+        assert_eq!(int(o, Key::DiscoverRpcCode), code);
+        assert_eq!(word(o, Key::NegotiatedVersion), Some("2025-11-25"));
         assert_eq!(
             methods(&log),
             [
@@ -250,7 +252,7 @@ fn legacy_rejections_fall_back_to_initialize() {
         );
         let log = lock(&log);
         let frames: Vec<Frame> = log.sent.iter().map(|s| s.frame).collect();
-        let v = Frame::Session(Version::V2025_11_25);
+        let v = Frame::Legacy(Revision::V2025_11_25);
         assert_eq!(frames, [Frame::Modern, Frame::Handshake, v, v, v, v]);
         let ids: Vec<Option<u64>> = log.sent.iter().map(|s| s.id).collect();
         assert_eq!(ids, [Some(1), Some(2), None, Some(4), Some(5), Some(6)]);
@@ -287,12 +289,12 @@ fn other_discovery_failures_are_final() {
         (rpc(-32600, 200), Status::Unhealthy, Code::McpRpc),
         (rpc(-32603, 500), Status::Unhealthy, Code::McpRpc),
         (
-            Err(TransportError::Malformed("x")),
+            Err(TransportError::Malformed(Malformed::Result("x"))),
             Status::Unhealthy,
             Code::McpProtocol,
         ),
         (
-            Err(TransportError::Limit("x")),
+            Err(TransportError::Limit(Limit::Pages)),
             Status::Unknown,
             Code::McpLimit,
         ),
@@ -310,7 +312,10 @@ fn timeouts_never_downgrade() {
     for seen in [false, true] {
         let (obs, log) = check(
             options(),
-            Scripted::new(modern_server(Err(TransportError::unanswered(seen)))),
+            Scripted::new(modern_server(Err(TransportError::timed_out(
+                crate::vocab::Bound::TimeoutMs,
+                seen,
+            )))),
             &[Dimension::Authentication, Dimension::Protocol],
         );
         let expected = if seen {
@@ -319,7 +324,7 @@ fn timeouts_never_downgrade() {
             Status::Unreachable
         };
         assert_eq!(obs[0].status, expected);
-        assert_eq!(obs[0].code, None);
+        assert_eq!(obs[0].code(), None);
         assert_eq!(obs[0].response_seen, seen);
         assert_eq!(methods(&log), ["server/discover", "server/discover"]);
     }
@@ -348,19 +353,19 @@ fn modern_pin_disables_fallback() {
     );
     assert_coded(&o, Status::Unhealthy, Code::McpHttp);
     assert_eq!(methods(&log), ["server/discover"]);
-    assert_eq!(int(&o, "http_status"), Some(400));
+    assert_eq!(int(&o, Key::HttpStatus), Some(400));
     // The evidence says why there was no fallback: the pin.
-    assert_eq!(word(&o, "pinned_version"), Some("2026-07-28"));
-    assert_eq!(fact(&o, "fallback"), None);
+    assert_eq!(word(&o, Key::PinnedVersion), Some("2026-07-28"));
+    assert_eq!(fact(&o, Key::Fallback), None);
     let (o, _) = protocol(
         pinned("2026-07-28"),
         Scripted::new(modern_server(ok(DISCOVER_OK))),
     );
     assert_eq!(o.status, Status::Healthy);
-    assert_eq!(word(&o, "pinned_version"), Some("2026-07-28"));
+    assert_eq!(word(&o, Key::PinnedVersion), Some("2026-07-28"));
     // Unpinned, nothing claims a pin.
     let (o, _) = protocol(options(), Scripted::new(modern_server(ok(DISCOVER_OK))));
-    assert_eq!(fact(&o, "pinned_version"), None);
+    assert_eq!(fact(&o, Key::PinnedVersion), None);
 }
 
 /// A legacy pin skips discovery, offers exactly the pin and accepts only it (upstream §17
@@ -374,17 +379,17 @@ fn legacy_pin_disables_discovery() {
     assert_eq!(o.status, Status::Healthy, "{o:?}");
     assert_eq!(methods(&log), ["initialize", "notifications/initialized"]);
     assert_eq!(lock(&log).sent[0].params()["protocolVersion"], "2025-06-18");
-    assert_eq!(word(&o, "era"), Some("legacy"));
-    assert_eq!(word(&o, "pinned_version"), Some("2025-06-18"));
-    assert_eq!(fact(&o, "fallback"), None);
+    assert_eq!(word(&o, Key::Era), Some("legacy"));
+    assert_eq!(word(&o, Key::PinnedVersion), Some("2025-06-18"));
+    assert_eq!(fact(&o, Key::Fallback), None);
 
     let (o, _) = protocol(
         pinned("2025-11-25"),
         Scripted::new(legacy_server(http(400), "2025-06-18")),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpVersion);
-    assert_eq!(word(&o, "pinned_version"), Some("2025-11-25"));
-    assert_eq!(word(&o, "server_version"), Some("2025-06-18"));
+    assert_eq!(word(&o, Key::PinnedVersion), Some("2025-11-25"));
+    assert_eq!(word(&o, Key::ServerVersion), Some("2025-06-18"));
 
     let reject_legacy = |m: &Sent| match m.method.as_str() {
         "initialize" => rpc(-32022, 400),
@@ -392,8 +397,8 @@ fn legacy_pin_disables_discovery() {
     };
     let (o, log) = protocol(pinned("2025-11-25"), Scripted::new(reject_legacy));
     assert_coded(&o, Status::Unhealthy, Code::McpVersion);
-    assert_eq!(int(&o, "rpc_code"), Some(-32022));
-    assert_eq!(word(&o, "failed_method"), Some("initialize"));
+    assert_eq!(int(&o, Key::RpcCode), Some(-32022));
+    assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
     assert_eq!(methods(&log), ["initialize"]);
 }
 
@@ -405,7 +410,7 @@ fn invalid_pin_is_misconfigured_before_any_traffic() {
     let o = run.configure();
     assert_coded(&o, Status::Misconfigured, Code::McpVersion);
     assert_eq!(
-        fact(&o, "protocol_version"),
+        fact(&o, Key::ProtocolVersion),
         Some(&Fact::Config("2024-11-05".into()))
     );
     let again = run.check(Dimension::Protocol, &attempt());
@@ -427,10 +432,13 @@ fn stdio_rule() {
     );
     assert_eq!(o.status, Status::Healthy);
     assert_eq!(methods(&log)[1], "initialize");
-    assert_eq!(int(&o, "discover_rpc_code"), Some(-32602));
-    assert_eq!(int(&o, "discover_http_status"), None);
+    assert_eq!(int(&o, Key::DiscoverRpcCode), Some(-32602));
+    assert_eq!(int(&o, Key::DiscoverHttpStatus), None);
 
-    let silent = Err(TransportError::unanswered(false));
+    let silent = Err(TransportError::timed_out(
+        crate::vocab::Bound::TimeoutMs,
+        false,
+    ));
     let (o, log) = protocol(
         options(),
         Scripted::new(legacy_server(silent, "2025-11-25")).stdio(),
@@ -479,16 +487,16 @@ fn legacy_end_to_end_shares_one_session() {
         }
         assert!(obs[0].latency.is_some());
         let cap = &obs[3];
-        assert_eq!(word(cap, "negotiated_version"), Some("2025-06-18"));
-        assert_eq!(fact(cap, "session_id_issued"), Some(&Fact::Bool(true)));
+        assert_eq!(word(cap, Key::NegotiatedVersion), Some("2025-06-18"));
+        assert_eq!(fact(cap, Key::SessionIdIssued), Some(&Fact::Bool(true)));
         assert_eq!(
-            word(cap, "response_mode"),
+            word(cap, Key::ResponseMode),
             Some(if sse { "sse" } else { "json" })
         );
-        assert_eq!(int(cap, "tools_count"), Some(1));
-        assert_eq!(int(cap, "resources_count"), Some(1));
-        assert_eq!(int(cap, "prompts_count"), Some(1));
-        assert_eq!(fact(cap, "failed_method"), None);
+        assert_eq!(int(cap, Key::ToolsCount), Some(1));
+        assert_eq!(int(cap, Key::ResourcesCount), Some(1));
+        assert_eq!(int(cap, Key::PromptsCount), Some(1));
+        assert_eq!(fact(cap, Key::FailedMethod), None);
         assert_eq!(
             methods(&log),
             [
@@ -509,9 +517,12 @@ fn legacy_end_to_end_shares_one_session() {
 #[test]
 fn missing_requirements() {
     let cases = [
-        (requiring(&["missing", "search"], &[], &[]), "missing_tools"),
-        (requiring(&[], &["missing://x"], &[]), "missing_resources"),
-        (requiring(&[], &[], &["missing"]), "missing_prompts"),
+        (
+            requiring(&["missing", "search"], &[], &[]),
+            Key::MissingTools,
+        ),
+        (requiring(&[], &["missing://x"], &[]), Key::MissingResources),
+        (requiring(&[], &[], &["missing"]), Key::MissingPrompts),
     ];
     for (options, key) in cases {
         let (obs, _) = check(
@@ -542,11 +553,11 @@ fn missing_requirements() {
     );
     assert_coded(&obs[0], Status::Unhealthy, Code::McpRequired);
     assert_eq!(
-        fact(&obs[0], "missing_prompts"),
+        fact(&obs[0], Key::MissingPrompts),
         Some(&Fact::ConfigList(vec!["summary".into()]))
     );
-    assert_eq!(fact(&obs[0], "missing_tools"), None);
-    assert_eq!(fact(&obs[0], "prompts_count"), None);
+    assert_eq!(fact(&obs[0], Key::MissingTools), None);
+    assert_eq!(fact(&obs[0], Key::PromptsCount), None);
     assert_eq!(methods(&log), ["server/discover", "tools/list"]);
 }
 
@@ -558,8 +569,8 @@ fn legacy_classification() {
         Scripted::new(legacy_server(http(400), "2099-01-01")),
     );
     assert_coded(&o, Status::Unhealthy, Code::McpVersion);
-    assert_eq!(word(&o, "failed_method"), Some("initialize"));
-    assert_eq!(fact(&o, "fallback"), Some(&Fact::Bool(true)));
+    assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
+    assert_eq!(fact(&o, Key::Fallback), Some(&Fact::Bool(true)));
 
     let empty_init = |m: &Sent| match m.method.as_str() {
         "server/discover" => http(405),
@@ -575,7 +586,7 @@ fn legacy_classification() {
     };
     let (o, _) = protocol(options(), Scripted::new(unauthorized));
     assert_coded(&o, Status::Misconfigured, Code::McpAuth);
-    assert_eq!(int(&o, "http_status"), Some(401));
+    assert_eq!(int(&o, Key::HttpStatus), Some(401));
 
     let pinned_unauthorized = |m: &Sent| match m.method.as_str() {
         "initialize" => http(401),
@@ -583,7 +594,7 @@ fn legacy_classification() {
     };
     let (o, _) = protocol(pinned("2025-11-25"), Scripted::new(pinned_unauthorized));
     assert_coded(&o, Status::Misconfigured, Code::McpAuth);
-    assert_eq!(word(&o, "failed_method"), Some("initialize"));
+    assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
 
     let notification_rejected = |m: &Sent| match m.method.as_str() {
         "initialize" => Ok(init("2025-11-25")),
@@ -592,8 +603,11 @@ fn legacy_classification() {
     };
     let (o, _) = protocol(pinned("2025-11-25"), Scripted::new(notification_rejected));
     assert_coded(&o, Status::Unhealthy, Code::McpHttp);
-    assert_eq!(word(&o, "failed_method"), Some("notifications/initialized"));
-    assert_eq!(word(&o, "negotiated_version"), Some("2025-11-25"));
+    assert_eq!(
+        word(&o, Key::FailedMethod),
+        Some("notifications/initialized")
+    );
+    assert_eq!(word(&o, Key::NegotiatedVersion), Some("2025-11-25"));
 }
 
 // ---------------------------------------------------------------- inventories
@@ -642,7 +656,7 @@ fn inventory_classification() {
         for modern in [true, false] {
             let o = listing(modern, fixed(page), options());
             assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
-            assert_eq!(word(&o, "failed_method"), Some("tools/list"), "{page}");
+            assert_eq!(word(&o, Key::FailedMethod), Some("tools/list"), "{page}");
         }
     }
 
@@ -653,7 +667,7 @@ fn inventory_classification() {
         options(),
     );
     assert_coded(&o, Status::Unknown, Code::McpLimit);
-    assert_eq!(word(&o, "limit"), Some("repeated cursor"));
+    assert_eq!(word(&o, Key::Limit), Some("repeated cursor"));
 
     // N139: a duplicate across pages.
     let across = |m: &Sent| {
@@ -701,7 +715,7 @@ fn inventory_classification() {
         if limited {
             assert_coded(&o, Status::Unknown, Code::McpLimit);
         } else {
-            assert_eq!(int(&o, "tools_count"), Some(10_000));
+            assert_eq!(int(&o, Key::ToolsCount), Some(10_000));
         }
     }
 
@@ -762,19 +776,19 @@ fn invalid_header_annotations_exclude_tools_on_modern_http() {
     );
     assert_coded(&o, Status::Unhealthy, Code::McpRequired);
     assert_eq!(
-        fact(&o, "missing_tools"),
+        fact(&o, Key::MissingTools),
         Some(&Fact::ConfigList(vec!["search".into()]))
     );
     assert_eq!(
-        fact(&o, "excluded_tools"),
+        fact(&o, Key::ExcludedTools),
         Some(&Fact::ConfigList(vec!["search".into()]))
     );
     assert_eq!(
-        word(&o, "exclusion_reason"),
+        word(&o, Key::ExclusionReason),
         Some("x-mcp-header property is not a string, integer or boolean")
     );
-    assert_eq!(int(&o, "tools_count"), Some(1));
-    assert_eq!(int(&o, "tools_excluded"), Some(2));
+    assert_eq!(int(&o, Key::ToolsCount), Some(1));
+    assert_eq!(int(&o, Key::ToolsExcluded), Some(2));
 
     // Legacy era: the annotations mean nothing, so the duplicate name is a duplicate.
     let o = listing(
@@ -859,24 +873,28 @@ fn reachability_without_a_probe_establishes() {
     );
     assert_eq!(obs[0].status, Status::Healthy);
     assert!(obs[0].latency.is_some());
-    assert_eq!(word(&obs[0], "era"), Some("modern"));
+    assert_eq!(word(&obs[0], Key::Era), Some("modern"));
     assert_eq!(methods(&log), ["server/discover"]);
 }
 
 #[test]
 fn client_credentials_extension_is_declared() {
-    let with: serde_json::Value =
-        serde_json::from_str(&format!("{{{}}}", crate::adapter::mcp::modern::meta(true)))
-            .unwrap_or_default();
+    let with: serde_json::Value = serde_json::from_str(&format!(
+        "{{{}}}",
+        crate::adapter::mcp::discover::meta(true)
+    ))
+    .unwrap_or_default();
     let caps = &with["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     assert!(
         caps["extensions"]
             .get("io.modelcontextprotocol/oauth-client-credentials")
             .is_some()
     );
-    let without: serde_json::Value =
-        serde_json::from_str(&format!("{{{}}}", crate::adapter::mcp::modern::meta(false)))
-            .unwrap_or_default();
+    let without: serde_json::Value = serde_json::from_str(&format!(
+        "{{{}}}",
+        crate::adapter::mcp::discover::meta(false)
+    ))
+    .unwrap_or_default();
     assert_eq!(
         without["_meta"]["io.modelcontextprotocol/clientCapabilities"],
         serde_json::json!({})
@@ -904,7 +922,7 @@ fn oauth_targets_are_misconfigured_until_acquisition_exists() {
     let mut run = run(options, transport);
     let o = run.configure();
     assert_eq!(o.status, Status::Misconfigured);
-    assert_eq!(o.code, Some(Code::McpOauth));
+    assert_eq!(o.code(), Some(Code::McpOauth));
     assert!(lock(&log).sent.is_empty());
 }
 
@@ -931,9 +949,10 @@ fn endpoints_are_validated_offline() {
     }
 }
 
-/// A refused credential is named by its variable (never its value), for doctor's advice.
+/// A refused credential is a typed rejection; naming its variable is the engine's job, in
+/// one place for every adapter (`engine::tests::a_credential_rejection_names_the_variable`).
 #[test]
-fn refused_credentials_name_their_variable() {
+fn refused_credentials_are_typed_rejections() {
     let refuse = |_: &Sent| http(401);
     let mut target = testing::target(options());
     target.bearer_env = Some("MCP_TOKEN".into());
@@ -943,13 +962,7 @@ fn refused_credentials_name_their_variable() {
     );
     let o = run.check(Dimension::Authentication, &attempt());
     assert_coded(&o, Status::Misconfigured, Code::McpAuth);
-    assert_eq!(
-        fact(&o, "credential_env"),
-        Some(&Fact::Config("MCP_TOKEN".into()))
-    );
-    assert_eq!(word(&o, "failed_method"), Some("server/discover"));
-    // Without a configured variable there is nothing to name.
-    let (o, _) = protocol(options(), Scripted::new(refuse));
-    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
-    assert_eq!(fact(&o, "credential_env"), None);
+    assert!(o.reason.is_some_and(crate::result::Reason::rejects_credentials));
+    assert_eq!(fact(&o, Key::CredentialEnv), None);
+    assert_eq!(word(&o, Key::FailedMethod), Some("server/discover"));
 }

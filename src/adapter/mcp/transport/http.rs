@@ -30,13 +30,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::{Framing, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::mcp::era::{Channel, Version};
+use super::{Mirror, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::credential::{self, CredentialSource};
+use crate::adapter::mcp::era::{Channel, Era, Revision};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
-use crate::adapter::{CredentialSource, TargetContext};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse};
+use crate::plan::TargetPlan;
+use crate::result::reason::{Limit, Malformed};
 use crate::result::{Observation, Steps};
 use crate::vocab::{Attempt, Bound, Deadline};
 
@@ -55,7 +57,7 @@ const SSE: &str = "text/event-stream";
 #[derive(Clone, Debug)]
 struct SessionId {
     id: String,
-    version: Option<Version>,
+    version: Option<Revision>,
 }
 
 /// The Streamable HTTP transport of one target run.
@@ -70,9 +72,10 @@ pub struct HttpTransport {
 impl HttpTransport {
     /// The transport for a target, after the offline checks every HTTP-speaking adapter makes
     /// ([`net::preflight`]); a failure is MISCONFIGURED with the rule that failed as evidence.
-    pub fn configure(ctx: &TargetContext) -> Result<HttpTransport, Observation> {
+    pub fn configure(ctx: &TargetPlan) -> Result<HttpTransport, Observation> {
         let client = Client::new(Reuse::Fresh);
-        let authorization = ctx.credentials.authorization();
+        let credentials = credential::source(&ctx.credential);
+        let authorization = credentials.authorization();
         let endpoint = net::preflight(&ctx.target.endpoint, authorization.as_deref(), &client)?;
         // Plain HTTP opens a connection per request: servers that write a response in
         // several segments with Nagle on (uvicorn under the Python SDK is one) stall every
@@ -84,11 +87,7 @@ impl HttpTransport {
         } else {
             client
         };
-        Ok(HttpTransport::new(
-            endpoint,
-            Arc::clone(&ctx.credentials),
-            client,
-        ))
+        Ok(HttpTransport::new(endpoint, credentials, client))
     }
 
     /// A transport for a validated endpoint (used exactly as configured) over `client`.
@@ -131,37 +130,43 @@ impl HttpTransport {
             .map_err(|f| TransportError::Network(Box::new(f.observation())))
     }
 
-    /// POSTs one message with the headers its framing calls for.
+    /// POSTs one message with the headers its era calls for: the era's revision as
+    /// `MCP-Protocol-Version` (none for the handshake); modern requests add `Mcp-Method` and
+    /// the mirrored names and never a session id; legacy ones carry the session id, and the
+    /// session remembers the revision it was used with (its `DELETE` carries it).
     fn post(
         &mut self,
         method: &str,
         body: &[u8],
-        framing: Framing<'_>,
+        era: Era,
+        mirror: Mirror<'_>,
         attempt: &Attempt,
     ) -> Result<Response, TransportError> {
-        let session = self.session.as_ref().map(|s| s.id.clone());
+        let revision = era.revision();
+        let session = match (era, self.session.as_mut()) {
+            (Era::Modern, _) | (_, None) => None,
+            (_, Some(session)) => {
+                if revision.is_some() {
+                    session.version = revision;
+                }
+                Some(session.id.clone())
+            }
+        };
         let mut headers: Vec<(&str, &str)> = Vec::with_capacity(8);
         headers.push(("accept", ACCEPT_BOTH));
         headers.push(("content-type", "application/json"));
-        let (name, params) = match framing {
-            Framing::Modern { name, params } => {
-                headers.push(("mcp-protocol-version", Version::MODERN.as_str()));
-                headers.push(("mcp-method", method));
-                let named: Vec<(String, &str)> = params
-                    .iter()
-                    .map(|(h, v)| (format!("mcp-param-{h}"), v.as_str()))
-                    .collect();
-                (name.map(encode_value), named)
-            }
-            Framing::Handshake => {
-                headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
-                (None, Vec::new())
-            }
-            Framing::Session { version } => {
-                headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
-                headers.push(("mcp-protocol-version", version.as_str()));
-                (None, Vec::new())
-            }
+        headers.extend(revision.map(|r| ("mcp-protocol-version", r.as_str())));
+        headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
+        let (name, params) = if era.is_modern() {
+            headers.push(("mcp-method", method));
+            let named: Vec<(String, &str)> = mirror
+                .params
+                .iter()
+                .map(|(h, v)| (format!("mcp-param-{h}"), v.as_str()))
+                .collect();
+            (mirror.name.map(encode_value), named)
+        } else {
+            (None, Vec::new())
         };
         headers.extend(name.as_deref().map(|n| ("mcp-name", n)));
         headers.extend(params.iter().map(|(h, v)| (h.as_str(), *v)));
@@ -174,11 +179,13 @@ impl HttpTransport {
         let value = match (values.next(), values.next()) {
             (None, _) => return Ok(false),
             (Some(value), None) => value.as_bytes(),
-            (Some(_), Some(_)) => return Err(TransportError::Malformed("several session ids")),
+            (Some(_), Some(_)) => {
+                return Err(TransportError::Malformed(Malformed::SeveralSessionIds));
+            }
         };
         let visible = value.iter().all(|b| (0x21..=0x7E).contains(b));
         if value.is_empty() || value.len() > MAX_ID_BYTES || !visible {
-            return Err(TransportError::Malformed("invalid session id"));
+            return Err(TransportError::Malformed(Malformed::InvalidSessionId));
         }
         let id = String::from_utf8_lossy(value).into_owned();
         let session = SessionId { id, version: None };
@@ -194,12 +201,12 @@ impl HttpTransport {
         &mut self,
         data: &[u8],
         want: u64,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
         match jsonrpc::parse(data) {
-            Ok(message) => self.on_incoming(message, want, framing, attempt),
-            Err(_) => Some(Err(TransportError::Malformed("invalid json-rpc message"))),
+            Ok(message) => self.on_incoming(message, want, era, attempt),
+            Err(_) => Some(Err(TransportError::Malformed(Malformed::NotJsonRpc))),
         }
     }
 
@@ -207,15 +214,15 @@ impl HttpTransport {
         &mut self,
         message: Incoming,
         want: u64,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        for received in super::receive(message, want, framing, Some(200)) {
+        for received in super::receive(message, want, era, Some(200)) {
             match received {
                 Received::Ours(result) => return Some(result),
                 // Best effort: the answer's own fate never changes the exchange.
                 Received::Answer(body) => {
-                    if let Ok(response) = self.post("", &body, framing, attempt) {
+                    if let Ok(response) = self.post("", &body, era, Mirror::default(), attempt) {
                         drain(response);
                     }
                 }
@@ -229,7 +236,7 @@ impl HttpTransport {
         &mut self,
         response: Response,
         want: u64,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Result<Box<RawValue>, TransportError> {
         let budget = usize::try_from(MAX_RESPONSE_BYTES).unwrap_or(usize::MAX);
@@ -246,16 +253,15 @@ impl HttpTransport {
             })?;
             if n == 0 {
                 parser.finish(&mut events);
-                let resumable = matches!(framing, Framing::Session { .. })
-                    && !parser.last_event_id().is_empty();
+                let resumable = matches!(era, Era::Legacy(_)) && !parser.last_event_id().is_empty();
                 if !resumable {
-                    return Err(TransportError::Malformed("stream ended without a response"));
+                    return Err(TransportError::Malformed(Malformed::StreamEnded));
                 }
                 if resumptions == MAX_RESUMPTIONS {
-                    return Err(TransportError::Limit("stream resumed three times"));
+                    return Err(TransportError::Limit(Limit::Resumptions));
                 }
                 resumptions += 1;
-                let resumed = self.resume(&parser, framing, attempt)?;
+                let resumed = self.resume(&parser, era, attempt)?;
                 timings = resumed.timings().clone();
                 reader = resumed.into_reader();
                 continue;
@@ -263,14 +269,12 @@ impl HttpTransport {
             let fed = parser.feed(buf.get(..n).unwrap_or_default(), &mut events);
             // Events without data (an MCP priming event) carry only their id and retry.
             for event in events.drain(..).filter(|e| !e.data.is_empty()) {
-                if let Some(outcome) =
-                    self.on_message(event.data.as_bytes(), want, framing, attempt)
-                {
+                if let Some(outcome) = self.on_message(event.data.as_bytes(), want, era, attempt) {
                     return outcome;
                 }
             }
             if fed.is_err() || parser.bytes_seen() > MAX_RESPONSE_BYTES {
-                return Err(TransportError::Limit("response over 1 MiB"));
+                return Err(TransportError::Limit(Limit::Response));
             }
         }
     }
@@ -280,23 +284,23 @@ impl HttpTransport {
     fn resume(
         &mut self,
         parser: &SseParser,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Result<Response, TransportError> {
         let last = parser.last_event_id();
         if last.len() > MAX_ID_BYTES || last.bytes().any(|b| b < 0x20 || b == 0x7F) {
-            return Err(TransportError::Malformed("invalid event id"));
+            return Err(TransportError::Malformed(Malformed::InvalidEventId));
         }
         let wait = Duration::from_millis(parser.retry_ms().unwrap_or(0));
         if wait >= attempt.remaining() {
-            return Err(TransportError::unanswered(true));
+            return Err(TransportError::timed_out(attempt.bound(), true));
         }
         pause(wait, attempt)?;
         let session = self.session.as_ref().map(|s| s.id.clone());
         let mut headers = vec![("accept", SSE), ("last-event-id", last)];
         headers.extend(session.as_deref().map(|id| ("mcp-session-id", id)));
-        if let Framing::Session { version } = framing {
-            headers.push(("mcp-protocol-version", version.as_str()));
+        if let Era::Legacy(revision) = era {
+            headers.push(("mcp-protocol-version", revision.as_str()));
         }
         let response = self.send(Method::Get, &headers, None, attempt)?;
         let status = response.status();
@@ -304,10 +308,10 @@ impl HttpTransport {
             return Err(TransportError::Status { status });
         }
         if status != 200 {
-            return Err(TransportError::Malformed("resumption status"));
+            return Err(TransportError::Malformed(Malformed::ResumptionStatus));
         }
         if media_type(response.headers()) != Some(ResponseMode::Sse) {
-            return Err(TransportError::Malformed("resumption content type"));
+            return Err(TransportError::Malformed(Malformed::ResumptionContentType));
         }
         Ok(response)
     }
@@ -315,7 +319,7 @@ impl HttpTransport {
     /// One request and its response (see [`Transport::request`]).
     fn exchange(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
         let want = out.id.unwrap_or(0);
-        let response = self.post(out.method, out.body, out.framing, attempt)?;
+        let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
             return Err(TransportError::Status { status });
@@ -323,20 +327,21 @@ impl HttpTransport {
         if status != 200 {
             return Err(rejection(status, response));
         }
-        let session_issued = match out.framing {
-            Framing::Handshake => self.adopt_session(response.headers())?,
+        let session_issued = match out.era {
+            Era::Handshake => self.adopt_session(response.headers())?,
             _ => false,
         };
-        let mode = media_type(response.headers()).ok_or(TransportError::Malformed(
-            "response content type is neither json nor an event stream",
-        ))?;
+        let mode = media_type(response.headers())
+            .ok_or(TransportError::Malformed(Malformed::ContentType))?;
         let result = match mode {
             ResponseMode::Json => {
                 let bytes = read_limited(response)?;
-                self.on_message(&bytes, want, out.framing, attempt)
-                    .unwrap_or(Err(TransportError::Malformed("body holds no response")))
+                self.on_message(&bytes, want, out.era, attempt)
+                    .unwrap_or(Err(TransportError::Malformed(
+                        Malformed::BodyWithoutResponse,
+                    )))
             }
-            ResponseMode::Sse => self.stream(response, want, out.framing, attempt),
+            ResponseMode::Sse => self.stream(response, want, out.era, attempt),
         }?;
         Ok(Reply {
             result,
@@ -347,10 +352,7 @@ impl HttpTransport {
 
     /// One notification; any 2xx accepts it (see [`Transport::notify`]).
     fn deliver(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
-        if let (Framing::Session { version }, Some(session)) = (out.framing, &mut self.session) {
-            session.version = Some(version);
-        }
-        let response = self.post(out.method, out.body, out.framing, attempt)?;
+        let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
         drain(response);
         if (200..300).contains(&status) {
@@ -431,7 +433,7 @@ impl Transport for HttpTransport {
 /// an answer: it is the deadline.
 fn cut_off(e: TransportError, attempt: &Attempt) -> TransportError {
     if attempt.is_aborted() && !matches!(e, TransportError::Network(_)) {
-        TransportError::unanswered(attempt.response_seen())
+        TransportError::unanswered(attempt)
     } else {
         e
     }
@@ -472,7 +474,7 @@ fn media_type(headers: &HeaderMap) -> Option<ResponseMode> {
 /// Reads a whole body of at most [`MAX_RESPONSE_BYTES`].
 fn read_limited(response: Response) -> Result<Vec<u8>, TransportError> {
     match response.read_body(MAX_RESPONSE_BYTES) {
-        Ok(body) if body.over_limit => Err(TransportError::Limit("response over 1 MiB")),
+        Ok(body) if body.over_limit => Err(TransportError::Limit(Limit::Response)),
         Ok(body) => Ok(body.bytes),
         Err(f) => Err(TransportError::Network(Box::new(f.observation()))),
     }
@@ -491,7 +493,7 @@ fn pause(wait: Duration, attempt: &Attempt) -> Result<(), TransportError> {
     let until = Instant::now() + wait;
     loop {
         if attempt.is_aborted() {
-            return Err(TransportError::unanswered(true));
+            return Err(TransportError::timed_out(attempt.bound(), true));
         }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {

@@ -10,19 +10,22 @@ use serde_json::Value;
 
 use super::http::HttpTransport;
 use super::loopback::{Reply, Request, Server, event, json, response, result, sse_head};
-use super::{Framing, Outgoing, ResponseMode, Transport, TransportError};
+use super::{Mirror, Outgoing, ResponseMode, Transport, TransportError};
 use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
-use crate::adapter::mcp::era::Version;
+use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
 use crate::config::McpOptions;
 use crate::net::{Client, Endpoint, Reuse};
+use crate::plan::Credential;
+use crate::result::Key;
+use crate::result::reason::{Limit, Malformed};
 use crate::result::{Code, Fact};
 use crate::vocab::{Attempt, Secret};
 use crate::vocab::{Bound, Deadline};
 use crate::vocab::{Dimension, Status};
 
 const LONG: Duration = Duration::from_secs(5);
-const V: Version = Version::V2025_11_25;
+const V: Revision = Revision::V2025_11_25;
 
 fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
@@ -49,7 +52,7 @@ fn send(
     t: &mut HttpTransport,
     method: &str,
     id: u64,
-    framing: Framing<'_>,
+    era: Era,
     attempt: &Attempt,
 ) -> Result<super::Reply, TransportError> {
     let body = jsonrpc::encode_request(id, method, None);
@@ -58,20 +61,22 @@ fn send(
             method,
             id: Some(id),
             body: &body,
-            framing,
+            era,
+            mirror: Mirror::default(),
         },
         attempt,
     )
 }
 
-fn notify(t: &mut HttpTransport, framing: Framing<'_>) -> Result<(), TransportError> {
+fn notify(t: &mut HttpTransport, era: Era) -> Result<(), TransportError> {
     let body = jsonrpc::encode_notification("notifications/initialized", None);
     t.notify(
         &Outgoing {
             method: "notifications/initialized",
             id: None,
             body: &body,
-            framing,
+            era,
+            mirror: Mirror::default(),
         },
         &attempt_for(LONG),
     )
@@ -108,11 +113,19 @@ fn modern_requests_carry_version_and_method_and_never_a_session() {
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
-    let framing = Framing::Modern {
+    let mirror = Mirror {
         name: Some("search 世界"),
         params: &params,
     };
-    let reply = send(&mut t, "tools/call", 1, framing, &attempt_for(LONG)).expect("reply");
+    let body = jsonrpc::encode_request(1, "tools/call", None);
+    let out = Outgoing {
+        method: "tools/call",
+        id: Some(1),
+        body: &body,
+        era: Era::Modern,
+        mirror,
+    };
+    let reply = t.request(&out, &attempt_for(LONG)).expect("reply");
     assert_eq!(reply.mode, ResponseMode::Json);
     assert!(!reply.session_issued);
     t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
@@ -141,24 +154,10 @@ fn modern_requests_carry_version_and_method_and_never_a_session() {
 fn legacy_session_headers_and_delete() {
     let server = Server::start(with_session);
     let mut t = transport(&server);
-    let init = send(
-        &mut t,
-        "initialize",
-        1,
-        Framing::Handshake,
-        &attempt_for(LONG),
-    )
-    .expect("init");
+    let init = send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
     assert!(init.session_issued);
-    notify(&mut t, Framing::Session { version: V }).expect("accepted");
-    send(
-        &mut t,
-        "tools/list",
-        3,
-        Framing::Session { version: V },
-        &attempt_for(LONG),
-    )
-    .expect("list");
+    notify(&mut t, Era::Legacy(V)).expect("accepted");
+    send(&mut t, "tools/list", 3, Era::Legacy(V), &attempt_for(LONG)).expect("list");
     let started = Instant::now();
     t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     assert!(started.elapsed() < Duration::from_millis(250));
@@ -191,13 +190,7 @@ fn invalid_session_ids_are_malformed() {
             Reply::Send(response(200, &h, body.as_bytes()))
         });
         let mut t = transport(&server);
-        let e = send(
-            &mut t,
-            "initialize",
-            1,
-            Framing::Handshake,
-            &attempt_for(LONG),
-        );
+        let e = send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG));
         assert!(matches!(e, Err(TransportError::Malformed(_))), "{e:?}");
     }
 }
@@ -208,7 +201,7 @@ fn discarded_sessions_are_deleted_at_close() {
     let server = Server::start(with_session);
     let mut t = transport(&server);
     let a = attempt_for(LONG);
-    send(&mut t, "initialize", 1, Framing::Handshake, &a).expect("init");
+    send(&mut t, "initialize", 1, Era::Handshake, &a).expect("init");
     a.abort();
     t.discard();
     t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
@@ -224,14 +217,7 @@ fn delete_is_bounded_by_250_ms() {
         _ => with_session(r),
     });
     let mut t = transport(&server);
-    send(
-        &mut t,
-        "initialize",
-        1,
-        Framing::Handshake,
-        &attempt_for(LONG),
-    )
-    .expect("init");
+    send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
     let started = Instant::now();
     t.close(&Attempt::new(Deadline::after(LONG, Bound::Cleanup)));
     let took = started.elapsed();
@@ -239,14 +225,7 @@ fn delete_is_bounded_by_250_ms() {
     assert!(took >= Duration::from_millis(200), "{took:?}");
     let started = Instant::now();
     let mut t = transport(&server);
-    send(
-        &mut t,
-        "initialize",
-        1,
-        Framing::Handshake,
-        &attempt_for(LONG),
-    )
-    .expect("init");
+    send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
     t.close(&Attempt::new(Deadline::after(
         Duration::from_millis(40),
         Bound::Cleanup,
@@ -323,24 +302,24 @@ fn statuses_and_rejection_bodies() {
         // Upstream §17 C21: a response to another request.
         (
             json(200, r#"{"jsonrpc":"2.0","id":999,"result":{}}"#),
-            TransportError::Malformed("response id does not match"),
+            TransportError::Malformed(Malformed::IdMismatch),
         ),
         (
             json(200, "{not json"),
-            TransportError::Malformed("invalid json-rpc message"),
+            TransportError::Malformed(Malformed::NotJsonRpc),
         ),
         (
             json(200, r#"{"jsonrpc":"2.0","method":"notifications/message"}"#),
-            TransportError::Malformed("body holds no response"),
+            TransportError::Malformed(Malformed::BodyWithoutResponse),
         ),
         // Upstream §17 N131.
         (
             response(200, &[("content-type", "text/plain")], b"{}"),
-            TransportError::Malformed("response content type is neither json nor an event stream"),
+            TransportError::Malformed(Malformed::ContentType),
         ),
         (
             response(200, &[], br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            TransportError::Malformed("response content type is neither json nor an event stream"),
+            TransportError::Malformed(Malformed::ContentType),
         ),
     ];
     for (bytes, expected) in cases {
@@ -351,7 +330,7 @@ fn statuses_and_rejection_bodies() {
             &mut t,
             "server/discover",
             1,
-            Framing::MODERN,
+            Era::Modern,
             &attempt_for(LONG),
         );
         assert_eq!(got.err(), Some(expected));
@@ -372,14 +351,7 @@ fn json_batches_and_media_type_parameters() {
         ))
     });
     let mut t = transport(&server);
-    let reply = send(
-        &mut t,
-        "tools/list",
-        4,
-        Framing::Session { version: V },
-        &attempt_for(LONG),
-    )
-    .expect("reply");
+    let reply = send(&mut t, "tools/list", 4, Era::Legacy(V), &attempt_for(LONG)).expect("reply");
     assert_eq!(reply.result.get(), r#"{"ok":true}"#);
 }
 
@@ -395,7 +367,7 @@ fn redirects_are_never_followed() {
         &mut t,
         "server/discover",
         1,
-        Framing::MODERN,
+        Era::Modern,
         &attempt_for(LONG),
     );
     assert_eq!(got.err(), Some(TransportError::Status { status: 307 }));
@@ -414,12 +386,9 @@ fn one_mebibyte_per_response() {
             Reply::Send(json(200, &body))
         });
         let mut t = transport(&server);
-        let got = send(&mut t, "tools/list", 1, Framing::MODERN, &attempt_for(LONG));
+        let got = send(&mut t, "tools/list", 1, Era::Modern, &attempt_for(LONG));
         if over {
-            assert_eq!(
-                got.err(),
-                Some(TransportError::Limit("response over 1 MiB"))
-            );
+            assert_eq!(got.err(), Some(TransportError::Limit(Limit::Response)));
         } else {
             assert!(got.is_ok(), "{got:?}");
         }
@@ -430,13 +399,10 @@ fn one_mebibyte_per_response() {
         &mut transport(&server),
         "x",
         1,
-        Framing::MODERN,
+        Era::Modern,
         &attempt_for(LONG),
     );
-    assert_eq!(
-        got.err(),
-        Some(TransportError::Limit("response over 1 MiB"))
-    );
+    assert_eq!(got.err(), Some(TransportError::Limit(Limit::Response)));
 }
 
 /// Upstream §17 C20: headers, then a stalled body: a partial response at the deadline.
@@ -452,7 +418,7 @@ fn stalled_body_is_a_partial_response_within_the_deadline() {
     let mut t = transport(&server);
     let a = attempt_for(Duration::from_millis(80));
     let started = Instant::now();
-    let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
+    let got = send(&mut t, "server/discover", 1, Era::Modern, &a);
     assert!(started.elapsed() < Duration::from_millis(500));
     assert_eq!(unanswered(got.as_ref().err()), Some(true));
     assert!(a.response_seen());
@@ -463,7 +429,7 @@ fn silence_and_refusal_are_unreachable() {
     let server = Server::start(|_| Reply::Hold(Vec::new(), LONG));
     let mut t = transport(&server);
     let a = attempt_for(Duration::from_millis(80));
-    let got = send(&mut t, "server/discover", 1, Framing::MODERN, &a);
+    let got = send(&mut t, "server/discover", 1, Era::Modern, &a);
     assert_eq!(unanswered(got.as_ref().err()), Some(false));
     // Nothing listens on the discard port of a fresh loopback listener we closed.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -486,7 +452,7 @@ fn abort_interrupts_a_blocked_exchange() {
         std::thread::sleep(Duration::from_millis(50));
         watchdog.abort();
     });
-    let got = send(&mut t, "tools/list", 1, Framing::Session { version: V }, &a);
+    let got = send(&mut t, "tools/list", 1, Era::Legacy(V), &a);
     assert!(started.elapsed() < Duration::from_millis(1000));
     assert!(matches!(got, Err(TransportError::Network(_))), "{got:?}");
     t.discard();
@@ -515,7 +481,7 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
     assert!(a.response_seen());
     assert!(!probe.steps.is_empty());
     for id in 1..=4 {
-        send(&mut t, "tools/list", id, Framing::MODERN, &a).expect("reply");
+        send(&mut t, "tools/list", id, Era::Modern, &a).expect("reply");
     }
     assert_eq!(server.connections(), 1, "one keep-alive connection");
     assert!(server.requests().iter().all(|r| r.connection == 0));
@@ -537,7 +503,7 @@ fn notifications_accept_any_2xx() {
     ] {
         let reply = Arc::new(reply);
         let server = Server::start(move |_| Reply::Send(reply.to_vec()));
-        let got = notify(&mut transport(&server), Framing::Session { version: V });
+        let got = notify(&mut transport(&server), Era::Legacy(V));
         assert_eq!(got.is_ok(), ok, "{got:?}");
     }
 }
@@ -567,7 +533,7 @@ fn sse_stops_at_the_response() {
         &mut t,
         "tools/list",
         7,
-        Framing::Session { version: V },
+        Era::Legacy(V),
         &attempt_for(Duration::from_millis(500)),
     )
     .expect("reply");
@@ -604,22 +570,8 @@ fn legacy_server_requests_are_answered_on_the_session() {
         _ => Reply::Send(response(202, &[], b"")),
     });
     let mut t = transport(&server);
-    send(
-        &mut t,
-        "initialize",
-        1,
-        Framing::Handshake,
-        &attempt_for(LONG),
-    )
-    .expect("init");
-    send(
-        &mut t,
-        "tools/list",
-        3,
-        Framing::Session { version: V },
-        &attempt_for(LONG),
-    )
-    .expect("reply");
+    send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
+    send(&mut t, "tools/list", 3, Era::Legacy(V), &attempt_for(LONG)).expect("reply");
     let answers: Vec<Request> = server
         .with_method("POST")
         .into_iter()
@@ -648,14 +600,12 @@ fn modern_streams_reject_server_requests() {
         &mut transport(&server),
         "tools/list",
         1,
-        Framing::MODERN,
+        Era::Modern,
         &attempt_for(LONG),
     );
     assert_eq!(
         got.err(),
-        Some(TransportError::Malformed(
-            "server request on a stateless exchange"
-        ))
+        Some(TransportError::Malformed(Malformed::StatelessServerRequest))
     );
     assert_eq!(server.requests().len(), 1);
 }
@@ -666,15 +616,15 @@ fn stream_errors() {
         // Upstream §17 N132: ends without our response and without an event id.
         (
             "data: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n",
-            TransportError::Malformed("stream ended without a response"),
+            TransportError::Malformed(Malformed::StreamEnded),
         ),
         (
             "data: {\"jsonrpc\":\"2.0\",\"id\":42,\"result\":{}}\n\n",
-            TransportError::Malformed("response id does not match"),
+            TransportError::Malformed(Malformed::IdMismatch),
         ),
         (
             "data: not json\n\n",
-            TransportError::Malformed("invalid json-rpc message"),
+            TransportError::Malformed(Malformed::NotJsonRpc),
         ),
     ];
     for (stream, expected) in cases {
@@ -687,7 +637,7 @@ fn stream_errors() {
             &mut transport(&server),
             "tools/list",
             1,
-            Framing::Session { version: V },
+            Era::Legacy(V),
             &attempt_for(LONG),
         );
         assert_eq!(got.err(), Some(expected));
@@ -702,7 +652,7 @@ fn stream_errors() {
         &mut transport(&server),
         "tools/list",
         1,
-        Framing::MODERN,
+        Era::Modern,
         &attempt_for(LONG),
     );
     assert!(matches!(got, Err(TransportError::Limit(_))), "{got:?}");
@@ -730,23 +680,12 @@ fn resumable(
 
 fn legacy_session(server: &Server) -> HttpTransport {
     let mut t = transport(server);
-    send(
-        &mut t,
-        "initialize",
-        1,
-        Framing::Handshake,
-        &attempt_for(LONG),
-    )
-    .expect("init");
+    send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
     t
 }
 
-fn call(
-    t: &mut HttpTransport,
-    framing: Framing<'_>,
-    within: Duration,
-) -> Result<super::Reply, TransportError> {
-    send(t, "tools/call", 3, framing, &attempt_for(within))
+fn call(t: &mut HttpTransport, era: Era, within: Duration) -> Result<super::Reply, TransportError> {
+    send(t, "tools/call", 3, era, &attempt_for(within))
 }
 
 /// I53: one GET, after the retry delay, carrying the last event id and the session.
@@ -761,12 +700,7 @@ fn resumption_after_retry() {
     });
     let mut t = legacy_session(&server);
     let started = Instant::now();
-    let reply = call(
-        &mut t,
-        Framing::Session { version: V },
-        Duration::from_millis(150),
-    )
-    .expect("resumed");
+    let reply = call(&mut t, Era::Legacy(V), Duration::from_millis(150)).expect("resumed");
     assert!(started.elapsed() >= Duration::from_millis(20));
     assert_eq!(reply.mode, ResponseMode::Sse);
     let gets = server.with_method("GET");
@@ -787,21 +721,17 @@ fn resumption_after_retry() {
 fn stateless_and_id_less_streams_do_not_resume() {
     let server = resumable("id: cursor\nretry: 20\ndata:\n\n", |_| panic!("no GET"));
     let mut t = legacy_session(&server);
-    let got = call(&mut t, Framing::MODERN, Duration::from_millis(150));
+    let got = call(&mut t, Era::Modern, Duration::from_millis(150));
     assert_eq!(
         got.err(),
-        Some(TransportError::Malformed("stream ended without a response"))
+        Some(TransportError::Malformed(Malformed::StreamEnded))
     );
     let server = resumable("retry: 20\ndata:\n\n", |_| panic!("no GET"));
     let mut t = legacy_session(&server);
-    let got = call(
-        &mut t,
-        Framing::Session { version: V },
-        Duration::from_millis(150),
-    );
+    let got = call(&mut t, Era::Legacy(V), Duration::from_millis(150));
     assert_eq!(
         got.err(),
-        Some(TransportError::Malformed("stream ended without a response"))
+        Some(TransportError::Malformed(Malformed::StreamEnded))
     );
     assert!(server.with_method("GET").is_empty());
 }
@@ -818,11 +748,7 @@ fn three_resumptions_at_most() {
         Reply::Close(body)
     });
     let mut t = legacy_session(&server);
-    let got = call(
-        &mut t,
-        Framing::Session { version: V },
-        Duration::from_millis(500),
-    );
+    let got = call(&mut t, Era::Legacy(V), Duration::from_millis(500));
     assert!(matches!(got, Err(TransportError::Limit(_))), "{got:?}");
     assert_eq!(gets.load(Ordering::SeqCst), 3);
 }
@@ -833,11 +759,7 @@ fn retry_beyond_the_deadline_sends_no_get() {
     let server = resumable("id: cursor\nretry: 999999\ndata:\n\n", |_| panic!("no GET"));
     let mut t = legacy_session(&server);
     let started = Instant::now();
-    let got = call(
-        &mut t,
-        Framing::Session { version: V },
-        Duration::from_millis(150),
-    );
+    let got = call(&mut t, Era::Legacy(V), Duration::from_millis(150));
     assert!(started.elapsed() < Duration::from_millis(100));
     assert_eq!(unanswered(got.as_ref().err()), Some(true));
 }
@@ -856,11 +778,8 @@ fn resumptions_share_the_budget() {
         Reply::Close(body)
     });
     let mut t = legacy_session(&server);
-    let got = call(&mut t, Framing::Session { version: V }, LONG);
-    assert_eq!(
-        got.err(),
-        Some(TransportError::Limit("response over 1 MiB"))
-    );
+    let got = call(&mut t, Era::Legacy(V), LONG);
+    assert_eq!(got.err(), Some(TransportError::Limit(Limit::Response)));
     assert_eq!(server.with_method("POST").len(), 2);
 }
 
@@ -874,17 +793,17 @@ fn resumption_answers_are_checked() {
         ),
         (
             response(404, &[], b""),
-            TransportError::Malformed("resumption status"),
+            TransportError::Malformed(Malformed::ResumptionStatus),
         ),
         (
             json(200, "{}"),
-            TransportError::Malformed("resumption content type"),
+            TransportError::Malformed(Malformed::ResumptionContentType),
         ),
     ] {
         let get = Arc::new(get);
         let server = resumable("id: cursor\ndata:\n\n", move |_| Reply::Send(get.to_vec()));
         let mut t = legacy_session(&server);
-        let got = call(&mut t, Framing::Session { version: V }, LONG);
+        let got = call(&mut t, Era::Legacy(V), LONG);
         assert_eq!(got.err(), Some(expected));
     }
 }
@@ -896,22 +815,22 @@ fn run_over(
     options: McpOptions,
     dims: &[Dimension],
 ) -> Vec<crate::result::Observation> {
-    run_with(server, options, Arc::new(NoCredentials), dims)
+    run_with(server, options, Credential::None, dims)
 }
 
 fn run_with(
     server: &Server,
     options: McpOptions,
-    credentials: Arc<dyn CredentialSource>,
+    credential: Credential,
     dims: &[Dimension],
 ) -> Vec<crate::result::Observation> {
     use crate::adapter::Adapter;
     use crate::adapter::mcp::{McpAdapter, testing};
     let mut target = testing::target(options);
     target.endpoint = server.url.clone();
-    let mut ctx = testing::context(target);
-    ctx.credentials = credentials;
-    let mut run = McpAdapter.start(ctx);
+    let mut ctx = (*testing::context(target)).clone();
+    ctx.credential = credential;
+    let mut run = McpAdapter.start(Arc::new(ctx));
     assert_eq!(run.configure().status, Status::Healthy);
     let obs = dims
         .iter()
@@ -993,20 +912,23 @@ fn legacy_fixture_end_to_end() {
     let obs = run_with(
         &server,
         requiring(),
-        Arc::new(BearerToken(Secret::new("canary-token".into()))),
+        Credential::Bearer {
+            variable: "TOKEN".into(),
+            token: Secret::new("canary-token".into()),
+        },
         &PASSIVE,
     );
     for o in &obs {
         assert_eq!(o.status, Status::Healthy, "{o:?}");
     }
-    assert_eq!(obs[0].evidence.get("http_status"), Some(&Fact::Int(405)));
+    assert_eq!(obs[0].evidence.get(Key::HttpStatus), Some(&Fact::Int(405)));
     assert_eq!(
-        obs[3].evidence.get("response_mode"),
+        obs[3].evidence.get(Key::ResponseMode),
         Some(&Fact::Word("sse"))
     );
-    assert_eq!(obs[3].evidence.get("fallback"), Some(&Fact::Bool(true)));
+    assert_eq!(obs[3].evidence.get(Key::Fallback), Some(&Fact::Bool(true)));
     assert_eq!(
-        obs[3].evidence.get("discover_rpc_code"),
+        obs[3].evidence.get(Key::DiscoverRpcCode),
         Some(&Fact::Int(-32000))
     );
     let rpcs: Vec<String> = server
@@ -1113,7 +1035,7 @@ fn classifications_over_sockets() {
         "a 401 HEAD is connectivity evidence"
     );
     assert_eq!(
-        (obs[1].status, obs[1].code),
+        (obs[1].status, obs[1].code()),
         (Status::Misconfigured, Some(Code::McpAuth))
     );
 
@@ -1125,7 +1047,7 @@ fn classifications_over_sockets() {
     });
     let obs = run_over(&rpc_in_200, McpOptions::default(), &[Dimension::Protocol]);
     assert_eq!(
-        (obs[0].status, obs[0].code),
+        (obs[0].status, obs[0].code()),
         (Status::Unhealthy, Some(Code::McpRpc))
     );
     assert!(!format!("{obs:?}").contains("leak-me"));
@@ -1134,7 +1056,7 @@ fn classifications_over_sockets() {
     let huge = Server::start(|_| Reply::Send(json(200, &"x".repeat((1 << 20) + 1))));
     let obs = run_over(&huge, McpOptions::default(), &[Dimension::Protocol]);
     assert_eq!(
-        (obs[0].status, obs[0].code),
+        (obs[0].status, obs[0].code()),
         (Status::Unknown, Some(Code::McpLimit))
     );
 }

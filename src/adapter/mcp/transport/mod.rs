@@ -1,7 +1,7 @@
 //! The seam between MCP protocol logic and bytes.
 //!
 //! Protocol logic (era selection, the legacy lifecycle, inventories) encodes JSON-RPC
-//! messages and hands them to a [`Transport`] with a [`Framing`] that says which era's rules
+//! messages and hands them to a [`Transport`] with the [`Era`] whose rules
 //! apply. The transport does everything that depends on how bytes travel:
 //!
 //! * HTTP statuses and headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
@@ -36,7 +36,7 @@
 //!   for this request is [`TransportError::Exited`], a later end `Malformed`; a command that
 //!   cannot be started is [`TransportError::Unstartable`]; the deadline or an abort is
 //!   [`TransportError::unanswered`];
-//! * every header-only part of [`Framing`] is ignored; [`Reply::mode`] is
+//! * every header-only part of the message ([`Outgoing::mirror`], the revision header) is ignored; [`Reply::mode`] is
 //!   [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
 //! * [`Transport::discard`] kills the process group at once (the next request starts a new
 //!   process); [`Transport::close`] closes stdin, allows a short grace within the budget,
@@ -49,47 +49,23 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::era::{Channel, METHOD_NOT_FOUND, Version};
+use super::era::{Channel, Era, METHOD_NOT_FOUND};
 use super::jsonrpc::{self, Incoming};
 use crate::process::ExitInfo;
-use crate::result::{Note, Observation, Steps};
-use crate::vocab::Attempt;
+use crate::result::reason::{Limit, Malformed, Note, Reason, StartProblem};
+use crate::result::{Observation, Steps};
 use crate::vocab::Status;
+use crate::vocab::{Attempt, Bound};
 
-/// Which era's rules frame a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Framing<'a> {
-    /// 2026-07-28: stateless. HTTP sends `MCP-Protocol-Version: 2026-07-28` and `Mcp-Method`,
-    /// never a session id; streams are never resumed; a server request is malformed.
-    Modern {
-        /// `Mcp-Name` (tool or prompt name, resource URI) for the methods that mirror one,
-        /// as the server spelled it; the transport encodes it for a header.
-        name: Option<&'a str>,
-        /// `Mcp-Param-<name>: <value>` pairs, values already encoded for a header.
-        params: &'a [(String, String)],
-    },
-    /// A legacy `initialize`: no version header and no session id yet. The response may
-    /// assign a session id, which the transport keeps for the rest of the session.
-    Handshake,
-    /// A legacy session after `initialize`: the session id (if one was assigned) and the
-    /// negotiated revision travel with every message, and SSE streams may be resumed.
-    Session {
-        /// The negotiated revision.
-        version: Version,
-    },
-}
-
-impl Framing<'_> {
-    /// Modern framing without mirrored names.
-    pub const MODERN: Framing<'static> = Framing::Modern {
-        name: None,
-        params: &[],
-    };
-
-    /// Whether this is the stateless era.
-    pub fn is_modern(&self) -> bool {
-        matches!(self, Framing::Modern { .. })
-    }
+/// Names a modern request mirrors into headers: `Mcp-Name` (a tool or prompt name, a
+/// resource URI, as the server spelled it; the transport encodes it) and `Mcp-Param-<name>`
+/// pairs (values already encoded for a header). Other eras carry no such headers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mirror<'a> {
+    /// `Mcp-Name`.
+    pub name: Option<&'a str>,
+    /// `Mcp-Param-<name>: <value>` pairs.
+    pub params: &'a [(String, String)],
 }
 
 /// One message to send.
@@ -101,8 +77,10 @@ pub struct Outgoing<'a> {
     pub id: Option<u64>,
     /// The encoded JSON-RPC message.
     pub body: &'a [u8],
-    /// The era's rules.
-    pub framing: Framing<'a>,
+    /// The era's rules, from which every header follows.
+    pub era: Era,
+    /// What a modern request mirrors into headers.
+    pub mirror: Mirror<'a>,
 }
 
 /// How the server answered.
@@ -163,15 +141,14 @@ pub enum TransportError {
         status: Option<u16>,
     },
     /// The answer broke the protocol (bad framing, wrong id, wrong content type, …).
-    Malformed(&'static str),
+    Malformed(Malformed),
     /// The answer exceeded a safety limit (1 MiB per response, three resumptions).
-    Limit(&'static str),
+    Limit(Limit),
     /// The peer process ended before writing anything for this request (stdio), and how it
     /// ended as far as could be observed.
     Exited(ExitInfo),
-    /// The peer process could not be started (stdio): our own word for why (e.g.
-    /// `command_not_found`). An operator problem.
-    Unstartable(&'static str),
+    /// The peer process could not be started (stdio). An operator problem.
+    Unstartable(StartProblem),
     /// No complete answer: a connection failure, the deadline, an abort, or a local refusal
     /// before anything was sent. Carries the network classification as an observation:
     /// UNREACHABLE when no response byte arrived, UNKNOWN after a partial response,
@@ -181,14 +158,24 @@ pub enum TransportError {
 }
 
 impl TransportError {
-    /// The plain network failure any transport can report: UNREACHABLE when nothing arrived,
-    /// UNKNOWN after a partial response.
-    pub fn unanswered(response_seen: bool) -> TransportError {
-        let mut o = if response_seen {
-            Observation::noted(Status::Unknown, Note::IncompleteResponse)
+    /// The attempt ran out (or was aborted) before a complete answer: UNREACHABLE when
+    /// nothing arrived, UNKNOWN after a partial response, with the bound that set the deadline.
+    pub fn unanswered(attempt: &Attempt) -> TransportError {
+        TransportError::timed_out(attempt.bound(), attempt.response_seen())
+    }
+
+    /// [`TransportError::unanswered`] from its parts.
+    pub fn timed_out(bound: Bound, response_seen: bool) -> TransportError {
+        let status = if response_seen {
+            Status::Unknown
         } else {
-            Observation::noted(Status::Unreachable, Note::CommunicationFailed)
+            Status::Unreachable
         };
+        let note = Note::TimedOut {
+            bound,
+            response_seen,
+        };
+        let mut o = Observation::failed(status, Reason::Engine(note));
         o.response_seen = response_seen;
         TransportError::Network(Box::new(o))
     }
@@ -256,21 +243,15 @@ pub(crate) enum Received {
 pub(crate) fn receive(
     message: Incoming,
     want: u64,
-    framing: Framing<'_>,
+    era: Era,
     status: Option<u16>,
 ) -> Vec<Received> {
     let mut out = Vec::new();
-    classify(message, want, framing, status, &mut out);
+    classify(message, want, era, status, &mut out);
     out
 }
 
-fn classify(
-    message: Incoming,
-    want: u64,
-    framing: Framing<'_>,
-    status: Option<u16>,
-    out: &mut Vec<Received>,
-) {
+fn classify(message: Incoming, want: u64, era: Era, status: Option<u16>, out: &mut Vec<Received>) {
     match message {
         Incoming::Response { id, outcome } => {
             let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
@@ -280,12 +261,12 @@ fn classify(
                     status,
                 })
             } else {
-                Err(TransportError::Malformed("response id does not match"))
+                Err(TransportError::Malformed(Malformed::IdMismatch))
             }));
         }
         Incoming::Notification { .. } => {}
-        Incoming::Request { .. } if framing.is_modern() => out.push(Received::Ours(Err(
-            TransportError::Malformed("server request on a stateless exchange"),
+        Incoming::Request { .. } if era.is_modern() => out.push(Received::Ours(Err(
+            TransportError::Malformed(Malformed::StatelessServerRequest),
         ))),
         Incoming::Request { id, method, .. } => {
             let answer = if method == "ping" {
@@ -297,7 +278,7 @@ fn classify(
         }
         Incoming::Batch(messages) => {
             for m in messages {
-                classify(m, want, framing, status, out);
+                classify(m, want, era, status, out);
                 if matches!(out.last(), Some(Received::Ours(_))) {
                     return;
                 }
@@ -315,14 +296,13 @@ fn empty_result() -> Box<RawValue> {
 #[cfg(test)]
 mod receive_tests {
     use super::*;
+    use crate::adapter::mcp::era::Revision;
 
     fn parse(s: &str) -> Incoming {
         jsonrpc::parse(s.as_bytes()).unwrap_or(Incoming::Batch(Vec::new()))
     }
 
-    const LEGACY: Framing<'static> = Framing::Session {
-        version: Version::V2025_11_25,
-    };
+    const LEGACY: Era = Era::Legacy(Revision::V2025_11_25);
 
     #[test]
     fn a_batch_is_answered_in_order_up_to_our_response() {
@@ -373,10 +353,7 @@ mod receive_tests {
                 status: Some(200)
             }))]
         ));
-        let modern = Framing::Modern {
-            name: None,
-            params: &[],
-        };
+        let modern = Era::Modern;
         let request = receive(
             parse(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
             7,

@@ -47,13 +47,15 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::{Framing, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::mcp::era::Channel;
+use super::{Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
+use crate::adapter::mcp::era::{Channel, Era};
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
     Child, EXIT_WAIT, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
+use crate::result::Key;
+use crate::result::reason::{Limit, Malformed, Misconfig, Reason, StartProblem};
 use crate::result::{Fact, Observation};
 use crate::vocab::Status;
 use crate::vocab::{Attempt, Secret};
@@ -120,7 +122,9 @@ impl StdioTransport {
             Ok(()) | Err(SendError::Closed) => {}
             Err(SendError::Timeout | SendError::Io(_)) => return Err(network(attempt)),
             Err(SendError::EmbeddedNewline) => {
-                return Err(TransportError::Malformed("request contains a newline"));
+                return Err(TransportError::Malformed(Malformed::Request(
+                    "request contains a newline",
+                )));
             }
         }
         let mut used = 0usize;
@@ -133,32 +137,30 @@ impl StdioTransport {
                 Ok(line) => line,
                 Err(RecvError::Timeout | RecvError::Aborted) => return Err(network(attempt)),
                 Err(RecvError::LineTooLong) => {
-                    return Err(TransportError::Limit("line over 1 MiB"));
+                    return Err(TransportError::Limit(Limit::Line));
                 }
                 Err(RecvError::Closed { exit, unterminated }) => {
                     return Err(if used == 0 && unterminated == 0 {
                         TransportError::Exited(exit)
                     } else {
-                        TransportError::Malformed("output ended without a response")
+                        TransportError::Malformed(Malformed::OutputEnded)
                     });
                 }
                 Err(RecvError::Io(_)) => {
-                    return Err(TransportError::Malformed("output ended without a response"));
+                    return Err(TransportError::Malformed(Malformed::OutputEnded));
                 }
             };
             used = used.saturating_add(line.len().saturating_add(1));
             if used > MAX_RESPONSE_BYTES {
-                return Err(TransportError::Limit(
-                    "output over 1 MiB before the response",
-                ));
+                return Err(TransportError::Limit(Limit::OutputBeforeResponse));
             }
             let message = jsonrpc::parse(&line).map_err(|e| {
                 TransportError::Malformed(match e {
-                    FrameError::NotJson => "non-json line on stdout",
-                    _ => "invalid json-rpc message",
+                    FrameError::NotJson => Malformed::NonJsonLine,
+                    _ => Malformed::NotJsonRpc,
                 })
             })?;
-            if let Some(outcome) = self.on_incoming(message, want, out.framing, attempt) {
+            if let Some(outcome) = self.on_incoming(message, want, out.era, attempt) {
                 return outcome;
             }
         }
@@ -170,10 +172,10 @@ impl StdioTransport {
         &mut self,
         message: Incoming,
         want: u64,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        for received in super::receive(message, want, framing, None) {
+        for received in super::receive(message, want, era, None) {
             match received {
                 Received::Ours(result) => return Some(result),
                 // Best effort: a failed write shows up as the end of the output.
@@ -199,9 +201,9 @@ impl StdioTransport {
                 child.exit_within(attempt.remaining().min(EXIT_WAIT)),
             )),
             Err(SendError::Timeout | SendError::Io(_)) => Err(network(attempt)),
-            Err(SendError::EmbeddedNewline) => {
-                Err(TransportError::Malformed("request contains a newline"))
-            }
+            Err(SendError::EmbeddedNewline) => Err(TransportError::Malformed(Malformed::Request(
+                "request contains a newline",
+            ))),
         }
     }
 }
@@ -279,17 +281,17 @@ fn one_line(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 
 /// An interrupted exchange: UNREACHABLE when nothing arrived, UNKNOWN after a partial line.
 fn network(attempt: &Attempt) -> TransportError {
-    TransportError::unanswered(attempt.response_seen())
+    TransportError::unanswered(attempt)
 }
 
-/// Our word for why a command cannot be started (the `process_error` evidence).
-pub fn spawn_reason(e: &SpawnError) -> &'static str {
+/// Why a command cannot be started, as the reason says it.
+pub fn spawn_reason(e: &SpawnError) -> StartProblem {
     match e {
-        SpawnError::NotFound { .. } => "command_not_found",
-        SpawnError::NotExecutable { .. } => "command_not_executable",
-        SpawnError::BadDirectory { .. } => "bad_directory",
-        SpawnError::InvalidEnv { .. } => "invalid_env",
-        SpawnError::Other(_) => "start_failed",
+        SpawnError::NotFound { .. } => StartProblem::CommandNotFound,
+        SpawnError::NotExecutable { .. } => StartProblem::CommandNotExecutable,
+        SpawnError::BadDirectory { .. } => StartProblem::BadDirectory,
+        SpawnError::InvalidEnv { .. } => StartProblem::InvalidEnv,
+        SpawnError::Other(_) => StartProblem::StartFailed,
     }
 }
 
@@ -318,20 +320,26 @@ pub fn valid_endpoint(endpoint: &str) -> bool {
 pub fn prepare(
     target: &Target,
     options: &McpOptions,
-    env: &Arc<Vec<(String, Secret)>>,
+    env: &[(String, Secret)],
 ) -> Result<StdioTransport, Observation> {
+    let misconfigured = || {
+        Observation::failed(
+            Status::Misconfigured,
+            Reason::Config(Misconfig::StdioTarget),
+        )
+    };
     let Some(stdio) = options.stdio.as_ref() else {
-        return Err(Observation::new(Status::Misconfigured));
+        return Err(misconfigured());
     };
     if !valid_endpoint(&target.endpoint) {
-        return Err(Observation::new(Status::Misconfigured));
+        return Err(misconfigured());
     }
     if let Err(e) = Child::preflight(stdio, env) {
         let failure = TransportError::Unstartable(spawn_reason(&e));
         let o = super::super::failure::Failure::from(failure).observe();
-        return Err(o.with("command", Fact::Config(stdio.command.clone())));
+        return Err(o.with(Key::Command, Fact::Config(stdio.command.clone())));
     }
-    Ok(StdioTransport::new(stdio.clone(), Arc::clone(env)))
+    Ok(StdioTransport::new(stdio.clone(), Arc::new(env.to_vec())))
 }
 
 /// The running process, for tests.
@@ -345,7 +353,8 @@ impl StdioTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::mcp::transport::Framing;
+    use crate::adapter::mcp::era::Era;
+    use crate::adapter::mcp::transport::Mirror;
     use crate::process::ExitInfo;
     use crate::vocab::{Bound, Deadline};
     use std::time::Instant;
@@ -377,7 +386,7 @@ mod tests {
         t: &mut StdioTransport,
         id: u64,
         method: &str,
-        framing: Framing<'_>,
+        era: Era,
         attempt: &Attempt,
     ) -> Result<Reply, TransportError> {
         let body = jsonrpc::encode_request(id, method, None);
@@ -386,7 +395,8 @@ mod tests {
                 method,
                 id: Some(id),
                 body: &body,
-                framing,
+                era,
+                mirror: Mirror::default(),
             },
             attempt,
         )
@@ -422,21 +432,20 @@ mod tests {
     fn one_process_answers_several_requests_and_skips_notifications() {
         let mut t = fake(&["--era", "legacy", "--notify"]);
         let a = soon(10_000);
-        let init = request(&mut t, 1, "initialize", Framing::Handshake, &a).expect("initialize");
+        let init = request(&mut t, 1, "initialize", Era::Handshake, &a).expect("initialize");
         assert!(init.result.get().contains("protocolVersion"));
         assert_eq!(init.mode, ResponseMode::Json);
         assert!(!init.session_issued);
         let pid = t.pid();
         let note = jsonrpc::encode_notification("notifications/initialized", None);
-        let session = Framing::Session {
-            version: crate::adapter::mcp::era::Version::V2025_11_25,
-        };
+        let session = Era::Legacy(crate::adapter::mcp::era::Revision::V2025_11_25);
         t.notify(
             &Outgoing {
                 method: "notifications/initialized",
                 id: None,
                 body: &note,
-                framing: session,
+                era: session,
+                mirror: Mirror::default(),
             },
             &a,
         )
@@ -481,7 +490,8 @@ mod tests {
                     method: "ping",
                     id: Some(1),
                     body: &body,
-                    framing: Framing::Handshake,
+                    era: Era::Handshake,
+                    mirror: Mirror::default(),
                 },
                 &a,
             )
@@ -498,7 +508,7 @@ mod tests {
         let mut t = fake(&["--era", "legacy"]);
         let a = soon(10_000);
         assert_eq!(
-            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            request(&mut t, 1, "server/discover", Era::Modern, &a).map(|_| ()),
             Err(TransportError::Rpc {
                 code: -32601,
                 status: None
@@ -520,7 +530,7 @@ mod tests {
         );
         let a = soon(5_000);
         assert_eq!(
-            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
+            request(&mut t, 1, "server/discover", Era::Modern, &a).map(|_| ()),
             Err(TransportError::Exited(ExitInfo::Code(3)))
         );
         assert!(!a.response_seen());
@@ -537,8 +547,8 @@ mod tests {
         );
         let a = soon(1_000);
         assert_eq!(
-            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
-            Err(TransportError::Unstartable("command_not_found"))
+            request(&mut t, 1, "server/discover", Era::Modern, &a).map(|_| ()),
+            Err(TransportError::Unstartable(StartProblem::CommandNotFound))
         );
     }
 
@@ -547,8 +557,11 @@ mod tests {
         let mut t = fake(&["--era", "legacy"]);
         let a = Attempt::new(Deadline::new(Instant::now(), Bound::TimeoutMs));
         assert_eq!(
-            request(&mut t, 1, "server/discover", Framing::MODERN, &a).map(|_| ()),
-            Err(TransportError::unanswered(false))
+            request(&mut t, 1, "server/discover", Era::Modern, &a).map(|_| ()),
+            Err(TransportError::timed_out(
+                crate::vocab::Bound::TimeoutMs,
+                false
+            ))
         );
         assert!(t.pid().is_none());
     }
@@ -557,7 +570,7 @@ mod tests {
     fn close_fits_the_engine_budget() {
         let mut t = fake(&["--era", "legacy", "--ignore-term"]);
         let a = soon(10_000);
-        request(&mut t, 1, "initialize", Framing::Handshake, &a).expect("initialize");
+        request(&mut t, 1, "initialize", Era::Handshake, &a).expect("initialize");
         let started = Instant::now();
         t.close(&Attempt::new(Deadline::after(
             Duration::from_millis(250),
@@ -583,10 +596,10 @@ mod tests {
         let mut r = run(McpOptions::default(), scripted);
         let o = r.check(Dimension::Reachability, &attempt());
         assert_eq!(
-            (o.status, o.code),
+            (o.status, o.code()),
             (Status::Unreachable, Some(Code::McpProcess))
         );
-        assert_eq!(o.evidence.get("exit_code"), Some(&Fact::Int(1)));
+        assert_eq!(o.evidence.get(Key::ExitCode), Some(&Fact::Int(1)));
         assert!(!o.response_seen, "retryable");
         assert_eq!(lock(&log).discards, 1);
         r.check(Dimension::Reachability, &attempt());

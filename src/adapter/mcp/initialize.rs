@@ -9,11 +9,15 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::era::Version;
+use super::discover::{CLIENT_NAME, CLIENT_VERSION};
+use super::era::Era;
+use super::era::Revision;
 use super::failure::Failure;
 use super::inventory::Advertised;
-use super::modern::{self, CLIENT_NAME, CLIENT_VERSION};
-use super::session::{Era, Session};
+use super::result_shape;
+use super::session::Session;
+use crate::result::Key;
+use crate::result::reason::Malformed;
 use crate::result::{Evidence, Fact};
 use crate::vocab::Attempt;
 
@@ -21,13 +25,13 @@ use crate::vocab::Attempt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Initialized {
     /// The negotiated revision.
-    pub version: Version,
+    pub version: Revision,
     /// Which inventories the server advertises.
     pub advertised: Advertised,
 }
 
 /// The members of the `initialize` params offering `offer`, with empty client capabilities.
-pub fn initialize_members(offer: Version) -> String {
+pub fn initialize_members(offer: Revision) -> String {
     format!(
         r#""protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"{}","version":"{}"}}"#,
         offer.as_str(),
@@ -41,8 +45,8 @@ pub fn initialize_members(offer: Version) -> String {
 /// and `negotiated_version` in `evidence` as they become known.
 pub fn initialize(
     session: &mut Session,
-    offer: Version,
-    pin: Option<Version>,
+    offer: Revision,
+    pin: Option<Revision>,
     evidence: &mut Evidence,
     attempt: &Attempt,
 ) -> Result<Initialized, Failure> {
@@ -52,21 +56,21 @@ pub fn initialize(
         Era::Handshake,
         attempt,
     )?;
-    evidence.set("response_mode", Fact::Word(reply.mode.as_str()));
-    evidence.set("session_id_issued", Fact::Bool(reply.session_issued));
+    evidence.set(Key::ResponseMode, Fact::Word(reply.mode.as_str()));
+    evidence.set(Key::SessionIdIssued, Fact::Bool(reply.session_issued));
     let initialized = validate_initialize(&reply.result, pin).inspect_err(|_| {
         // On a mismatch, say which supported revision the server answered (our spelling).
-        let answered = modern::object(&reply.result).ok().and_then(|o| {
+        let answered = result_shape::object(&reply.result).ok().and_then(|o| {
             o.get("protocolVersion")
                 .and_then(Value::as_str)
-                .and_then(Version::parse)
+                .and_then(Revision::parse)
         });
         if let Some(v) = answered {
-            evidence.set("server_version", Fact::Word(v.as_str()));
+            evidence.set(Key::ServerVersion, Fact::Word(v.as_str()));
         }
     })?;
     evidence.set(
-        "negotiated_version",
+        Key::NegotiatedVersion,
         Fact::Word(initialized.version.as_str()),
     );
     session.notify(
@@ -82,11 +86,13 @@ pub fn initialize(
 /// equal to the pin when pinned), then every capability value being an object.
 pub fn validate_initialize(
     result: &RawValue,
-    pin: Option<Version>,
+    pin: Option<Revision>,
 ) -> Result<Initialized, Failure> {
-    let result = modern::object(result)?;
+    let result = result_shape::object(result)?;
     let Some(Value::Object(capabilities)) = result.get("capabilities") else {
-        return Err(Failure::Malformed("initialize capabilities"));
+        return Err(Failure::Malformed(Malformed::Result(
+            "initialize capabilities",
+        )));
     };
     let named = |key| {
         result
@@ -96,12 +102,18 @@ pub fn validate_initialize(
             .is_some_and(|s| !s.is_empty())
     };
     if !(named("name") && named("version")) {
-        return Err(Failure::Malformed("initialize serverInfo"));
+        return Err(Failure::Malformed(Malformed::Result(
+            "initialize serverInfo",
+        )));
     }
     let version = match result.get("protocolVersion") {
         None => return Err(Failure::Version),
-        Some(Value::String(v)) => Version::parse(v).ok_or(Failure::Version)?,
-        Some(_) => return Err(Failure::Malformed("initialize protocolVersion")),
+        Some(Value::String(v)) => Revision::parse(v).ok_or(Failure::Version)?,
+        Some(_) => {
+            return Err(Failure::Malformed(Malformed::Result(
+                "initialize protocolVersion",
+            )));
+        }
     };
     if version.is_modern() || pin.is_some_and(|pin| pin != version) {
         return Err(Failure::Version);
@@ -132,7 +144,7 @@ mod tests {
     fn members_offer_the_version_and_identify_us() {
         let v: Value = serde_json::from_str(&format!(
             "{{{}}}",
-            initialize_members(Version::LEGACY_OFFER)
+            initialize_members(Revision::LEGACY_OFFER)
         ))
         .expect("json");
         assert_eq!(v["protocolVersion"], "2025-11-25");
@@ -159,8 +171,8 @@ mod tests {
     /// Upstream §17 B9–B11 and the version rules of §4.4.
     #[test]
     fn classification() {
-        let pin = Some(Version::V2025_11_25);
-        let cases: &[(Box<RawValue>, Option<Version>, Failure)] = &[
+        let pin = Some(Revision::V2025_11_25);
+        let cases: &[(Box<RawValue>, Option<Revision>, Failure)] = &[
             (result("\"2099-01-01\"", "{}"), None, Failure::Version),
             (result("\"2024-11-05\"", "{}"), None, Failure::Version),
             (result("\"2026-07-28\"", "{}"), None, Failure::Version),
@@ -174,39 +186,39 @@ mod tests {
             (
                 result("20251125", "{}"),
                 None,
-                Failure::Malformed("initialize protocolVersion"),
+                Failure::Malformed(Malformed::Result("initialize protocolVersion")),
             ),
             (
                 raw("{}"),
                 None,
-                Failure::Malformed("initialize capabilities"),
+                Failure::Malformed(Malformed::Result("initialize capabilities")),
             ),
             (
                 result("\"2025-11-25\"", "null"),
                 None,
-                Failure::Malformed("initialize capabilities"),
+                Failure::Malformed(Malformed::Result("initialize capabilities")),
             ),
             (
                 raw(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#),
                 None,
-                Failure::Malformed("initialize serverInfo"),
+                Failure::Malformed(Malformed::Result("initialize serverInfo")),
             ),
             (
                 raw(
                     r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":""}}"#,
                 ),
                 None,
-                Failure::Malformed("initialize serverInfo"),
+                Failure::Malformed(Malformed::Result("initialize serverInfo")),
             ),
             (
                 result("\"2025-11-25\"", r#"{"tools":true}"#),
                 None,
-                Failure::Malformed("capability is not an object"),
+                Failure::Malformed(Malformed::Result("capability is not an object")),
             ),
             (
                 raw("null"),
                 None,
-                Failure::Malformed("result is not an object"),
+                Failure::Malformed(Malformed::Result("result is not an object")),
             ),
         ];
         for (text, pin, expected) in cases {

@@ -1,17 +1,20 @@
-//! The stateless 2026-07-28 revision: the per-request envelope, `server/discover` and the
-//! `resultType` rule.
+//! The stateless 2026-07-28 revision's establishment: the per-request envelope and
+//! `server/discover`.
 //!
 //! Modern checks never send `initialize`, `notifications/initialized`, a session id or
 //! `DELETE`: discovery alone establishes the protocol and the server's capabilities.
 
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
-use super::era::Version;
+use super::era::Era;
+use super::era::Revision;
 use super::failure::Failure;
 use super::inventory::Advertised;
-use super::session::{Era, Session};
+use super::result_shape::{check_result_type, object};
+use super::session::Session;
 use super::transport::ResponseMode;
+use crate::result::reason::Malformed;
 use crate::vocab::Attempt;
 
 /// Our client name, sent in `clientInfo` in both eras.
@@ -34,7 +37,7 @@ pub fn meta(client_credentials: bool) -> String {
             r#""io.modelcontextprotocol/clientCapabilities":{},"#,
             r#""io.modelcontextprotocol/clientInfo":{{"name":"{}","version":"{}"}}}}"#
         ),
-        Version::MODERN.as_str(),
+        Revision::MODERN.as_str(),
         capabilities,
         CLIENT_NAME,
         CLIENT_VERSION
@@ -67,35 +70,27 @@ pub fn validate_discover(result: &RawValue) -> Result<Advertised, Failure> {
     check_result_type(&result)?;
     let versions = match result.get("supportedVersions") {
         Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_string) => v,
-        _ => return Err(Failure::Malformed("discover supportedVersions")),
+        _ => {
+            return Err(Failure::Malformed(Malformed::Result(
+                "discover supportedVersions",
+            )));
+        }
     };
     let capabilities = match result.get("capabilities") {
         Some(Value::Object(c)) => c,
-        _ => return Err(Failure::Malformed("discover capabilities")),
+        _ => {
+            return Err(Failure::Malformed(Malformed::Result(
+                "discover capabilities",
+            )));
+        }
     };
     if !versions
         .iter()
-        .any(|v| v.as_str() == Some(Version::MODERN.as_str()))
+        .any(|v| v.as_str() == Some(Revision::MODERN.as_str()))
     {
         return Err(Failure::Version);
     }
     Advertised::from_capabilities(capabilities)
-}
-
-/// Parses a result that must be a JSON object.
-pub fn object(result: &RawValue) -> Result<Map<String, Value>, Failure> {
-    serde_json::from_str(result.get()).map_err(|_| Failure::Malformed("result is not an object"))
-}
-
-/// The `resultType` rule for every modern result: missing or `complete` is complete,
-/// `input_required` is inconclusive (never continued), anything else is malformed.
-pub fn check_result_type(result: &Map<String, Value>) -> Result<(), Failure> {
-    match result.get("resultType") {
-        None => Ok(()),
-        Some(Value::String(s)) if s == "complete" => Ok(()),
-        Some(Value::String(s)) if s == "input_required" => Err(Failure::Input),
-        Some(_) => Err(Failure::Malformed("unknown result type")),
-    }
 }
 
 #[cfg(test)]
@@ -158,29 +153,32 @@ mod tests {
             ),
             (
                 r#"{"resultType":"later","supportedVersions":["2026-07-28"],"capabilities":{}}"#,
-                Failure::Malformed("unknown result type"),
+                Failure::Malformed(Malformed::Result("unknown result type")),
             ),
             (
                 r#"{"supportedVersions":[],"capabilities":{}}"#,
-                Failure::Malformed("discover supportedVersions"),
+                Failure::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28",1],"capabilities":{}}"#,
-                Failure::Malformed("discover supportedVersions"),
+                Failure::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"capabilities":{}}"#,
-                Failure::Malformed("discover supportedVersions"),
+                Failure::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":null}"#,
-                Failure::Malformed("discover capabilities"),
+                Failure::Malformed(Malformed::Result("discover capabilities")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":null}}"#,
-                Failure::Malformed("capability is not an object"),
+                Failure::Malformed(Malformed::Result("capability is not an object")),
             ),
-            ("[]", Failure::Malformed("result is not an object")),
+            (
+                "[]",
+                Failure::Malformed(Malformed::Result("result is not an object")),
+            ),
         ];
         for (text, expected) in cases {
             assert_eq!(

@@ -1,0 +1,86 @@
+//! Advice for the engine's own findings: missing credentials, unsupported checks, latency,
+//! deadlines (naming the setting that set the one that ran out), cancellation, budgets.
+
+use super::word;
+use crate::result::document::Check;
+use crate::result::{Fact, Key, Note};
+use crate::vocab::{Bound, Dimension, Status, TargetType};
+
+pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String> {
+    Some(match note {
+        Note::CredentialMissing => match word(check, Key::MissingEnv) {
+            Some(names) => format!("set the environment variable(s) {names}"),
+            None => "set the referenced environment variables".into(),
+        },
+        Note::NoAdapter => format!(
+            "this target type has no adapter in this build; use one of {}",
+            TargetType::names(&TargetType::CHECKED, ", ")
+        ),
+        Note::DimensionUnsupported => {
+            "remove the dimensions this target type does not implement from `checks`".into()
+        }
+        Note::ActiveNotOptedIn => {
+            "an active check runs only when `functional` is listed explicitly in `checks`".into()
+        }
+        Note::LatencyExceeds(_) => {
+            "raise thresholds.latency_ms or investigate the slow response".into()
+        }
+        Note::ConfigurationIncomplete => {
+            "the node's time ran out before its configuration could be checked; raise budget_ms"
+                .into()
+        }
+        Note::TimedOut { bound, .. }
+            if dim == Dimension::Functional && check.evidence.get(Key::Failure).is_none() =>
+        {
+            format!(
+                "the tool call did not complete before the deadline, and a functional call is never retried; check the tool by hand and {}",
+                setting(bound)
+            )
+        }
+        Note::TimedOut { bound, .. } => timed_out(check, Some(bound)),
+        Note::Cancelled => "the run was cancelled (a signal) before this check completed".into(),
+        Note::BudgetExhausted(Bound::RunCap) => {
+            "the 60 s cap on every run was reached before this check could start; split the configuration or lower the timeouts before it".into()
+        }
+        Note::BudgetExhausted(bound) => format!(
+            "{} ran out before this check could start; raise it, or lower the timeouts and retries before it",
+            setting(bound)
+        ),
+    })
+}
+
+/// The setting a person changes to move a deadline `bound` set.
+pub(super) fn setting(bound: Bound) -> &'static str {
+    bound.setting()
+}
+
+/// `300 ms`, or `the deadline`: the attempt's deadline from the `deadline_ms` evidence.
+pub(super) fn deadline(check: &Check) -> String {
+    match check.evidence.get(Key::DeadlineMs) {
+        Some(Fact::Ms(ms)) => format!("{ms:.0} ms"),
+        _ => "the deadline".into(),
+    }
+}
+
+/// What to do about a deadline that passed: which setting to raise (none can raise the run
+/// cap), after what happened (`no response within 300 ms`).
+pub(super) fn timed_out(check: &Check, bound: Option<Bound>) -> String {
+    let d = deadline(check);
+    let unknown = check.status == Status::Unknown;
+    match bound {
+        Some(Bound::RunCap) if unknown => format!(
+            "the response started but did not complete within {d}, the 60 s cap on every run; check the server's health"
+        ),
+        Some(Bound::RunCap) => format!(
+            "no response within {d}, the 60 s cap on every run; check that the service is up and reachable"
+        ),
+        _ if unknown => format!(
+            "the response started but did not complete within {d}; check the server's health and {}",
+            setting(bound.unwrap_or(Bound::TimeoutMs))
+        ),
+        _ => format!(
+            "no response within {d}; check that the service is up and reachable, and that {} is adequate",
+            setting(bound.unwrap_or(Bound::TimeoutMs))
+        ),
+    }
+}

@@ -1,0 +1,347 @@
+//! doctor's advice, from typed reasons and evidence.
+
+use super::*;
+use crate::output::terminal::tests::{edge, node};
+use crate::result::Key;
+use crate::result::reason::{HttpFailure, NetFailure, Note};
+use crate::vocab::Bound;
+
+fn causes(doc: &Document, unicode: bool) -> Vec<String> {
+    let style = Style {
+        color: false,
+        unicode,
+    };
+    advise(doc, style)
+        .lines()
+        .filter(|l| l.starts_with("Doctor: root cause: "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn check(status: Status, reason: Option<Reason>, facts: &[(Key, Fact)]) -> Check {
+    Check {
+        code: reason.and_then(Reason::code),
+        reason,
+        status,
+        message: reason.and_then(Reason::message),
+        steps: Default::default(),
+        evidence: crate::result::Evidence(facts.to_vec()),
+    }
+}
+
+#[test]
+fn a_rejected_token_is_named_by_its_variable() {
+    let rejected = check(
+        Status::Misconfigured,
+        Some(Reason::Http(HttpFailure::AuthRejected)),
+        &[
+            (Key::HttpStatus, Fact::Int(401)),
+            (Key::CredentialEnv, Fact::Config("API_TOKEN".into())),
+        ],
+    );
+    assert_eq!(
+        check_advice(Dimension::Authentication, &rejected).as_deref(),
+        Some("HTTP 401: the token in $API_TOKEN was rejected; check its value and scope")
+    );
+    let anonymous = check(
+        Status::Misconfigured,
+        Some(Reason::Http(HttpFailure::AuthRejected)),
+        &[(Key::HttpStatus, Fact::Int(403))],
+    );
+    let advice = check_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
+    assert!(
+        advice.starts_with("HTTP 403: the endpoint requires credentials; set auth.bearer_env"),
+        "{advice}"
+    );
+}
+
+#[test]
+fn certificate_advice_names_the_trust_store() {
+    let untrusted = |facts: &[(Key, Fact)]| {
+        let mut all = vec![(Key::Failure, Fact::Word("tls_untrusted"))];
+        all.extend_from_slice(facts);
+        let reason = Some(Reason::Network(NetFailure::TlsUntrusted));
+        check_advice(
+            Dimension::Reachability,
+            &check(Status::Unreachable, reason, &all),
+        )
+        .unwrap_or_default()
+    };
+    for (facts, names) in [
+        (
+            vec![
+                (Key::TrustStore, Fact::Word("env")),
+                (Key::TrustStoreSource, Fact::Word("SSL_CERT_FILE")),
+            ],
+            "the trust store named by SSL_CERT_FILE",
+        ),
+        (
+            vec![
+                (Key::TrustStore, Fact::Word("system")),
+                (
+                    Key::TrustStoreSource,
+                    Fact::Word("/etc/ssl/certs/ca-certificates.crt"),
+                ),
+            ],
+            "the system trust store /etc/ssl/certs/ca-certificates.crt",
+        ),
+        (
+            vec![(Key::TrustStore, Fact::Word("bundled"))],
+            "the bundled Mozilla roots",
+        ),
+    ] {
+        let advice = untrusted(&facts);
+        assert!(advice.contains(names), "{advice}");
+    }
+}
+
+#[test]
+fn status_advice_depends_on_the_status_and_method() {
+    let advice = |status: i64, method: &'static str| {
+        check_advice(
+            Dimension::Protocol,
+            &check(
+                Status::Unhealthy,
+                Some(Reason::Http(HttpFailure::StatusMismatch)),
+                &[
+                    (Key::Method, Fact::Word(method)),
+                    (Key::HttpStatus, Fact::Int(status)),
+                ],
+            ),
+        )
+        .unwrap_or_default()
+    };
+    assert!(advice(405, "HEAD").contains("set http.method: GET"));
+    assert!(advice(501, "HEAD").contains("set http.method: GET"));
+    assert!(advice(405, "GET").contains("check the endpoint path"));
+    assert!(advice(302, "HEAD").contains("redirects are never followed"));
+    assert!(advice(404, "HEAD").contains("check the endpoint path, or list 404"));
+    assert!(advice(503, "HEAD").contains("server error"));
+    assert!(advice(204, "GET").contains("not in http.expected_status"));
+}
+
+#[test]
+fn transport_advice_says_what_happened() {
+    let advice = |status: Status, reason: Reason, facts: &[(Key, Fact)]| {
+        check_advice(Dimension::Reachability, &check(status, Some(reason), facts))
+            .unwrap_or_default()
+    };
+    let timed_out = |bound, response_seen| {
+        Reason::Engine(Note::TimedOut {
+            bound,
+            response_seen,
+        })
+    };
+    let deadline = |ms| [(Key::DeadlineMs, Fact::Ms(ms))];
+    let silent = advice(
+        Status::Unreachable,
+        timed_out(Bound::TimeoutMs, false),
+        &deadline(300.0),
+    );
+    assert_eq!(
+        silent,
+        "no response within 300 ms; check that the service is up and reachable, and that timeout_ms is adequate"
+    );
+    let slow = advice(
+        Status::Unknown,
+        timed_out(Bound::TimeoutMs, true),
+        &deadline(1500.0),
+    );
+    assert!(slow.contains("did not complete within 1500 ms"), "{slow}");
+    let cut = advice(
+        Status::Unknown,
+        Reason::Network(NetFailure::Reset),
+        &[(Key::Failure, Fact::Word("reset"))],
+    );
+    assert!(cut.contains("cut the connection in the middle"), "{cut}");
+    let closed = advice(
+        Status::Unreachable,
+        Reason::Network(NetFailure::Closed),
+        &[],
+    );
+    assert!(
+        closed.contains("closed the connection without answering"),
+        "{closed}"
+    );
+    let dns = advice(Status::Unreachable, Reason::Network(NetFailure::Dns), &[]);
+    assert!(dns.contains("does not resolve"), "{dns}");
+}
+
+/// doctor names the setting that set the deadline that ran out: a budget or the run cap is
+/// not a reason to raise `timeout_ms`, and an ad-hoc `ping` has `--timeout`, not a key.
+#[test]
+fn deadline_advice_names_the_bound_that_ran_out() {
+    let advice = |bound| {
+        let reason = Reason::Engine(Note::TimedOut {
+            bound,
+            response_seen: false,
+        });
+        check_advice(
+            Dimension::Protocol,
+            &check(
+                Status::Unreachable,
+                Some(reason),
+                &[(Key::DeadlineMs, Fact::Ms(300.0))],
+            ),
+        )
+        .unwrap_or_default()
+    };
+    assert!(advice(Bound::TimeoutFlag).ends_with("that --timeout is adequate"));
+    assert!(advice(Bound::BudgetMs).ends_with("that budget_ms is adequate"));
+    assert!(advice(Bound::CheckTimeoutMs).ends_with("that check_timeouts_ms is adequate"));
+    let cap = advice(Bound::RunCap);
+    assert!(
+        cap.contains("the 60 s cap on every run") && !cap.contains("timeout_ms"),
+        "{cap}"
+    );
+    let exhausted = check_advice(
+        Dimension::Capability,
+        &check(
+            Status::Unreachable,
+            Some(Reason::Engine(Note::BudgetExhausted(Bound::BudgetMs))),
+            &[],
+        ),
+    )
+    .unwrap_or_default();
+    assert!(exhausted.starts_with("budget_ms ran out"), "{exhausted}");
+}
+
+#[test]
+fn configuration_advice_follows_the_reason() {
+    use crate::result::reason::{EndpointProblem, Misconfig, TrustProblem};
+    let misconfigured = |problem, facts: &[(Key, Fact)]| {
+        check_advice(
+            Dimension::Configuration,
+            &check(Status::Misconfigured, Some(Reason::Config(problem)), facts),
+        )
+        .unwrap_or_default()
+    };
+    for (problem, facts, want) in [
+        (
+            Misconfig::Endpoint(EndpointProblem::Userinfo),
+            vec![],
+            "must not carry user:password@",
+        ),
+        (
+            Misconfig::Endpoint(EndpointProblem::Fragment),
+            vec![],
+            "remove the #fragment",
+        ),
+        (
+            Misconfig::Endpoint(EndpointProblem::UnsupportedScheme),
+            vec![],
+            "http:// or https://",
+        ),
+        (
+            Misconfig::CredentialControlCharacter,
+            vec![],
+            "control character",
+        ),
+        (
+            Misconfig::TrustStore(TrustProblem::NoCertificates),
+            vec![(Key::TrustStoreVariable, Fact::Word("SSL_CERT_FILE"))],
+            "$SSL_CERT_FILE holds no PEM certificate",
+        ),
+        (
+            Misconfig::Proxy,
+            vec![(Key::Proxy, Fact::Word("HTTPS_PROXY"))],
+            "$HTTPS_PROXY is not a usable proxy",
+        ),
+        (
+            Misconfig::ProtocolPin,
+            vec![(Key::ProtocolVersion, Fact::Config("2024-11-05".into()))],
+            "`2024-11-05` is not a revision agenthealth supports",
+        ),
+    ] {
+        let advice = misconfigured(problem, &facts);
+        assert!(advice.contains(want), "{advice}");
+    }
+}
+
+#[test]
+fn checks_failing_for_one_reason_share_one_advice_line() {
+    let mut r = node("api", Status::Misconfigured, vec![]);
+    let rejected = check(
+        Status::Misconfigured,
+        Some(Reason::Http(HttpFailure::AuthRejected)),
+        &[(Key::HttpStatus, Fact::Int(401))],
+    );
+    r.checks.insert(Dimension::Authentication, rejected.clone());
+    r.checks.insert(Dimension::Protocol, rejected);
+    let text = advise(&Document { results: vec![r] }, Style::default());
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("  - authentication, protocol: HTTP 401:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_root_cause_is_the_deepest_failing_critical_dependency() {
+    // api → gw (critical, failing) → db (critical, failing); api → search (optional,
+    // failing): only db is a root cause.
+    let db = node("db", Status::Unreachable, vec![]);
+    let gw = node(
+        "gateway",
+        Status::Unhealthy,
+        vec![edge(db, Some("db"), true)],
+    );
+    let search = node("search", Status::Unreachable, vec![]);
+    let api = node(
+        "api",
+        Status::Unhealthy,
+        vec![edge(search, None, false), edge(gw, Some("gw"), true)],
+    );
+    let doc = Document { results: vec![api] };
+    assert_eq!(
+        causes(&doc, true),
+        vec!["Doctor: root cause: api → gateway [id=gw] → db [id=db] is UNREACHABLE"]
+    );
+    assert_eq!(
+        causes(&doc, false),
+        vec!["Doctor: root cause: api -> gateway [id=gw] -> db [id=db] is UNREACHABLE"]
+    );
+}
+
+#[test]
+fn a_failing_parent_over_a_healthy_child_is_its_own_root_cause() {
+    let db = node("db", Status::Healthy, vec![]);
+    let gw = node("gateway", Status::Unhealthy, vec![edge(db, None, true)]);
+    let api = node("api", Status::Unhealthy, vec![edge(gw, None, true)]);
+    let doc = Document { results: vec![api] };
+    assert_eq!(
+        causes(&doc, true),
+        vec!["Doctor: root cause: api → gateway is UNHEALTHY"]
+    );
+}
+
+#[test]
+fn no_root_cause_without_a_failing_critical_path() {
+    // Only an optional dependency fails: the parent is DEGRADED, nothing to blame.
+    let search = node("search", Status::Unreachable, vec![]);
+    let api = node("api", Status::Degraded, vec![edge(search, None, false)]);
+    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    // The parent fails on its own checks; its critical dependency is fine.
+    let db = node("db", Status::Healthy, vec![]);
+    let api = node("api", Status::Unhealthy, vec![edge(db, None, true)]);
+    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+}
+
+#[test]
+fn every_failing_branch_is_named() {
+    let a = node("a", Status::Unknown, vec![]);
+    let b = node("b", Status::Misconfigured, vec![]);
+    let api = node(
+        "api",
+        Status::Unknown,
+        vec![edge(a, None, true), edge(b, None, true)],
+    );
+    assert_eq!(
+        causes(&Document { results: vec![api] }, true),
+        vec![
+            "Doctor: root cause: api → a is UNKNOWN",
+            "Doctor: root cause: api → b is MISCONFIGURED"
+        ]
+    );
+}

@@ -1,0 +1,181 @@
+//! The plan: a loaded configuration with every environment reference resolved once, before
+//! the engine starts.
+//!
+//! This is the step between configuration and engine. The configuration names variables
+//! (`auth.bearer_env`, `mcp.stdio.env`, `mcp.oauth.client_secret_env`, …); the plan reads each
+//! of them exactly once per run, keeps the values as [`Secret`]s (which the output's redaction
+//! pass receives), and hands every target a [`TargetPlan`]: its configuration, the credential
+//! it sends, the environment a stdio child gets, and which references are missing. The engine
+//! passes a target's plan to its adapter without looking inside it; adapters never read the
+//! environment.
+
+use std::sync::Arc;
+
+use crate::config::{Config, Target};
+use crate::vocab::Secret;
+
+/// A configuration ready to run.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The configuration (graph, concurrency, targets).
+    pub config: Config,
+    /// One plan per node of `config.nodes`, in the same order.
+    pub targets: Vec<Arc<TargetPlan>>,
+    secrets: Vec<Secret>,
+}
+
+/// Everything an adapter gets about one target for one run.
+#[derive(Clone, Debug)]
+pub struct TargetPlan {
+    /// The target as configured.
+    pub target: Arc<Target>,
+    /// What the target's requests carry in `Authorization`.
+    pub credential: Credential,
+    /// A stdio server's mapped environment (child name, value), in configuration order.
+    pub child_env: Vec<(String, Secret)>,
+    /// Referenced variables that are unset or empty (the engine reports them as
+    /// MISCONFIGURED before any check).
+    pub missing_env: Vec<String>,
+}
+
+/// The credential a target's requests carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Credential {
+    /// None.
+    None,
+    /// A static bearer token from the environment (`auth.bearer_env`, `--bearer-env`).
+    Bearer {
+        /// The variable it came from (its name only appears in evidence).
+        variable: String,
+        /// The token.
+        token: Secret,
+    },
+}
+
+impl Credential {
+    /// The variable a rejected credential came from, for `credential_env` evidence.
+    pub fn variable(&self) -> Option<&str> {
+        match self {
+            Credential::None => None,
+            Credential::Bearer { variable, .. } => Some(variable),
+        }
+    }
+}
+
+impl Plan {
+    /// Resolves every reference from the process environment.
+    pub fn from_env(config: Config) -> Plan {
+        Plan::resolve(config, |name| std::env::var(name).ok())
+    }
+
+    /// Resolves every reference with `lookup`. Each variable is read once, however many
+    /// targets name it; unset and empty values are missing.
+    pub fn resolve(config: Config, lookup: impl Fn(&str) -> Option<String>) -> Plan {
+        let mut values: Vec<(String, Option<Secret>)> = Vec::new();
+        let mut value = |name: &str| -> Option<Secret> {
+            if let Some((_, v)) = values.iter().find(|(n, _)| n == name) {
+                return v.clone();
+            }
+            let v = lookup(name).filter(|v| !v.is_empty()).map(Secret::new);
+            values.push((name.to_string(), v.clone()));
+            v
+        };
+        let mut targets = Vec::with_capacity(config.nodes.len());
+        for target in &config.nodes {
+            let missing_env = target
+                .env_refs()
+                .into_iter()
+                .filter(|name| value(name).is_none())
+                .map(str::to_string)
+                .collect();
+            let credential = match &target.bearer_env {
+                Some(variable) => match value(variable) {
+                    Some(token) => Credential::Bearer {
+                        variable: variable.clone(),
+                        token,
+                    },
+                    None => Credential::None,
+                },
+                None => Credential::None,
+            };
+            let mut child_env = Vec::new();
+            if let Some(stdio) = target.mcp.as_ref().and_then(|m| m.stdio.as_ref()) {
+                for (child, host) in &stdio.env {
+                    if let Some(secret) = value(host) {
+                        child_env.push((child.clone(), secret));
+                    }
+                }
+            }
+            targets.push(Arc::new(TargetPlan {
+                target: Arc::new(target.clone()),
+                credential,
+                child_env,
+                missing_env,
+            }));
+        }
+        let secrets = values.into_iter().filter_map(|(_, v)| v).collect();
+        Plan {
+            config,
+            targets,
+            secrets,
+        }
+    }
+
+    /// Every resolved value, for the redaction pass.
+    pub fn secrets(&self) -> impl Iterator<Item = &str> {
+        self.secrets.iter().map(Secret::expose)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_str;
+
+    #[test]
+    fn every_reference_is_read_once_and_missing_ones_are_named() {
+        let config = load_str(
+            "version: v1
+targets:
+  - {name: a, type: http, endpoint: 'http://a/', auth: {bearer_env: TOKEN}}
+  - {name: b, type: http, endpoint: 'http://b/', auth: {bearer_env: TOKEN}}
+  - name: c
+    type: mcp
+    endpoint: stdio://c
+    mcp:
+      transport: stdio
+      stdio: {command: server, env: {API_KEY: HOST_KEY, EMPTY: UNSET}}
+",
+        )
+        .expect("valid");
+        let reads = std::cell::Cell::new(0);
+        let plan = Plan::resolve(config, |name| {
+            reads.set(reads.get() + 1);
+            match name {
+                "TOKEN" => Some("tok".into()),
+                "HOST_KEY" => Some("key".into()),
+                "UNSET" => Some(String::new()),
+                _ => None,
+            }
+        });
+        assert_eq!(reads.get(), 3, "TOKEN is read once for two targets");
+        assert_eq!(
+            plan.targets[0].credential,
+            Credential::Bearer {
+                variable: "TOKEN".into(),
+                token: Secret::new("tok".into())
+            }
+        );
+        assert_eq!(plan.targets[1].credential.variable(), Some("TOKEN"));
+        let c = &plan.targets[2];
+        assert_eq!(c.credential, Credential::None);
+        assert_eq!(
+            c.child_env,
+            vec![("API_KEY".to_string(), Secret::new("key".into()))]
+        );
+        assert_eq!(c.missing_env, vec!["UNSET".to_string()]);
+        let mut secrets: Vec<&str> = plan.secrets().collect();
+        secrets.sort_unstable();
+        assert_eq!(secrets, ["key", "tok"]);
+    }
+}

@@ -1,0 +1,289 @@
+//! Evidence: the facts that explain a check, keyed by names declared once, here.
+//!
+//! [`Key`] is the registry of every evidence key the binary can emit, each with its meaning;
+//! the documentation's evidence tables are checked against [`Key::ALL`] by a test, so a key
+//! cannot appear without being documented, nor be documented without existing.
+//!
+//! Values are numbers, fixed words chosen by our code, or names taken from the configuration
+//! — never text received from a server, never a credential ([`Fact`]).
+
+use std::fmt;
+
+macro_rules! keys {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal : $meaning:literal, )*) => {
+        /// An evidence key.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Key {
+            $( $(#[$doc])* #[doc = $meaning] $variant, )*
+        }
+
+        impl Key {
+            /// Every key, in declaration order.
+            pub const ALL: &'static [Key] = &[$(Key::$variant,)*];
+
+            /// The result spelling.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Key::$variant => $name,)* }
+            }
+
+            /// What the key means, in one line.
+            pub fn meaning(self) -> &'static str {
+                match self { $(Key::$variant => $meaning,)* }
+            }
+        }
+    };
+}
+
+keys! {
+    // Transport stages and deadlines.
+    DnsMs = "dns_ms": "name resolution time, ms",
+    TcpMs = "tcp_ms": "TCP connect time, ms",
+    TlsMs = "tls_ms": "TLS handshake time, ms",
+    HttpMs = "http_ms": "request written to response head read, ms",
+    DeadlineMs = "deadline_ms": "the deadline the attempt had when it ran out, ms",
+    Failure = "failure": "why a network exchange failed (dns, connect_refused, timeout, reset, closed, tls_untrusted, …)",
+    // Configuration.
+    Endpoint = "endpoint": "why the endpoint is not a usable URL (userinfo, fragment, unsupported_scheme, …)",
+    Credential = "credential": "why the credential's value cannot be sent (control_character)",
+    CredentialEnv = "credential_env": "the variable whose credential the target refused (its name only)",
+    MissingEnv = "missing_env": "referenced environment variables that are unset or empty",
+    TrustStore = "trust_store": "which trust store verifies certificates: env, system or bundled",
+    TrustStoreSource = "trust_store_source": "the variables or file behind that trust store",
+    TrustStoreCerts = "trust_store_certs": "how many certificates the trust store holds",
+    TrustStoreError = "trust_store_error": "why SSL_CERT_FILE/SSL_CERT_DIR cannot be used (unreadable, no_certificates)",
+    TrustStoreVariable = "trust_store_variable": "the variable naming an unusable trust store",
+    Proxy = "proxy": "the proxy variable an exchange uses",
+    ProxyError = "proxy_error": "why that proxy variable is unusable (unsupported_scheme, invalid)",
+    // HTTP.
+    Method = "method": "the HTTP method of the probe",
+    HttpStatus = "http_status": "the HTTP status answered (the failing one, or HEAD's in reachability)",
+    ResponseReused = "response_reused": "the check judged the response reachability already received",
+    HeaderMismatch = "header_mismatch": "configured response headers that were missing or different",
+    BodyBytes = "body_bytes": "bytes of the functional GET's body that were read",
+    MaxBodyBytes = "max_body_bytes": "the configured body limit",
+    // Latency.
+    LatencyMs = "latency_ms": "the measured reachability latency, ms",
+    ThresholdMs = "threshold_ms": "the configured latency threshold, ms",
+    // MCP establishment.
+    Era = "era": "which era established the session: modern or legacy",
+    NegotiatedVersion = "negotiated_version": "the supported revision the session uses",
+    PinnedVersion = "pinned_version": "the configured mcp.protocol_version (why this era, and no fallback)",
+    ProtocolVersion = "protocol_version": "a configured pin that names no supported revision",
+    Fallback = "fallback": "unpinned discovery was rejected the legacy way, so initialize followed",
+    DiscoverHttpStatus = "discover_http_status": "the HTTP status of the rejected discovery",
+    DiscoverRpcCode = "discover_rpc_code": "the JSON-RPC error code of the rejected discovery",
+    SessionIdIssued = "session_id_issued": "whether legacy initialize assigned a session id",
+    ResponseMode = "response_mode": "how the establishing response arrived: json or sse",
+    ServerVersion = "server_version": "the supported revision initialize answered when it was refused",
+    FailedMethod = "failed_method": "the method of the message that failed",
+    RpcCode = "rpc_code": "the JSON-RPC error code answered",
+    ProtocolError = "protocol_error": "what was malformed, in our words",
+    Limit = "limit": "which safety limit was exceeded",
+    Oauth = "oauth": "why OAuth could not be used",
+    // MCP inventories.
+    ToolsCount = "tools_count": "tools listed",
+    ResourcesCount = "resources_count": "resources listed",
+    PromptsCount = "prompts_count": "prompts listed",
+    ToolsExcluded = "tools_excluded": "tools dropped for invalid x-mcp-header annotations",
+    MissingTools = "missing_tools": "configured tools not advertised",
+    MissingResources = "missing_resources": "configured resources not advertised",
+    MissingPrompts = "missing_prompts": "configured prompts not advertised",
+    ExcludedTools = "excluded_tools": "configured tools that were excluded",
+    ExclusionReason = "exclusion_reason": "why the first of them was excluded",
+    // MCP stdio processes.
+    ExitCode = "exit_code": "the exit code of a stdio server that ended before answering",
+    ExitSignal = "exit_signal": "the signal that ended it",
+    ProcessRunning = "process_running": "it closed its output but was still running",
+    ProcessError = "process_error": "why the stdio command cannot start (command_not_found, …)",
+    Command = "command": "the configured stdio command",
+    // MCP functional checks.
+    Tool = "tool": "the configured functional tool",
+    UnsafeAnnotation = "unsafe_annotation": "which safety annotation is missing or wrong",
+    ArgumentViolation = "argument_violation": "the argument path and schema rule arguments_json breaks",
+    ContentBlocks = "content_blocks": "content blocks in the tool result",
+    ContentBlock = "content_block": "index of the first invalid content block",
+    IsError = "is_error": "the tool returned isError: true",
+    OutputSchemaChecked = "output_schema_checked": "structuredContent matched the tool's outputSchema",
+    OutputViolation = "output_violation": "the path and rule structuredContent breaks",
+    ExpectationsMet = "expectations_met": "expectations that held",
+    ExpectationsFailed = "expectations_failed": "expectations that failed",
+    ExpectKind = "expect_kind": "the kind of the first failed expectation (json, text_contains, fresh_within_s)",
+    ExpectPointer = "expect_pointer": "its JSON Pointer, as configured",
+    Expected = "expected": "its expected value, as configured",
+    ExpectFailure = "expect_failure": "why it failed (differs, missing, stale, …)",
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One observed fact. Values are numbers, fixed words chosen by our code, or names taken from
+/// the configuration — never text received from a server, never a credential.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fact {
+    /// A count or code (HTTP status, JSON-RPC error code, inventory size).
+    Int(i64),
+    /// A duration in milliseconds.
+    Ms(f64),
+    /// A yes/no observation.
+    Bool(bool),
+    /// A fixed word from our own vocabulary (`"sse"`, `"2025-06-18"` after validation, …).
+    Word(&'static str),
+    /// A name copied from the configuration (a required tool, an env var name).
+    Config(String),
+    /// Several names copied from the configuration.
+    ConfigList(Vec<String>),
+    /// A sentence of our own words around names from the configuration (a rule an argument
+    /// broke, the failing path of a result). Its type admits nothing else.
+    Phrase(Phrase),
+}
+
+/// One part of a [`Phrase`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Piece {
+    /// Our own words.
+    Word(&'static str),
+    /// A name or value copied from the configuration (redacted like [`Fact::Config`]).
+    Config(String),
+    /// A number we derived ourselves (an array index, a count).
+    Int(i64),
+}
+
+/// A sentence built only from our own words, our numbers and names from the configuration,
+/// so evidence can explain a failure in prose without ever carrying text from a server.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Phrase(Vec<Piece>);
+
+impl Phrase {
+    /// An empty phrase.
+    pub fn new() -> Phrase {
+        Phrase::default()
+    }
+
+    /// Builder: appends our own words.
+    pub fn word(mut self, word: &'static str) -> Phrase {
+        self.0.push(Piece::Word(word));
+        self
+    }
+
+    /// Builder: appends a name from the configuration.
+    pub fn config(mut self, name: impl Into<String>) -> Phrase {
+        self.0.push(Piece::Config(name.into()));
+        self
+    }
+
+    /// Builder: appends a number.
+    pub fn int(mut self, n: i64) -> Phrase {
+        self.0.push(Piece::Int(n));
+        self
+    }
+
+    /// Appends every piece of `other`.
+    pub fn append(&mut self, other: Phrase) {
+        self.0.extend(other.0);
+    }
+
+    /// The pieces, in order.
+    pub fn pieces(&self) -> &[Piece] {
+        &self.0
+    }
+
+    /// The sentence, with each configuration name passed through `config` (cleaning,
+    /// redaction) and everything else verbatim.
+    pub fn render(&self, config: &dyn Fn(&str) -> String) -> String {
+        let mut out = String::new();
+        for piece in &self.0 {
+            match piece {
+                Piece::Word(w) => out.push_str(w),
+                Piece::Config(s) => out.push_str(&config(s)),
+                Piece::Int(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+
+    /// Applies `f` to every configuration name (the redaction hook).
+    pub fn map_config(&mut self, f: &dyn Fn(&str) -> String) {
+        for piece in &mut self.0 {
+            if let Piece::Config(s) = piece {
+                *s = f(s);
+            }
+        }
+    }
+}
+
+impl fmt::Display for Phrase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(&str::to_owned))
+    }
+}
+
+/// Facts a check observed, in insertion order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Evidence(pub Vec<(Key, Fact)>);
+
+impl Evidence {
+    /// Records (or replaces) a fact.
+    pub fn set(&mut self, key: Key, fact: Fact) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(entry) => entry.1 = fact,
+            None => self.0.push((key, fact)),
+        }
+    }
+
+    /// Looks a fact up.
+    pub fn get(&self, key: Key) -> Option<&Fact> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, f)| f)
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Adds every fact of `other`, replacing equal keys.
+    pub fn extend(&mut self, other: &Evidence) {
+        for (k, f) in &other.0 {
+            self.set(*k, f.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_unique_identifiers_with_a_meaning() {
+        let mut seen = std::collections::HashSet::new();
+        for key in Key::ALL {
+            let s = key.as_str();
+            assert!(seen.insert(s), "{s} declared twice");
+            assert!(
+                s.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{s}"
+            );
+            assert!(!key.meaning().is_empty(), "{s}");
+        }
+    }
+
+    #[test]
+    fn phrases_render_words_numbers_and_config_names() {
+        let mut p = Phrase::new()
+            .word("argument `")
+            .config("a\u{1b}b")
+            .word("[");
+        p.append(Phrase::new().int(2).word("]`"));
+        assert_eq!(p.to_string(), "argument `a\u{1b}b[2]`");
+        assert_eq!(
+            p.render(&|s: &str| s.replace('\u{1b}', " ")),
+            "argument `a b[2]`"
+        );
+        p.map_config(&|_: &str| "[REDACTED]".to_owned());
+        assert_eq!(p.to_string(), "argument `[REDACTED][2]`");
+        assert_eq!(p.pieces().len(), 5);
+    }
+}

@@ -1,0 +1,506 @@
+//! Why a check did not pass, typed from the adapter that saw it to `doctor`.
+//!
+//! Every failed observation carries one [`Reason`]: a family (the engine, the configuration,
+//! the network, the HTTP adapter, MCP, the MCP stdio process) and, within it, what happened.
+//! The contract's diagnostic [`Code`] and the canonical message are functions of the reason,
+//! so they cannot disagree with it; `doctor` maps reason → advice per family and never reads
+//! a message. Evidence still carries the numbers and names that explain a failure (an HTTP
+//! status, a variable's name); the reason says which failure it is.
+
+use super::code::Code;
+use crate::vocab::Bound;
+
+/// Why a check did not pass.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reason {
+    /// The engine's own finding: a missing credential, a deadline, a cancellation, …
+    Engine(Note),
+    /// An offline rule of the target's configuration failed: nothing was sent.
+    Config(Misconfig),
+    /// A network exchange failed before a complete answer (not a deadline: see
+    /// [`Note::TimedOut`]).
+    Network(NetFailure),
+    /// The HTTP adapter's judgement of an answer.
+    Http(HttpFailure),
+    /// The MCP adapter's judgement of an answer.
+    Mcp(McpFailure),
+    /// An MCP stdio server process could not start or ended early.
+    Process(ProcessFailure),
+}
+
+impl Reason {
+    /// The contract's diagnostic code, when the failure has one.
+    pub fn code(self) -> Option<Code> {
+        match self {
+            Reason::Engine(_) | Reason::Network(_) => None,
+            Reason::Config(m) => match m {
+                Misconfig::ProtocolPin => Some(Code::McpVersion),
+                Misconfig::OAuthUnsupported => Some(Code::McpOauth),
+                _ => None,
+            },
+            Reason::Http(h) => Some(match h {
+                HttpFailure::AuthRejected => Code::HttpAuth,
+                HttpFailure::StatusMismatch => Code::HttpStatus,
+                HttpFailure::HeaderMismatch => Code::HttpHeaders,
+                HttpFailure::BodyMissing => Code::HttpBody,
+                HttpFailure::BodyLimit => Code::HttpBodyLimit,
+            }),
+            Reason::Mcp(m) => match m {
+                McpFailure::AuthRejected => Some(Code::McpAuth),
+                McpFailure::HttpStatus => Some(Code::McpHttp),
+                McpFailure::Rpc => Some(Code::McpRpc),
+                McpFailure::VersionRefused | McpFailure::Version => Some(Code::McpVersion),
+                McpFailure::Malformed(_) => Some(Code::McpProtocol),
+                McpFailure::Limit(_) => Some(Code::McpLimit),
+                McpFailure::Input => Some(Code::McpInput),
+                McpFailure::Required => Some(Code::McpRequired),
+                McpFailure::Unsafe => Some(Code::McpUnsafe),
+                McpFailure::ToolError | McpFailure::Expectation => Some(Code::McpFunctional),
+                McpFailure::ArgumentsRejected => None,
+            },
+            Reason::Process(_) => Some(Code::McpProcess),
+        }
+    }
+
+    /// The canonical message: the code's, else the engine note's, else none (the engine then
+    /// says `<STATUS> in <dimension>`).
+    pub fn message(self) -> Option<String> {
+        match (self.code(), self) {
+            (Some(code), _) => Some(code.message().to_string()),
+            (None, Reason::Engine(note)) => Some(note.message()),
+            _ => None,
+        }
+    }
+
+    /// Whether the target refused our credentials (or their absence): the engine then names
+    /// the variable the credential came from.
+    pub fn rejects_credentials(self) -> bool {
+        matches!(
+            self,
+            Reason::Http(HttpFailure::AuthRejected) | Reason::Mcp(McpFailure::AuthRejected)
+        )
+    }
+}
+
+/// A fixed engine message for failures that carry no diagnostic code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Note {
+    /// A referenced credential environment variable is unset or empty.
+    CredentialMissing,
+    /// The target type has no adapter.
+    NoAdapter,
+    /// A requested dimension is not implemented by the adapter.
+    DimensionUnsupported,
+    /// An active check was requested without its explicit opt-in.
+    ActiveNotOptedIn,
+    /// Measured latency is over the configured threshold (ms).
+    LatencyExceeds(f64),
+    /// The configuration check did not finish within its deadline.
+    ConfigurationIncomplete,
+    /// The deadline `bound` set passed: before any response byte, or after the response had
+    /// started.
+    TimedOut {
+        /// Which setting set the deadline.
+        bound: Bound,
+        /// Whether a response byte had arrived (UNKNOWN) or none (UNREACHABLE).
+        response_seen: bool,
+    },
+    /// The run was cancelled (a signal) while the check was in flight.
+    Cancelled,
+    /// The node's time (`budget_ms`, or the run cap) ran out before the check could start.
+    BudgetExhausted(Bound),
+}
+
+impl Note {
+    /// The message text.
+    pub fn message(&self) -> String {
+        match self {
+            Note::CredentialMissing => "credential environment variable is missing or empty".into(),
+            Note::NoAdapter => "no adapter registered for target type".into(),
+            Note::DimensionUnsupported => "requested dimension is not supported by adapter".into(),
+            Note::ActiveNotOptedIn => "active check requires explicit opt-in".into(),
+            Note::LatencyExceeds(t) => format!("latency exceeds threshold {t:.2}ms"),
+            Note::ConfigurationIncomplete => "configuration check did not complete".into(),
+            Note::TimedOut {
+                response_seen: false,
+                ..
+            } => "communication failed".into(),
+            Note::TimedOut {
+                response_seen: true,
+                ..
+            } => "incomplete response".into(),
+            Note::Cancelled => "check cancelled before it completed".into(),
+            Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
+        }
+    }
+}
+
+/// An offline configuration rule that failed before any traffic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misconfig {
+    /// The endpoint is not a usable URL.
+    Endpoint(EndpointProblem),
+    /// The credential's value holds a control character no header may carry.
+    CredentialControlCharacter,
+    /// `SSL_CERT_FILE`/`SSL_CERT_DIR` cannot be used.
+    TrustStore(TrustProblem),
+    /// The proxy variable for the endpoint's scheme is unusable.
+    Proxy,
+    /// `mcp.protocol_version` names no supported revision.
+    ProtocolPin,
+    /// A stdio target's endpoint is not `stdio://name`, or it has no `mcp.stdio` command.
+    StdioTarget,
+    /// `mcp.oauth` is configured, and this build cannot acquire tokens.
+    OAuthUnsupported,
+}
+
+/// Why an endpoint is not a usable URL (the `endpoint` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointProblem {
+    /// Not a URL we can parse.
+    Unparsable,
+    /// The scheme is not `http` or `https`.
+    UnsupportedScheme,
+    /// No host.
+    MissingHost,
+    /// `user:pass@` in the authority.
+    Userinfo,
+    /// A `#fragment`.
+    Fragment,
+    /// An `https` host that no certificate can name.
+    InvalidTlsName,
+}
+
+impl EndpointProblem {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            EndpointProblem::Unparsable => "unparsable",
+            EndpointProblem::UnsupportedScheme => "unsupported_scheme",
+            EndpointProblem::MissingHost => "missing_host",
+            EndpointProblem::Userinfo => "userinfo",
+            EndpointProblem::Fragment => "fragment",
+            EndpointProblem::InvalidTlsName => "invalid_tls_name",
+        }
+    }
+}
+
+/// Why the trust store named by the environment cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrustProblem {
+    /// The file or directory cannot be read.
+    Unreadable,
+    /// It holds no PEM certificate.
+    NoCertificates,
+    /// rustls refused to build a configuration from it.
+    Tls,
+}
+
+/// What went wrong with a network exchange, in our own vocabulary (the `failure` word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NetFailure {
+    /// The name did not resolve.
+    Dns,
+    /// The peer refused the TCP connection.
+    ConnectRefused,
+    /// No route to the host or network (also: address not available).
+    NetworkUnreachable,
+    /// The deadline passed (or the watchdog cut the exchange) before it finished.
+    Timeout,
+    /// The connection was reset or aborted by the peer.
+    Reset,
+    /// The peer closed the connection before the exchange finished.
+    Closed,
+    /// The certificate does not chain to a trusted root (self-signed, private CA, bad
+    /// signature, revoked).
+    TlsUntrusted,
+    /// The certificate is not valid for the host name.
+    TlsNameMismatch,
+    /// The certificate has expired.
+    TlsExpired,
+    /// The certificate is not valid yet.
+    TlsNotYetValid,
+    /// Any other TLS failure (protocol mismatch, alert, plain HTTP on a TLS port).
+    TlsHandshake,
+    /// The CONNECT proxy refused or failed the tunnel.
+    Proxy,
+    /// The peer answered something that is not HTTP/1.1, or a head over our limits.
+    Protocol,
+    /// The trust store named by `SSL_CERT_FILE`/`SSL_CERT_DIR` holds no usable certificate.
+    TrustStore,
+    /// The proxy environment variable for this scheme is unusable (unsupported scheme or not
+    /// a URL).
+    ProxyConfig,
+    /// A request header could not be sent (e.g. a control byte in a value).
+    InvalidRequest,
+    /// Anything else.
+    Other,
+}
+
+impl NetFailure {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            NetFailure::Dns => "dns",
+            NetFailure::ConnectRefused => "connect_refused",
+            NetFailure::NetworkUnreachable => "network_unreachable",
+            NetFailure::Timeout => "timeout",
+            NetFailure::Reset => "reset",
+            NetFailure::Closed => "closed",
+            NetFailure::TlsUntrusted => "tls_untrusted",
+            NetFailure::TlsNameMismatch => "tls_name_mismatch",
+            NetFailure::TlsExpired => "tls_expired",
+            NetFailure::TlsNotYetValid => "tls_not_yet_valid",
+            NetFailure::TlsHandshake => "tls_handshake",
+            NetFailure::Proxy => "proxy",
+            NetFailure::Protocol => "protocol",
+            NetFailure::TrustStore => "trust_store",
+            NetFailure::ProxyConfig => "proxy_config",
+            NetFailure::InvalidRequest => "invalid_request",
+            NetFailure::Other => "other",
+        }
+    }
+
+    /// Whether the server's certificate was refused (the trust store decides these).
+    pub fn is_certificate(self) -> bool {
+        matches!(
+            self,
+            NetFailure::TlsUntrusted
+                | NetFailure::TlsNameMismatch
+                | NetFailure::TlsExpired
+                | NetFailure::TlsNotYetValid
+        )
+    }
+
+    /// Whether the failure is a local configuration problem found before any byte was sent.
+    pub fn is_local(self) -> bool {
+        matches!(
+            self,
+            NetFailure::TrustStore | NetFailure::ProxyConfig | NetFailure::InvalidRequest
+        )
+    }
+}
+
+/// The HTTP adapter's judgement of an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HttpFailure {
+    /// 401 or 403.
+    AuthRejected,
+    /// A status outside `http.expected_status` (default: any 2xx).
+    StatusMismatch,
+    /// A required response header is missing or different.
+    HeaderMismatch,
+    /// The functional GET's body lacks `body_contains`.
+    BodyMissing,
+    /// The functional GET's body is longer than `max_body_bytes`.
+    BodyLimit,
+}
+
+/// The MCP adapter's judgement of an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum McpFailure {
+    /// HTTP 401 or 403.
+    AuthRejected,
+    /// Another HTTP status than the exchange allows, without a JSON-RPC error.
+    HttpStatus,
+    /// A JSON-RPC error answered the request.
+    Rpc,
+    /// The server refused the requested revision (−32022).
+    VersionRefused,
+    /// The server's revision is unsupported or differs from the pin.
+    Version,
+    /// The answer broke the protocol.
+    Malformed(Malformed),
+    /// The answer exceeded a safety limit.
+    Limit(Limit),
+    /// The server asked for input or a client capability a health check never provides.
+    Input,
+    /// A required tool, resource or prompt is not advertised.
+    Required,
+    /// The functional tool lacks its read-only, non-destructive annotations.
+    Unsafe,
+    /// The tool returned `isError: true`.
+    ToolError,
+    /// An operator expectation on the tool result failed.
+    Expectation,
+    /// The operator's `arguments_json` breaks the tool's input schema (or cannot travel in
+    /// its headers): the tool was not called.
+    ArgumentsRejected,
+}
+
+/// How an answer broke the protocol (the `protocol_error` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Malformed {
+    /// A message that is not JSON-RPC.
+    NotJsonRpc,
+    /// A stdio server wrote a line that is not JSON at all (a banner, a log line).
+    NonJsonLine,
+    /// A response whose id is not our request's.
+    IdMismatch,
+    /// A server request during a 2026-07-28 exchange, which allows none.
+    StatelessServerRequest,
+    /// A stdio server's output ended part-way through an answer.
+    OutputEnded,
+    /// An event stream ended without our response and cannot be resumed.
+    StreamEnded,
+    /// A JSON body that holds no response to our request.
+    BodyWithoutResponse,
+    /// A `Content-Type` that is neither JSON nor an event stream.
+    ContentType,
+    /// Several `Mcp-Session-Id` values.
+    SeveralSessionIds,
+    /// An `Mcp-Session-Id` that is empty, too long or not visible ASCII.
+    InvalidSessionId,
+    /// An SSE event id we cannot send back in `Last-Event-ID`.
+    InvalidEventId,
+    /// A stream resumption answered with another status than 200.
+    ResumptionStatus,
+    /// A stream resumption that is not an event stream.
+    ResumptionContentType,
+    /// A request we could not frame (a newline in a stdio message, invalid params): a bug of
+    /// ours or of the operator's `arguments_json`.
+    Request(&'static str),
+    /// A result of the wrong shape; the word names what was wrong (`discover
+    /// supportedVersions`, `tool result content is not an array`, …).
+    Result(&'static str),
+}
+
+impl Malformed {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            Malformed::NotJsonRpc => "invalid json-rpc message",
+            Malformed::NonJsonLine => "non-json line on stdout",
+            Malformed::IdMismatch => "response id does not match",
+            Malformed::StatelessServerRequest => "server request on a stateless exchange",
+            Malformed::OutputEnded => "output ended without a response",
+            Malformed::StreamEnded => "stream ended without a response",
+            Malformed::BodyWithoutResponse => "body holds no response",
+            Malformed::ContentType => "response content type is neither json nor an event stream",
+            Malformed::SeveralSessionIds => "several session ids",
+            Malformed::InvalidSessionId => "invalid session id",
+            Malformed::InvalidEventId => "invalid event id",
+            Malformed::ResumptionStatus => "resumption status",
+            Malformed::ResumptionContentType => "resumption content type",
+            Malformed::Request(word) | Malformed::Result(word) => word,
+        }
+    }
+}
+
+/// Which safety limit an answer exceeded (the `limit` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// One response over 1 MiB (a body, or a stream with its resumptions).
+    Response,
+    /// One stdio line over 1 MiB.
+    Line,
+    /// More than 1 MiB of stdio output while waiting for one response.
+    OutputBeforeResponse,
+    /// A fourth stream resumption.
+    Resumptions,
+    /// More than 100 pages of one inventory.
+    Pages,
+    /// More than 10,000 entries in one inventory.
+    Entries,
+    /// A pagination cursor seen before.
+    RepeatedCursor,
+}
+
+impl Limit {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            Limit::Response => "response over 1 MiB",
+            Limit::Line => "line over 1 MiB",
+            Limit::OutputBeforeResponse => "output over 1 MiB before the response",
+            Limit::Resumptions => "stream resumed three times",
+            Limit::Pages => "more than 100 pages",
+            Limit::Entries => "more than 10000 entries",
+            Limit::RepeatedCursor => "repeated cursor",
+        }
+    }
+}
+
+/// Why an MCP stdio server process failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcessFailure {
+    /// The command cannot be started (an operator problem: MISCONFIGURED).
+    Unstartable(StartProblem),
+    /// The process ended its output before answering (UNREACHABLE).
+    Exited,
+}
+
+/// Why a command cannot be started (the `process_error` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartProblem {
+    /// No such file, or not on `PATH`.
+    CommandNotFound,
+    /// Not an executable ELF binary or `#!` script.
+    CommandNotExecutable,
+    /// `mcp.stdio.directory` is not a usable directory.
+    BadDirectory,
+    /// A mapped environment value cannot be passed (NUL, …).
+    InvalidEnv,
+    /// The operating system refused to start it.
+    StartFailed,
+}
+
+impl StartProblem {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            StartProblem::CommandNotFound => "command_not_found",
+            StartProblem::CommandNotExecutable => "command_not_executable",
+            StartProblem::BadDirectory => "bad_directory",
+            StartProblem::InvalidEnv => "invalid_env",
+            StartProblem::StartFailed => "start_failed",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_follow_the_reason() {
+        assert_eq!(
+            Reason::Mcp(McpFailure::Malformed(Malformed::NonJsonLine)).code(),
+            Some(Code::McpProtocol)
+        );
+        assert_eq!(
+            Reason::Process(ProcessFailure::Exited).code(),
+            Some(Code::McpProcess)
+        );
+        assert_eq!(Reason::Network(NetFailure::Dns).code(), None);
+        assert_eq!(
+            Reason::Config(Misconfig::ProtocolPin).code(),
+            Some(Code::McpVersion)
+        );
+        assert!(Reason::Http(HttpFailure::AuthRejected).rejects_credentials());
+        assert!(!Reason::Mcp(McpFailure::Rpc).rejects_credentials());
+    }
+
+    #[test]
+    fn messages_come_from_the_code_or_the_note() {
+        let silent = Note::TimedOut {
+            bound: Bound::TimeoutMs,
+            response_seen: false,
+        };
+        assert_eq!(
+            Reason::Engine(silent).message().as_deref(),
+            Some("communication failed")
+        );
+        assert_eq!(
+            Reason::Http(HttpFailure::StatusMismatch)
+                .message()
+                .as_deref(),
+            Some(Code::HttpStatus.message())
+        );
+        assert_eq!(Reason::Network(NetFailure::Reset).message(), None);
+        assert_eq!(
+            Note::LatencyExceeds(1000.0).message(),
+            "latency exceeds threshold 1000.00ms"
+        );
+    }
+}
