@@ -11,12 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use agenthealth::adapter::TargetRun;
-use agenthealth::config::StdioOptions;
 use agenthealth::engine::Cancel;
 use agenthealth::engine::watchdog::{self, Ended};
 use agenthealth::process::{
-    Child, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError,
-    TERM_WAIT,
+    Child, Command, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError,
+    SpawnError, TERM_WAIT,
 };
 use agenthealth::result::Observation;
 use agenthealth::vocab::{Attempt, Bound, Deadline, Dimension, Secret, Status};
@@ -48,20 +47,20 @@ pub(crate) fn python_bin() -> &'static str {
     })
 }
 
-fn python(script: &str, args: &[&str]) -> StdioOptions {
+fn python(script: &str, args: &[&str]) -> Command {
     let mut all = vec![fixture(script)];
     all.extend(args.iter().map(|a| a.to_string()));
-    StdioOptions {
-        command: python_bin().into(),
+    Command {
+        program: python_bin().into(),
         args: all,
         directory: None,
         env: Vec::new(),
     }
 }
 
-fn command(command: &str, directory: Option<&str>) -> StdioOptions {
-    StdioOptions {
-        command: command.into(),
+fn command(program: &str, directory: Option<&str>) -> Command {
+    Command {
+        program: program.into(),
         args: Vec::new(),
         directory: directory.map(str::to_string),
         env: Vec::new(),
@@ -76,8 +75,13 @@ fn attempt(ms: u64) -> (Attempt, Duration) {
     )
 }
 
-fn spawn(opts: &StdioOptions) -> Child {
-    Child::spawn(opts, &[]).unwrap_or_else(|e| panic!("spawn {}: {e}", opts.command))
+/// A deadline `d` from now (a send's deadline or a shutdown's grace).
+fn ends_in(d: Duration) -> Deadline {
+    Deadline::after(d, Bound::TimeoutMs)
+}
+
+fn spawn(command: &Command) -> Child {
+    Child::spawn(command).unwrap_or_else(|e| panic!("spawn {}: {e}", command.program))
 }
 
 /// Reports a test's duration (visible with `--nocapture`) and checks it against a bound.
@@ -159,11 +163,11 @@ fn a_child_that_exits_at_once_reports_its_status() {
     assert!(!a.response_seen());
     // Its stdin has no reader any more: EPIPE is an error, not a signal that kills us.
     assert!(matches!(
-        child.send(b"{}", Instant::now() + d),
+        child.send(b"{}", ends_in(d)),
         Err(SendError::Closed)
     ));
     assert_eq!(
-        child.shutdown(Duration::from_millis(200)),
+        child.shutdown(ends_in(Duration::from_millis(200))),
         ExitInfo::Code(3)
     );
     assert_group_dead(pgid);
@@ -242,7 +246,10 @@ fn a_child_that_never_writes_times_out_at_the_deadline() {
     assert!(!a.response_seen());
     // Closing stdin is enough for this one: it exits by itself within the grace.
     let closing = Instant::now();
-    assert_eq!(child.shutdown(Duration::from_secs(2)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(2))),
+        ExitInfo::Code(0)
+    );
     assert!(closing.elapsed() < Duration::from_secs(2));
     assert_group_dead(pgid);
     within("never writes", started, d + MARGIN);
@@ -260,7 +267,7 @@ fn a_partial_line_then_silence_times_out_with_a_response_seen() {
     let closing = Instant::now();
     // It does not read stdin, so closing it changes nothing; SIGTERM ends it.
     assert_eq!(
-        child.shutdown(grace),
+        child.shutdown(ends_in(grace)),
         ExitInfo::Signal(nix::sys::signal::Signal::SIGTERM as i32)
     );
     assert!(closing.elapsed() <= grace + TERM_WAIT + KILL_WAIT + MARGIN);
@@ -279,7 +286,10 @@ fn an_unterminated_ten_mib_line_is_too_long_and_skipped() {
     assert!(a.response_seen());
     // The framing recovers at the next newline.
     assert_eq!(line(&mut child, &a), r#"{"after":true}"#);
-    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(1))),
+        ExitInfo::Code(0)
+    );
     assert_group_dead(pgid);
     eprintln!("[process] LineTooLong reported after {reported:?}");
     within("10 MiB line", started, d + MARGIN);
@@ -289,7 +299,7 @@ fn an_unterminated_ten_mib_line_is_too_long_and_skipped() {
 fn lines_up_to_the_limit_pass_and_one_byte_more_does_not() {
     let started = Instant::now();
     let (a, d) = attempt(10_000);
-    let deadline = a.deadline();
+    let deadline = a.ends();
     let mut child = spawn(&python("echo.py", &[]));
     let pgid = child.pgid();
     child.send(b"hello", deadline).expect("send");
@@ -312,7 +322,10 @@ fn lines_up_to_the_limit_pass_and_one_byte_more_does_not() {
     let big = vec![b'y'; 3 * MAX_LINE_BYTES / 4];
     child.send(&big, deadline).expect("send a large message");
     assert_eq!(line(&mut child, &a).len(), big.len());
-    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(1))),
+        ExitInfo::Code(0)
+    );
     assert_group_dead(pgid);
     within("line limit", started, d + MARGIN);
 }
@@ -326,21 +339,21 @@ fn a_write_to_a_child_that_never_reads_gives_up_at_the_deadline() {
     // Far more than any pipe buffer: the write must stall, and must not outlive the deadline.
     let big = vec![b'z'; 8 * MAX_LINE_BYTES];
     assert!(matches!(
-        child.send(&big, a.deadline()),
+        child.send(&big, a.ends()),
         Err(SendError::Timeout)
     ));
     let took = started.elapsed();
     assert!(took >= d, "returned before the deadline: {took:?}");
     // Part of the message went out, so the stream is no longer framed: input is closed.
     assert!(matches!(
-        child.send(b"{}", Instant::now() + d),
+        child.send(b"{}", ends_in(d)),
         Err(SendError::Closed)
     ));
     // A deadline already past gives up at once, without writing.
     let mut fresh = spawn(&python("partial.py", &[]));
     let fresh_pgid = fresh.pgid();
     assert!(matches!(
-        fresh.send(&big, Instant::now()),
+        fresh.send(&big, ends_in(Duration::ZERO)),
         Err(SendError::Timeout)
     ));
     drop(fresh);
@@ -357,7 +370,10 @@ fn a_child_that_floods_stderr_never_blocks() {
     let mut child = spawn(&python("stderr_flood.py", &[]));
     let pgid = child.pgid();
     assert_eq!(line(&mut child, &a), r#"{"ok":true}"#);
-    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(1))),
+        ExitInfo::Code(0)
+    );
     assert_group_dead(pgid);
     within("stderr flood", started, d + MARGIN);
 }
@@ -395,7 +411,7 @@ fn a_child_spawned_with_sigterm_blocked_starts_with_an_empty_mask_and_dies_of_si
     let closing = Instant::now();
     // ready.py ignores its stdin's end: SIGTERM (not SIGKILL) must be what ends it.
     assert_eq!(
-        child.shutdown(Duration::ZERO),
+        child.shutdown(ends_in(Duration::ZERO)),
         ExitInfo::Signal(nix::sys::signal::Signal::SIGTERM as i32)
     );
     assert!(closing.elapsed() <= TERM_WAIT + KILL_WAIT + MARGIN);
@@ -417,7 +433,7 @@ fn a_child_that_ignores_sigterm_is_killed_within_the_grace() {
     let grace = Duration::from_millis(200);
     let closing = Instant::now();
     assert_eq!(
-        child.shutdown(grace),
+        child.shutdown(ends_in(grace)),
         ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
     );
     let took = closing.elapsed();
@@ -476,7 +492,7 @@ fn shutdown_kills_a_child_and_grandchild_that_both_ignore_sigterm() {
     let grace = Duration::from_millis(100);
     let closing = Instant::now();
     assert_eq!(
-        child.shutdown(grace),
+        child.shutdown(ends_in(grace)),
         ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
     );
     assert!(closing.elapsed() <= grace + TERM_WAIT + KILL_WAIT + MARGIN);
@@ -504,7 +520,10 @@ fn banner_lines_are_returned_as_they_are() {
         line(&mut child, &a),
         r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
     );
-    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(1))),
+        ExitInfo::Code(0)
+    );
     assert_group_dead(pgid);
     within("banner", started, d + MARGIN);
 }
@@ -517,7 +536,11 @@ fn only_the_allowed_and_mapped_variables_reach_the_child() {
         ("CHILD_TOKEN".to_string(), Secret::new("canary-7".into())),
         ("USER".to_string(), Secret::new("mapped-user".into())),
     ];
-    let mut child = Child::spawn(&python("env.py", &[]), &env).expect("spawn");
+    let mut child = Child::spawn(&Command {
+        env,
+        ..python("env.py", &[])
+    })
+    .expect("spawn");
     let pgid = child.pgid();
     let seen: BTreeMap<String, String> =
         serde_json::from_str(&line(&mut child, &a)).expect("a JSON object");
@@ -544,7 +567,10 @@ fn only_the_allowed_and_mapped_variables_reach_the_child() {
         .collect();
     assert!(!outside.is_empty());
     assert!(outside.iter().all(|k| !seen.contains_key(k)));
-    assert_eq!(child.shutdown(Duration::from_secs(1)), ExitInfo::Code(0));
+    assert_eq!(
+        child.shutdown(ends_in(Duration::from_secs(1))),
+        ExitInfo::Code(0)
+    );
     assert_group_dead(pgid);
     within("environment", started, d + MARGIN);
 }
@@ -553,9 +579,13 @@ fn only_the_allowed_and_mapped_variables_reach_the_child() {
 fn commands_that_cannot_start_are_classified() {
     let started = Instant::now();
     let env = vec![("CHILD_TOKEN".to_string(), Secret::new("canary-9".into()))];
-    let fail = |opts: StdioOptions| -> SpawnError {
-        match Child::spawn(&opts, &env) {
-            Ok(child) => panic!("{} started (pid {})", opts.command, child.pid()),
+    let fail = |command: Command| -> SpawnError {
+        let command = Command {
+            env: env.clone(),
+            ..command
+        };
+        match Child::spawn(&command) {
+            Ok(child) => panic!("{} started (pid {})", command.program, child.pid()),
             Err(e) => {
                 let text = format!("{e} {e:?}");
                 assert!(!text.contains("canary"), "{text}");
@@ -621,13 +651,13 @@ fn an_abort_from_another_thread_ends_a_blocked_read_at_once() {
     assert!(returned < a.deadline());
     assert_group_dead(pgid);
     assert!(matches!(
-        child.send(b"{}", Instant::now() + d),
+        child.send(b"{}", ends_in(d)),
         Err(SendError::Closed)
     ));
     // After an abort there is no grace to wait for.
     let closing = Instant::now();
     assert_eq!(
-        child.shutdown(Duration::from_secs(5)),
+        child.shutdown(ends_in(Duration::from_secs(5))),
         ExitInfo::Signal(nix::sys::signal::Signal::SIGKILL as i32)
     );
     assert!(closing.elapsed() <= KILL_WAIT + MARGIN);
@@ -655,7 +685,7 @@ impl TargetRun for OneChild {
             Ok(_) => Observation::healthy(),
             Err(_) => {
                 if let Some(child) = self.child.take() {
-                    child.shutdown(Duration::ZERO);
+                    child.shutdown(ends_in(Duration::ZERO));
                 }
                 Observation::new(Status::Unreachable)
             }
@@ -665,7 +695,7 @@ impl TargetRun for OneChild {
     fn discard(&mut self) {
         self.discarded.store(true, Ordering::SeqCst);
         if let Some(child) = self.child.take() {
-            child.shutdown(Duration::ZERO);
+            child.shutdown(ends_in(Duration::ZERO));
         }
     }
 }

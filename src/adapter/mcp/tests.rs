@@ -962,7 +962,10 @@ fn refused_credentials_are_typed_rejections() {
     );
     let o = run.check(Dimension::Authentication, &attempt());
     assert_coded(&o, Status::Misconfigured, Code::McpAuth);
-    assert!(o.reason.is_some_and(crate::result::Reason::rejects_credentials));
+    assert!(
+        o.reason
+            .is_some_and(crate::result::Reason::rejects_credentials)
+    );
     assert_eq!(fact(&o, Key::CredentialEnv), None);
     assert_eq!(word(&o, Key::FailedMethod), Some("server/discover"));
 }

@@ -52,13 +52,13 @@ use crate::adapter::mcp::era::{Channel, Era};
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
-    Child, EXIT_WAIT, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
+    Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed, Misconfig, Reason, StartProblem};
 use crate::result::{Fact, Observation};
 use crate::vocab::Status;
-use crate::vocab::{Attempt, Secret};
+use crate::vocab::{Attempt, Bound, Deadline, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
 /// for its response: one maximal line.
@@ -97,7 +97,7 @@ impl StdioTransport {
     fn child(&mut self, attempt: &Attempt) -> Result<&mut Child, TransportError> {
         let child = match self.child.take() {
             Some(child) => child,
-            None => Child::spawn(&self.options, &self.env)
+            None => Child::spawn(&command(&self.options, &self.env))
                 .map_err(|e| TransportError::Unstartable(spawn_reason(&e)))?,
         };
         let child = self.child.insert(child);
@@ -116,7 +116,7 @@ impl StdioTransport {
         }
         let want = out.id.unwrap_or(0);
         let child = self.child(attempt)?;
-        match child.send(&one_line(out.body), attempt.deadline()) {
+        match child.send(&one_line(out.body), attempt.ends()) {
             // A closed input: the process died or closed it. What it wrote, and how it ended,
             // is on stdout; read on.
             Ok(()) | Err(SendError::Closed) => {}
@@ -181,7 +181,7 @@ impl StdioTransport {
                 // Best effort: a failed write shows up as the end of the output.
                 Received::Answer(body) => {
                     if let Some(child) = self.child.as_mut() {
-                        let _ = child.send(&body, attempt.deadline());
+                        let _ = child.send(&body, attempt.ends());
                     }
                 }
             }
@@ -195,11 +195,11 @@ impl StdioTransport {
             return Err(network(attempt));
         }
         let child = self.child(attempt)?;
-        match child.send(&one_line(out.body), attempt.deadline()) {
+        match child.send(&one_line(out.body), attempt.ends()) {
             Ok(()) => Ok(()),
-            Err(SendError::Closed) => Err(TransportError::Exited(
-                child.exit_within(attempt.remaining().min(EXIT_WAIT)),
-            )),
+            Err(SendError::Closed) => {
+                Err(TransportError::Exited(child.exit_within(attempt.ends())))
+            }
             Err(SendError::Timeout | SendError::Io(_)) => Err(network(attempt)),
             Err(SendError::EmbeddedNewline) => Err(TransportError::Malformed(Malformed::Request(
                 "request contains a newline",
@@ -245,7 +245,7 @@ impl Transport for StdioTransport {
         if let Some(child) = self.child.take() {
             // No grace for an abandoned process: SIGKILL to the group now.
             (child.abort_handle())();
-            child.shutdown(Duration::ZERO);
+            child.shutdown(Deadline::after(Duration::ZERO, Bound::Cleanup));
         }
     }
 
@@ -257,7 +257,7 @@ impl Transport for StdioTransport {
                 .remaining()
                 .saturating_sub(TERM_WAIT + KILL_WAIT + CLOSE_RESERVE)
                 .min(CLOSE_GRACE);
-            child.shutdown(grace);
+            child.shutdown(Deadline::after(grace, attempt.bound()));
         }
     }
 }
@@ -282,6 +282,17 @@ fn one_line(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
 /// An interrupted exchange: UNREACHABLE when nothing arrived, UNKNOWN after a partial line.
 fn network(attempt: &Attempt) -> TransportError {
     TransportError::unanswered(attempt)
+}
+
+/// What the child-process layer starts for `options`, with the mapped `env` (child name,
+/// value).
+fn command(options: &StdioOptions, env: &[(String, Secret)]) -> Command {
+    Command {
+        program: options.command.clone(),
+        args: options.args.clone(),
+        directory: options.directory.clone(),
+        env: env.to_vec(),
+    }
 }
 
 /// Why a command cannot be started, as the reason says it.
@@ -334,7 +345,7 @@ pub fn prepare(
     if !valid_endpoint(&target.endpoint) {
         return Err(misconfigured());
     }
-    if let Err(e) = Child::preflight(stdio, env) {
+    if let Err(e) = Child::preflight(&command(stdio, env)) {
         let failure = TransportError::Unstartable(spawn_reason(&e));
         let o = super::super::failure::Failure::from(failure).observe();
         return Err(o.with(Key::Command, Fact::Config(stdio.command.clone())));
