@@ -23,7 +23,7 @@ pub mod vocab;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{Command, RunArgs, Source};
+use cli::{Command, OutputFormat, RunArgs, Source};
 use error::Error;
 use output::{Format, Redactor, Style};
 
@@ -83,17 +83,27 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
     progress.finish();
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+    let format = output_format(args.format);
     let style = Style {
         color: args.color.enabled(
             std::io::stdout().is_terminal(),
             std::env::var_os("NO_COLOR").as_deref(),
         ),
-        unicode: args.format == Format::Terminal && locale_is_utf8(),
+        unicode: format == Format::Terminal && locale_is_utf8(),
     };
-    let text = output::render(&doc, args.format, style, args.doctor)
+    let text = output::render(&doc, format, style, args.doctor)
         .map_err(|_| (Error::Write, Some(redactor.clone())))?;
     write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
     Ok(exit::for_status(doc.worst()))
+}
+
+/// The renderer for the command line's `--format` (the CLI knows no renderer).
+fn output_format(format: OutputFormat) -> Format {
+    match format {
+        OutputFormat::Terminal => Format::Terminal,
+        OutputFormat::Json => Format::Json,
+        OutputFormat::Yaml => Format::Yaml,
+    }
 }
 
 fn locale_is_utf8() -> bool {

@@ -1,162 +1,112 @@
-//! The lexopt loop: arguments → [`Command`]. Options may come before or after positionals;
-//! `--` ends options (everything after it is positional, as typed: for `--stdio`, the server's
-//! command line). Nothing here reads files or the environment.
+//! The lexopt loop, then verb dispatch: arguments → [`LowArgs`] → [`Command`].
+//!
+//! Options may come before or after positionals; `--` ends options (everything after it is
+//! positional, as typed: for `--stdio`, the server's command line). `-h`/`--help` wins over
+//! everything that follows it. Nothing here reads files or the environment.
+//!
+//! Errors come in a fixed order, whatever the order of the arguments: the form of the
+//! arguments (unknown flag, missing value, not UTF-8) as they are met; then a missing verb; a
+//! flag the verb does not take; a refused `--format`, then `--color`; then the shape of the
+//! verb's positionals, and only for an ad-hoc target its `--timeout` and `--bearer-env`.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-use super::{ColorChoice, Command, FLAGS, RunArgs, Source, UsageError};
-use crate::config::adhoc::AdhocOptions;
-use crate::output::Format;
+use super::args::{LowArgs, Recorded};
+use super::defs::{self, FLAGS, Flag, Takes, VERBS};
+use super::{Command, RunArgs, Source, UsageError};
+use crate::config::adhoc::{self, AdhocOptions};
+use crate::config::rules;
 use crate::vocab::TargetType;
 
 /// Parses the arguments after the program name.
-pub fn parse<I>(args: I) -> Result<Command, UsageError>
+pub(crate) fn parse<I>(args: I) -> Result<Command, UsageError>
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    let lexed = lex(args)?;
+    if lexed.low.help {
+        let verb = lexed.low.positional.first().cloned();
+        return Ok(Command::Help(verb.filter(|v| v != "help")));
+    }
+    dispatch(&lexed)
+}
+
+/// What the lexopt loop saw: the arguments as typed, and every flag given in order (for the
+/// checks of which verb and which form accept it).
+struct Lexed {
+    low: LowArgs,
+    given: Vec<&'static Flag>,
+}
+
+/// The lexopt loop: each argument is a positional or goes through its flag's `update`.
+/// Stops at `--` (the rest is positional) and at `--help`.
+fn lex<I>(args: I) -> Result<Lexed, UsageError>
 where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
     use lexopt::prelude::*;
     let mut p = lexopt::Parser::from_args(args);
-    let mut positionals: Vec<String> = Vec::new();
-    let mut values: Vec<(&'static str, String)> = Vec::new();
-    // How many positionals came before a `--`, if there was one.
-    let mut dash: Option<usize> = None;
-    loop {
+    let mut low = LowArgs::default();
+    let mut given = Vec::new();
+    while !low.help {
         if let Some(mut raw) = p.try_raw_args() {
-            if raw.peek() == Some(std::ffi::OsStr::new("--")) {
+            if raw.peek() == Some(OsStr::new("--")) {
                 raw.next();
-                dash = Some(positionals.len());
+                low.before_dash = Some(low.positional.len());
                 for v in raw {
-                    let v = v
-                        .into_string()
-                        .map_err(|_| UsageError("arguments must be UTF-8 text".into()))?;
-                    positionals.push(v);
+                    low.positional.push(utf8(v)?);
                 }
                 break;
             }
         }
-        let arg = match p.next() {
-            Ok(Some(arg)) => arg,
-            Ok(None) => break,
-            Err(e) => return Err(lexopt_error(e)),
-        };
-        match arg {
-            Short('h') | Long("help") => {
-                let verb = positionals.first().cloned();
-                return Ok(Command::Help(verb.filter(|v| v != "help")));
+        let flag = match p.next().map_err(lexopt_error)? {
+            None => break,
+            Some(Value(v)) => {
+                low.positional.push(utf8(v)?);
+                continue;
             }
-            Long("version") => positionals.push("version".into()),
-            Long(name) => {
-                let Some(flag) = FLAGS.iter().find(|f| f.long == name) else {
-                    return Err(unknown_option(&format!("--{name}")));
-                };
-                if flag.value.is_none() {
-                    values.push((flag.long, String::new()));
-                    continue;
-                }
-                let value = p.value().map_err(|_| {
-                    UsageError(format!(
-                        "--{} needs a value ({})",
-                        flag.long,
-                        flag.value.unwrap_or("value")
-                    ))
-                })?;
+            Some(Long(name)) => {
+                defs::by_long(name).ok_or_else(|| unknown_option(&format!("--{name}")))?
+            }
+            Some(Short(c)) => defs::by_short(c).ok_or_else(|| unknown_option(&format!("-{c}")))?,
+        };
+        match flag.takes {
+            Takes::Nothing(update) => update(&mut low),
+            Takes::Value(name, update) => {
+                let value = p
+                    .value()
+                    .map_err(|_| UsageError(format!("--{} needs a value ({name})", flag.long)))?;
                 let value = value
                     .into_string()
                     .map_err(|_| UsageError(format!("--{} takes UTF-8 text", flag.long)))?;
-                values.push((flag.long, value));
-            }
-            Short(c) => return Err(unknown_option(&format!("-{c}"))),
-            Value(v) => {
-                let v = v
-                    .into_string()
-                    .map_err(|_| UsageError("arguments must be UTF-8 text".into()))?;
-                positionals.push(v);
+                update(&mut low, &value);
             }
         }
+        given.push(flag);
     }
-    let Some(verb) = positionals.first().cloned() else {
+    Ok(Lexed { low, given })
+}
+
+/// From the typed arguments to the command: the verb, the flags it accepts, its form.
+fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
+    let Lexed { low, given } = lexed;
+    let Some(verb) = low.positional.first() else {
         return Err(UsageError("missing command; use --help".into()));
     };
-    let rest = &positionals[1..];
-    for (name, _) in &values {
-        let flag = FLAGS.iter().find(|f| f.long == *name);
-        if let Some(flag) = flag
-            && !flag.verbs.is_empty()
-            && !flag.verbs.contains(&verb.as_str())
-        {
-            return Err(UsageError(format!(
-                "--{name} does not apply to `{verb}`; use --help"
-            )));
-        }
+    if let Some(flag) = given
+        .iter()
+        .find(|f| !f.verbs.is_empty() && !f.verbs.contains(&verb.as_str()))
+    {
+        return Err(UsageError(format!(
+            "--{} does not apply to `{verb}`; use --help",
+            flag.long
+        )));
     }
-    let get = |name: &str| {
-        values
-            .iter()
-            .rev()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let format = match get("format") {
-        None => Format::Terminal,
-        Some(f) => Format::parse(f)
-            .ok_or_else(|| UsageError("--format must be one of terminal, json, yaml".into()))?,
-    };
-    let color = match get("color") {
-        None | Some("auto") => ColorChoice::Auto,
-        Some("always") => ColorChoice::Always,
-        Some("never") => ColorChoice::Never,
-        Some(_) => {
-            return Err(UsageError(
-                "--color must be one of auto, always, never".into(),
-            ));
-        }
-    };
-    let adhoc_options = || -> Result<AdhocOptions, UsageError> {
-        let timeout_ms = match get("timeout") {
-            None => None,
-            Some(t) => Some(
-                t.parse::<u64>()
-                    .ok()
-                    .filter(|ms| (1..=300_000).contains(ms))
-                    .ok_or_else(|| {
-                        UsageError(
-                            "--timeout must be a whole number of milliseconds from 1 to 300000"
-                                .into(),
-                        )
-                    })?,
-            ),
-        };
-        let bearer_env = match get("bearer-env") {
-            None => None,
-            Some(n) if n.trim().is_empty() || n.contains('=') || n.contains('\0') => {
-                return Err(UsageError(
-                    "--bearer-env must name an environment variable (non-blank, no `=`)".into(),
-                ));
-            }
-            Some(n) => Some(n.to_string()),
-        };
-        Ok(AdhocOptions {
-            timeout_ms,
-            bearer_env,
-            stdio: None,
-        })
-    };
-    if get("stdio").is_some() {
-        let name = match verb.as_str() {
-            "ping" => "ping",
-            _ => "doctor",
-        };
-        let mut options = adhoc_options()?;
-        let source = stdio_source(name, &positionals, dash, &mut options)?;
-        return Ok(Command::Run(RunArgs {
-            doctor: name == "doctor",
-            source,
-            format,
-            color,
-        }));
-    }
+    let format = raise("format", low.format.clone())?.unwrap_or_default();
+    let color = raise("color", low.color.clone())?.unwrap_or_default();
     let run = |doctor: bool, source: Source| {
         Ok(Command::Run(RunArgs {
             doctor,
@@ -165,44 +115,79 @@ where
             color,
         }))
     };
-    match (verb.as_str(), rest) {
+    if low.stdio {
+        let name = match verb.as_str() {
+            "ping" => "ping",
+            _ => "doctor",
+        };
+        let options = adhoc_options(low)?;
+        return run(name == "doctor", stdio_source(name, low, options)?);
+    }
+    match (verb.as_str(), &low.positional[1..]) {
         ("version", []) => Ok(Command::Version),
         ("version", _) => Err(usage("version")),
         ("help", []) => Ok(Command::Help(None)),
-        ("help", [v]) if super::VERBS.iter().any(|(name, _, _)| name == v) => {
+        ("help", [v]) if VERBS.iter().any(|(name, _, _)| name == v) => {
             Ok(Command::Help(Some(v.clone())))
         }
         ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
         ("help", _) => Err(usage("help [verb]")),
         ("validate", [file]) => Ok(Command::Validate(PathBuf::from(file))),
         ("validate", _) => Err(usage("validate <config.yaml>")),
-        ("check", [file]) => {
-            reject_adhoc_flags(&values, "check")?;
-            run(false, Source::File(PathBuf::from(file)))
-        }
+        ("check", [file]) => run(false, file_source(given, "check", file)?),
         ("check", _) => Err(usage("check <config.yaml>")),
-        ("doctor", [file]) => {
-            reject_adhoc_flags(&values, "doctor <config.yaml>")?;
-            run(true, Source::File(PathBuf::from(file)))
-        }
+        ("doctor", [file]) => run(true, file_source(given, "doctor <config.yaml>", file)?),
         ("doctor", [kind, endpoint]) => {
-            run(true, adhoc("doctor", kind, endpoint, adhoc_options()?)?)
+            let options = adhoc_options(low)?;
+            run(true, adhoc_source("doctor", kind, endpoint, options)?)
         }
         ("doctor", _) => Err(usage("doctor <config.yaml> | doctor <type> <endpoint>")),
-        ("ping", [kind, endpoint]) => run(false, adhoc("ping", kind, endpoint, adhoc_options()?)?),
+        ("ping", [kind, endpoint]) => {
+            let options = adhoc_options(low)?;
+            run(false, adhoc_source("ping", kind, endpoint, options)?)
+        }
         ("ping", _) => Err(usage("ping <type> <endpoint>")),
         _ => Err(UsageError("unknown command; use --help".into())),
     }
 }
 
-fn adhoc(
+/// A recorded value, or its refusal as a usage error led by the flag's name.
+fn raise<T>(long: &str, recorded: Option<Recorded<T>>) -> Result<Option<T>, UsageError> {
+    recorded
+        .transpose()
+        .map_err(|why| UsageError(format!("--{long} {why}")))
+}
+
+/// `--timeout` and `--bearer-env`, for an ad-hoc target.
+fn adhoc_options(low: &LowArgs) -> Result<AdhocOptions, UsageError> {
+    Ok(AdhocOptions {
+        timeout_ms: raise("timeout", low.timeout_ms.clone())?,
+        bearer_env: raise("bearer-env", low.bearer_env.clone())?,
+        stdio: None,
+    })
+}
+
+/// `<verb> <config.yaml>`: the file holds every setting, so a flag describing an ad-hoc
+/// target is refused with a pointer to the file.
+fn file_source(given: &[&Flag], form: &str, file: &str) -> Result<Source, UsageError> {
+    match given.iter().find(|f| f.adhoc) {
+        Some(f) => Err(UsageError(format!(
+            "--{} applies to ad-hoc targets only, not `{form}`; set it in the configuration file",
+            f.long
+        ))),
+        None => Ok(Source::File(PathBuf::from(file))),
+    }
+}
+
+/// `<verb> <type> <endpoint>`.
+fn adhoc_source(
     name: &'static str,
     kind: &str,
     endpoint: &str,
     options: AdhocOptions,
 ) -> Result<Source, UsageError> {
     let kind = TargetType::parse(kind)
-        .filter(|_| !endpoint.trim().is_empty())
+        .filter(|_| !rules::is_blank(endpoint))
         .ok_or_else(|| {
             UsageError(
                 "invalid target; use a specification target type and a nonempty endpoint".into(),
@@ -221,12 +206,11 @@ fn adhoc(
 /// rejects `--stdio` elsewhere).
 fn stdio_source(
     name: &'static str,
-    positionals: &[String],
-    dash: Option<usize>,
-    options: &mut AdhocOptions,
+    low: &LowArgs,
+    mut options: AdhocOptions,
 ) -> Result<Source, UsageError> {
     let form = format!("usage: agenthealth {name} mcp --stdio -- <command> [args...]");
-    let (Some(2), [_, kind, argv @ ..]) = (dash, positionals) else {
+    let (Some(2), [_, kind, argv @ ..]) = (low.before_dash, low.positional.as_slice()) else {
         return Err(UsageError(format!(
             "--stdio takes the server's command after `--`; {form}"
         )));
@@ -236,7 +220,7 @@ fn stdio_source(
             "--stdio applies to mcp targets only; {form}"
         )));
     }
-    let Some(command) = argv.first().filter(|c| !c.trim().is_empty()) else {
+    let Some(command) = argv.first().filter(|c| !rules::is_blank(c)) else {
         return Err(UsageError(format!("--stdio needs a command; {form}")));
     };
     if options.bearer_env.is_some() {
@@ -245,29 +229,23 @@ fn stdio_source(
                 .into(),
         ));
     }
+    let endpoint = adhoc::stdio_endpoint(command);
     options.stdio = Some(argv.to_vec());
     Ok(Source::Adhoc {
         name,
         kind: TargetType::Mcp,
-        endpoint: crate::config::adhoc::stdio_endpoint(command),
-        options: options.clone(),
+        endpoint,
+        options,
     })
-}
-
-fn reject_adhoc_flags(values: &[(&'static str, String)], form: &str) -> Result<(), UsageError> {
-    match values
-        .iter()
-        .find(|(n, _)| matches!(*n, "timeout" | "bearer-env" | "stdio"))
-    {
-        Some((n, _)) => Err(UsageError(format!(
-            "--{n} applies to ad-hoc targets only, not `{form}`; set it in the configuration file"
-        ))),
-        None => Ok(()),
-    }
 }
 
 fn usage(synopsis: &str) -> UsageError {
     UsageError(format!("usage: agenthealth {synopsis}"))
+}
+
+fn utf8(arg: OsString) -> Result<String, UsageError> {
+    arg.into_string()
+        .map_err(|_| UsageError("arguments must be UTF-8 text".into()))
 }
 
 fn unknown_option(opt: &str) -> UsageError {
@@ -290,10 +268,10 @@ fn lexopt_error(e: lexopt::Error) -> UsageError {
         _ => UsageError("invalid arguments; use --help".into()),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{ColorChoice, OutputFormat};
 
     fn p(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().copied())
@@ -307,7 +285,7 @@ mod tests {
         let Ok(Command::Run(r)) = a else {
             panic!("expected run")
         };
-        assert_eq!(r.format, Format::Json);
+        assert_eq!(r.format, OutputFormat::Json);
         assert!(matches!(r.source, Source::Adhoc { name: "ping", .. }));
     }
 
@@ -363,7 +341,7 @@ mod tests {
             Ok(Command::Run(RunArgs {
                 doctor: false,
                 source: Source::File(PathBuf::from("--help")),
-                format: Format::Json,
+                format: OutputFormat::Json,
                 color: ColorChoice::Auto,
             }))
         );
@@ -413,7 +391,11 @@ mod tests {
         ]));
         assert_eq!(argv, ["/opt/bin/server", "--format", "x", "-h", "--"]);
         assert_eq!(endpoint, "stdio://server");
-        assert_eq!(run.format, Format::Json, "options before `--` still apply");
+        assert_eq!(
+            run.format,
+            OutputFormat::Json,
+            "options before `--` still apply"
+        );
         assert!(!run.doctor);
         assert!(matches!(run.source, Source::Adhoc { name: "ping", .. }));
 

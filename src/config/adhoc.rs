@@ -8,20 +8,20 @@ use super::{
 
 /// Options a person can give on the command line instead of writing a file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AdhocOptions {
+pub(crate) struct AdhocOptions {
     /// `--timeout <ms>`.
-    pub timeout_ms: Option<u64>,
+    pub(crate) timeout_ms: Option<u64>,
     /// `--bearer-env <NAME>`.
-    pub bearer_env: Option<String>,
+    pub(crate) bearer_env: Option<String>,
     /// `--stdio -- <command> [args…]`: the command line of an MCP server to start (command
     /// first, never empty when set). Run without a shell, exactly like `mcp.stdio`.
-    pub stdio: Option<Vec<String>>,
+    pub(crate) stdio: Option<Vec<String>>,
 }
 
 /// The endpoint naming an ad-hoc stdio target: `stdio://` and the command's file name, with
 /// characters other than ASCII letters, digits, `.`, `_` and `-` replaced by `-` (`server`
 /// when nothing is left). It only names the target.
-pub fn stdio_endpoint(command: &str) -> String {
+pub(crate) fn stdio_endpoint(command: &str) -> String {
     let base = command
         .rsplit('/')
         .find(|part| !part.is_empty())
@@ -44,7 +44,7 @@ pub fn stdio_endpoint(command: &str) -> String {
 }
 
 /// A one-target configuration named `name` (`ping` or `doctor`) with passive defaults.
-pub fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocOptions) -> Config {
+pub(crate) fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocOptions) -> Config {
     let target = Target {
         id: None,
         name: name.to_string(),

@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use super::reader::{Fail, KeyPath};
-use super::schema::{Decl, DepTo};
+use super::section::{Decl, DepTo};
 use super::{Config, Edge, NodeId, Relationship, Target};
 use crate::vocab::text::suggest;
 

@@ -4,9 +4,10 @@
 //!
 //! 1. `yaml.rs` parses exactly one YAML document into an untyped tree that keeps key
 //!    order, duplicate keys, non-string keys and each scalar's YAML type;
-//! 2. `schema.rs` reads that tree strictly into targets: unknown keys (with a "did you
-//!    mean"), duplicate keys, `null`s, wrong scalar types (no coercion: `'200'` is not a
-//!    number, `yes` is not a boolean), ranges and cross-field rules;
+//! 2. `section/` reads that tree strictly into targets, one reader per mapping: unknown keys
+//!    (with a "did you mean"), duplicate keys, `null`s, wrong scalar types (no coercion:
+//!    `'200'` is not a number, `yes` is not a boolean), the ranges and name rules of
+//!    `rules.rs`, and cross-field rules;
 //! 3. `graph.rs` builds the node arena and validates ids, references and size bounds.
 //!
 //! Any failure is a [`LoadError`] naming the key path, what was expected and, when known, the
@@ -34,23 +35,21 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::reader::{At, Fail, KeyPath};
-use super::{Config, DEFAULT_CONCURRENCY, graph, schema, yaml};
+use super::{Config, DEFAULT_CONCURRENCY, graph, rules, section, yaml};
 
 /// Largest configuration file accepted.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
-/// Bound on `concurrency` (the contract's 1–16, extended).
-pub const MAX_CONCURRENCY: usize = 256;
+pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
 
 /// A configuration that cannot be loaded: names the key path and what was expected, never
 /// the value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadError {
     /// Key path such as `targets[1].timeout_ms` (empty for the document itself).
-    pub path: String,
+    pub(crate) path: String,
     /// 1-based line, when known.
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// What was expected, in our words.
-    pub expected: String,
+    pub(crate) expected: String,
 }
 
 impl fmt::Display for LoadError {
@@ -66,7 +65,7 @@ impl LoadError {
     /// separately. The redaction pass goes through here: a path ending in a key such as
     /// `auth.token` followed by our own `: ` separator is a name, not a credential
     /// assignment, and must not be redacted as one.
-    pub fn render(&self, piece: &dyn Fn(&str) -> String) -> String {
+    pub(crate) fn render(&self, piece: &dyn Fn(&str) -> String) -> String {
         let mut out = String::new();
         if !self.path.is_empty() {
             out.push_str(&piece(&self.path));
@@ -92,7 +91,7 @@ impl LoadError {
 ///
 /// Only regular files are read: a FIFO, device or directory is refused without blocking
 /// (the file is opened non-blocking and checked before any read). Files over
-/// [`MAX_FILE_BYTES`] and files that are not UTF-8 are refused.
+/// `MAX_FILE_BYTES` and files that are not UTF-8 are refused.
 pub fn load_file(path: &Path) -> Result<Config, LoadError> {
     let mut file = OpenOptions::new()
         .read(true)
@@ -131,7 +130,7 @@ pub fn load_file(path: &Path) -> Result<Config, LoadError> {
 }
 
 /// Loads a configuration from YAML text.
-pub fn load_str(text: &str) -> Result<Config, LoadError> {
+pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
     let root = yaml::parse(text).map_err(|e| LoadError {
         path: String::new(),
         line: e.line,
@@ -172,7 +171,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     }
     let concurrency = match doc.get("concurrency") {
         Some(c) => {
-            usize::try_from(c.at().int(1, MAX_CONCURRENCY as i128)?).unwrap_or(DEFAULT_CONCURRENCY)
+            usize::try_from(c.at().whole(rules::CONCURRENCY)?).unwrap_or(DEFAULT_CONCURRENCY)
         }
         None => DEFAULT_CONCURRENCY,
     };
@@ -183,7 +182,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     }
     let mut decls = Vec::with_capacity(items.len());
     for (path, node) in &items {
-        decls.push(schema::top_level_target(At { node, path })?);
+        decls.push(section::top_level_target(At { node, path })?);
     }
     graph::assemble(decls, concurrency)
 }

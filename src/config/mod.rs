@@ -1,34 +1,36 @@
 //! The validated configuration: what a run will check.
 //!
-//! [`load`] turns YAML into these types, rejecting anything malformed with a [`LoadError`]
-//! that names the key path (exit 6). [`adhoc`] builds the same types for `ping`/`doctor`
-//! without a file. Once a [`Config`] exists it is known to be well-formed; problems that
-//! depend on the environment (a missing credential, an endpoint the adapter cannot use) are
-//! reported later as MISCONFIGURED results, never as load errors.
+//! [`load_file`] turns YAML into these types (`yaml.rs` → one reader per section in
+//! `section/` → `graph.rs`), rejecting anything malformed with a [`LoadError`] that names the
+//! key path (exit 6). `adhoc.rs` builds the same types for `ping`/`doctor` without a file.
+//! The bounds and name rules both apply live in `rules.rs`, which the command line reuses.
+//! Once a [`Config`] exists it is known to be well-formed; problems that depend on the
+//! environment (a missing credential, an endpoint the adapter cannot use) are reported later
+//! as MISCONFIGURED results, never as load errors.
 
-pub mod adhoc;
+pub(crate) mod adhoc;
 mod graph;
-pub mod load;
+mod load;
 mod reader;
-mod schema;
+pub(crate) mod rules;
+mod section;
 mod yaml;
 
 #[cfg(test)]
-mod load_tests;
+mod tests;
 
-use crate::vocab::{Bound, Dimension};
+use crate::vocab::{Bound, Dimension, Relationship, TargetType};
 
-pub use crate::vocab::{Relationship, TargetType};
-pub use load::{LoadError, load_file, load_str};
+pub use load::{LoadError, load_file};
 
 /// Default per-attempt deadline.
-pub const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 /// Default delay between retries.
-pub const DEFAULT_RETRY_DELAY_MS: u64 = 100;
+pub(crate) const DEFAULT_RETRY_DELAY_MS: u64 = 100;
 /// Default bound on in-flight targets.
-pub const DEFAULT_CONCURRENCY: usize = 16;
+pub(crate) const DEFAULT_CONCURRENCY: usize = 16;
 /// Default body limit of the HTTP functional check.
-pub const DEFAULT_MAX_BODY_BYTES: u64 = 65_536;
+pub(crate) const DEFAULT_MAX_BODY_BYTES: u64 = 65_536;
 
 /// A whole configuration: the targets as a graph of nodes.
 #[derive(Clone, Debug)]
@@ -100,7 +102,7 @@ pub enum Origin {
 impl Target {
     /// The attempt deadline for a dimension, and the setting it comes from: its
     /// `check_timeouts_ms` override, else `timeout_ms` (`--timeout` on the command line).
-    pub fn timeout_for(&self, dim: Dimension) -> (u64, Bound) {
+    pub(crate) fn timeout_for(&self, dim: Dimension) -> (u64, Bound) {
         match self.check_timeouts_ms.iter().find(|(d, _)| *d == dim) {
             Some((_, ms)) => (*ms, Bound::CheckTimeoutMs),
             None if self.origin == Origin::CommandLine => (self.timeout_ms, Bound::TimeoutFlag),
@@ -108,13 +110,8 @@ impl Target {
         }
     }
 
-    /// Whether `checks` lists `dim` explicitly.
-    pub fn explicitly_requests(&self, dim: Dimension) -> bool {
-        self.checks.as_ref().is_some_and(|c| c.contains(&dim))
-    }
-
     /// Every environment variable this target reads, as (role, name).
-    pub fn env_refs(&self) -> Vec<&str> {
+    pub(crate) fn env_refs(&self) -> Vec<&str> {
         let mut refs = Vec::new();
         if let Some(b) = &self.bearer_env {
             refs.push(b.as_str());

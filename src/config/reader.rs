@@ -11,8 +11,8 @@
 
 use std::collections::HashSet;
 
+use super::rules::{self, Range, is_blank};
 use super::yaml::{Node, Step};
-use crate::vocab::text::suggest;
 
 /// A failed check: where, whether the key or the value is at fault, and what was expected.
 #[derive(Debug)]
@@ -142,11 +142,6 @@ pub(crate) struct At<'a, 'p> {
     pub path: &'p KeyPath,
 }
 
-/// Whether `text` has nothing but whitespace.
-pub(crate) fn is_blank(text: &str) -> bool {
-    text.trim().is_empty()
-}
-
 /// `expected <what>, found <kind>`.
 pub(crate) fn mismatch(what: &str, found: &Node) -> String {
     format!("expected {what}, found {}", found.kind())
@@ -191,6 +186,12 @@ impl<'a> At<'a, '_> {
             Node::Int(_) => Err(self.fail(format!("expected {what}; out of range"))),
             other => Err(self.fail(mismatch(&what, other))),
         }
+    }
+
+    /// The value must be a YAML integer within `range`: a setting with a [`rules`] bound.
+    pub(crate) fn whole(&self, range: Range) -> Result<u64, Fail> {
+        let n = self.int(range.min.into(), range.max.into())?;
+        u64::try_from(n).map_err(|_| self.fail("out of range"))
     }
 
     /// The value must be a YAML integer or float, finite.
@@ -312,11 +313,7 @@ impl<'a> Fields<'a> {
     pub(crate) fn only(&self, known: &[&str]) -> Result<(), Fail> {
         for f in &self.fields {
             if !known.contains(&f.name) {
-                let mut msg = format!("unknown key; expected one of {}", known.join(", "));
-                if let Some(s) = suggest(f.name, known.iter().copied()) {
-                    msg.push_str(&format!(" (did you mean `{s}`?)"));
-                }
-                return Err(f.path.fail_key(msg));
+                return Err(f.path.fail_key(rules::unknown("key", known, f.name)));
             }
         }
         Ok(())

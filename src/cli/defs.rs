@@ -1,0 +1,292 @@
+//! The one flag table, and the verbs: the parser, the help text and the tests all read
+//! [`FLAGS`] and [`VERBS`], so what is accepted and what is documented cannot drift apart.
+//!
+//! Each flag is defined once: its names, its value's placeholder, one line of help, the verbs
+//! that accept it, and an `update` that records and validates its value into [`LowArgs`].
+//! The update contract is ripgrep's: record and validate only — no files, no environment —
+//! and word a refusal to follow the flag's name; the parser, not the flag, puts the name into
+//! the error (so every message about a flag starts the same way). The bounds and name rules
+//! are the configuration's own ([`rules`]), so `--timeout` and `timeout_ms` agree.
+
+use super::args::{ColorChoice, LowArgs, OutputFormat, Recorded};
+use crate::config::rules;
+
+/// One command-line flag.
+#[derive(Debug)]
+pub(crate) struct Flag {
+    /// Long name without dashes.
+    pub(crate) long: &'static str,
+    /// Short name, if any.
+    pub(crate) short: Option<char>,
+    /// Whether it takes a value, and how it records what it was given.
+    pub(crate) takes: Takes,
+    /// Verbs that accept it (empty = all).
+    pub(crate) verbs: &'static [&'static str],
+    /// It describes the ad-hoc target of `ping`/`doctor <type> <endpoint>`, so a form that
+    /// reads a configuration file refuses it (the file says the same per target).
+    pub(crate) adhoc: bool,
+    /// One line of help.
+    pub(crate) doc: &'static str,
+}
+
+/// What a flag takes, with its `update`.
+#[derive(Debug)]
+pub(crate) enum Takes {
+    /// Nothing: a switch.
+    Nothing(fn(&mut LowArgs)),
+    /// A value, shown in help and messages as the placeholder.
+    Value(&'static str, fn(&mut LowArgs, &str)),
+}
+
+impl Flag {
+    /// The value's placeholder, for flags that take one.
+    pub(crate) fn value_name(&self) -> Option<&'static str> {
+        match self.takes {
+            Takes::Nothing(_) => None,
+            Takes::Value(name, _) => Some(name),
+        }
+    }
+}
+
+/// Every flag, in the order help lists them.
+pub(crate) const FLAGS: &[Flag] = &[
+    Flag {
+        long: "format",
+        short: None,
+        takes: Takes::Value("terminal|json|yaml", update_format),
+        verbs: &["ping", "check", "doctor", "version"],
+        adhoc: false,
+        doc: "output format (default terminal)",
+    },
+    Flag {
+        long: "color",
+        short: None,
+        takes: Takes::Value("auto|always|never", update_color),
+        verbs: &["ping", "check", "doctor"],
+        adhoc: false,
+        doc: "colour terminal output (auto: on a terminal, unless NO_COLOR is set)",
+    },
+    Flag {
+        long: "timeout",
+        short: None,
+        takes: Takes::Value("MS", update_timeout),
+        verbs: &["ping", "doctor"],
+        adhoc: true,
+        doc: "per-attempt deadline of an ad-hoc target, 1-300000 (default 5000)",
+    },
+    Flag {
+        long: "bearer-env",
+        short: None,
+        takes: Takes::Value("NAME", update_bearer_env),
+        verbs: &["ping", "doctor"],
+        adhoc: true,
+        doc: "send `Authorization: Bearer $NAME` to an ad-hoc target",
+    },
+    Flag {
+        long: "stdio",
+        short: None,
+        takes: Takes::Nothing(|low| low.stdio = true),
+        verbs: &["ping", "doctor"],
+        adhoc: true,
+        doc: "mcp server to start, no shell: ping mcp --stdio -- CMD [ARG...]",
+    },
+    Flag {
+        long: "help",
+        short: Some('h'),
+        takes: Takes::Nothing(|low| low.help = true),
+        verbs: &[],
+        adhoc: false,
+        doc: "print usage and exit",
+    },
+    Flag {
+        long: "version",
+        short: None,
+        // The same as the verb: `--version` anywhere is `version` among the positionals.
+        takes: Takes::Nothing(|low| low.positional.push("version".into())),
+        verbs: &[],
+        adhoc: false,
+        doc: "print the version and exit",
+    },
+];
+
+/// Verbs with their synopsis and summary.
+pub(crate) const VERBS: &[(&str, &str, &str)] = &[
+    (
+        "ping",
+        "ping <type> <endpoint>",
+        "check one target with the passive default checks",
+    ),
+    (
+        "check",
+        "check <config.yaml>",
+        "run every target of a configuration file",
+    ),
+    (
+        "doctor",
+        "doctor <config.yaml> | doctor <type> <endpoint>",
+        "like check/ping, with advice for what did not pass",
+    ),
+    (
+        "validate",
+        "validate <config.yaml>",
+        "load and validate a configuration without any network traffic",
+    ),
+    ("version", "version", "print the version"),
+    ("help", "help [verb]", "print usage"),
+];
+
+/// The flag named `--long`.
+pub(crate) fn by_long(long: &str) -> Option<&'static Flag> {
+    FLAGS.iter().find(|f| f.long == long)
+}
+
+/// The flag named `-short`.
+pub(crate) fn by_short(short: char) -> Option<&'static Flag> {
+    FLAGS.iter().find(|f| f.short == Some(short))
+}
+
+/// `must be one of a, b, c`: the refusal of a value outside a fixed set.
+fn must_be_one_of(names: &[&str]) -> String {
+    format!("must be {}", rules::one_of(names))
+}
+
+fn update_format(low: &mut LowArgs, value: &str) {
+    low.format = Some(OutputFormat::parse(value).ok_or_else(|| {
+        let names = OutputFormat::ALL.map(OutputFormat::as_str);
+        must_be_one_of(&names)
+    }));
+}
+
+fn update_color(low: &mut LowArgs, value: &str) {
+    low.color = Some(ColorChoice::parse(value).ok_or_else(|| {
+        let names = ColorChoice::ALL.map(ColorChoice::as_str);
+        must_be_one_of(&names)
+    }));
+}
+
+fn update_timeout(low: &mut LowArgs, value: &str) {
+    let range = rules::TIMEOUT_MS;
+    let ms: Recorded<u64> = value
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| range.contains(*ms))
+        .ok_or_else(|| {
+            format!(
+                "must be a whole number of milliseconds from {} to {}",
+                range.min, range.max
+            )
+        });
+    low.timeout_ms = Some(ms);
+}
+
+fn update_bearer_env(low: &mut LowArgs, value: &str) {
+    low.bearer_env = Some(if rules::is_env_name(value) {
+        Ok(value.to_string())
+    } else {
+        Err("must name an environment variable (non-blank, no `=`)".into())
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::DEFAULT_TIMEOUT_MS;
+
+    /// Applies `flag` to fresh low args with `value`.
+    fn update(long: &str, value: &str) -> LowArgs {
+        let mut low = LowArgs::default();
+        match by_long(long).map(|f| &f.takes) {
+            Some(Takes::Value(_, update)) => update(&mut low, value),
+            Some(Takes::Nothing(update)) => update(&mut low),
+            None => panic!("no flag --{long}"),
+        }
+        low
+    }
+
+    #[test]
+    fn format() {
+        assert_eq!(
+            update("format", "yaml").format,
+            Some(Ok(OutputFormat::Yaml))
+        );
+        assert_eq!(
+            update("format", "xml").format,
+            Some(Err("must be one of terminal, json, yaml".into()))
+        );
+        let names = OutputFormat::ALL.map(OutputFormat::as_str).join("|");
+        assert_eq!(by_long("format").and_then(Flag::value_name), Some(&*names));
+    }
+
+    #[test]
+    fn color() {
+        assert_eq!(update("color", "never").color, Some(Ok(ColorChoice::Never)));
+        assert_eq!(
+            update("color", "pink").color,
+            Some(Err("must be one of auto, always, never".into()))
+        );
+        let names = ColorChoice::ALL.map(ColorChoice::as_str).join("|");
+        assert_eq!(by_long("color").and_then(Flag::value_name), Some(&*names));
+    }
+
+    #[test]
+    fn timeout() {
+        let range = rules::TIMEOUT_MS;
+        for ok in [range.min, 900, range.max] {
+            assert_eq!(update("timeout", &ok.to_string()).timeout_ms, Some(Ok(ok)));
+        }
+        let refused = Some(Err(
+            "must be a whole number of milliseconds from 1 to 300000".to_string(),
+        ));
+        for bad in ["0", "300001", "-1", "x", "", "1.5"] {
+            assert_eq!(update("timeout", bad).timeout_ms, refused, "{bad:?}");
+        }
+        // The help line states the same range and default as the configuration.
+        let doc = by_long("timeout").map_or("", |f| f.doc);
+        let stated = format!("{}-{} (default {DEFAULT_TIMEOUT_MS})", range.min, range.max);
+        assert!(doc.contains(&stated), "{doc}");
+    }
+
+    #[test]
+    fn bearer_env() {
+        assert_eq!(
+            update("bearer-env", "TOKEN").bearer_env,
+            Some(Ok("TOKEN".into()))
+        );
+        for bad in ["", " ", "A=B", "A\0"] {
+            assert!(
+                matches!(update("bearer-env", bad).bearer_env, Some(Err(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn switches() {
+        assert!(update("stdio", "").stdio);
+        assert!(update("help", "").help);
+        assert_eq!(update("version", "").positional, ["version"]);
+        assert_eq!(by_short('h').map(|f| f.long), Some("help"));
+    }
+
+    #[test]
+    fn the_table_is_consistent() {
+        let mut names: Vec<&str> = FLAGS.iter().map(|f| f.long).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), FLAGS.len(), "duplicate long names");
+        let verbs: Vec<&str> = VERBS.iter().map(|(v, _, _)| *v).collect();
+        for f in FLAGS {
+            for v in f.verbs {
+                assert!(verbs.contains(v), "--{} names unknown verb {v}", f.long);
+            }
+            if f.adhoc {
+                assert!(
+                    f.verbs.iter().all(|v| matches!(*v, "ping" | "doctor")),
+                    "--{} describes an ad-hoc target, which only ping and doctor take",
+                    f.long
+                );
+            }
+            assert!(!f.doc.is_empty() && !f.doc.contains('\n'), "--{}", f.long);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The `http` section of an HTTP-family target: the passive probe's method, the statuses and
+//! headers the protocol check accepts, and the functional check's body.
+
+use std::collections::HashSet;
+
+use crate::config::reader::{At, Fail, Field};
+use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions, rules};
+use crate::vocab::Dimension;
+
+const HTTP_KEYS: &[&str] = &[
+    "method",
+    "expected_status",
+    "headers",
+    "body_contains",
+    "max_body_bytes",
+];
+
+/// Reads `http`. `explicit` says whether the target lists its `checks`, `requested` which;
+/// a setting no requested dimension would read is an error rather than silently unused.
+pub(super) fn http(
+    f: &Field<'_>,
+    explicit: bool,
+    requested: &dyn Fn(Dimension) -> bool,
+) -> Result<HttpOptions, Fail> {
+    let map = f.at().map("a mapping of HTTP options")?;
+    map.only(HTTP_KEYS)?;
+    let mut out = HttpOptions {
+        max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        ..HttpOptions::default()
+    };
+    if let Some(m) = map.get("method") {
+        out.method = Some(match m.at().str("`HEAD` or `GET`")? {
+            "HEAD" => HttpMethod::Head,
+            "GET" => HttpMethod::Get,
+            _ => return Err(m.path.fail("expected `HEAD` or `GET` (upper case)")),
+        });
+    }
+    if let Some(s) = map.get("expected_status") {
+        let items = s.at().list("a non-empty list of HTTP status codes")?;
+        if items.is_empty() {
+            return Err(s.path.fail(format!(
+                "expected at least one status code from {} to {}",
+                rules::HTTP_STATUS.min,
+                rules::HTTP_STATUS.max
+            )));
+        }
+        let mut codes = Vec::with_capacity(items.len());
+        for (path, node) in items {
+            let code = At { node, path: &path }.whole(rules::HTTP_STATUS)?;
+            codes.push(u16::try_from(code).unwrap_or(200));
+        }
+        out.expected_status = Some(codes);
+    }
+    if let Some(h) = map.get("headers") {
+        let headers = h.at().map("a mapping of header name to expected value")?;
+        let mut seen = HashSet::with_capacity(headers.fields.len());
+        for entry in &headers.fields {
+            if !is_token(entry.name) {
+                return Err(entry.path.fail_key("header name must be an RFC 7230 token"));
+            }
+            if !seen.insert(entry.name.to_ascii_lowercase()) {
+                return Err(entry
+                    .path
+                    .fail_key("duplicate header name (header names are case-insensitive)"));
+            }
+            let value = entry.at().str("a string")?;
+            if value
+                .chars()
+                .any(|c| (c < ' ' && c != '\t') || c == '\u{7f}')
+            {
+                return Err(entry
+                    .path
+                    .fail("header value must not contain control characters other than TAB"));
+            }
+            out.headers
+                .push((entry.name.to_string(), value.to_string()));
+        }
+    }
+    if let Some(b) = map.get("body_contains") {
+        let text = b.at().str("a string")?;
+        if !text.is_empty() {
+            if !requested(Dimension::Functional) {
+                return Err(b
+                    .path
+                    .fail_key("requires `functional` listed explicitly in `checks`"));
+            }
+            out.body_contains = Some(text.to_string());
+        }
+    }
+    if let Some(m) = map.get("max_body_bytes") {
+        out.max_body_bytes = m.at().whole(rules::BODY_BYTES)?;
+    }
+    if explicit && !requested(Dimension::Protocol) && !requested(Dimension::Functional) {
+        let culprit = match map.get("expected_status") {
+            Some(s) => Some(s),
+            None => map.get("headers").filter(|_| !out.headers.is_empty()),
+        };
+        if let Some(c) = culprit {
+            return Err(c
+                .path
+                .fail_key("requires `protocol` or `functional` in the explicit `checks`"));
+        }
+    }
+    Ok(out)
+}
+
+/// RFC 7230 `token`: one or more tchar.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_names_are_tokens() {
+        assert!(is_token("X-Ready") && is_token("a!#$%&'*+-.^_`|~"));
+        for bad in ["", "a b", "a:b", "é", "a\"b"] {
+            assert!(!is_token(bad), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `mcp.oauth`: issuer, client, grant and where its secrets come from (parsed and validated;
+//! token acquisition is a later feature).
+
+use std::collections::HashSet;
+
+use super::{env_ref, no_nul};
+use crate::config::reader::{Fail, Field};
+use crate::config::{OAuthGrant, OAuthOptions, rules};
+
+const OAUTH_KEYS: &[&str] = &[
+    "issuer",
+    "client_id",
+    "grant",
+    "client_secret_env",
+    "refresh_token_env",
+    "token_file",
+    "scopes",
+    "redirect_port",
+];
+
+/// Reads `mcp.oauth`, then checks that the grant has what it needs to get a token.
+pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
+    let map = f.at().map("a mapping of OAuth settings")?;
+    map.only(OAUTH_KEYS)?;
+    let issuer = map
+        .require("issuer")?
+        .at()
+        .nonblank("a non-blank issuer URL")?
+        .to_string();
+    let client_id = map
+        .require("client_id")?
+        .at()
+        .nonblank("a non-blank client id")?
+        .to_string();
+    let g = map.require("grant")?;
+    let grants = ["client_credentials", "refresh_token", "authorization_code"];
+    let grant = match g.at().str("an OAuth grant")? {
+        "client_credentials" => OAuthGrant::ClientCredentials,
+        "refresh_token" => OAuthGrant::RefreshToken,
+        "authorization_code" => OAuthGrant::AuthorizationCode,
+        other => return Err(g.path.fail(rules::unknown("grant", &grants, other))),
+    };
+    let client_secret_env = match map.get("client_secret_env") {
+        Some(e) => Some(env_ref(e.at())?.to_string()),
+        None => None,
+    };
+    let refresh_token_env = match map.get("refresh_token_env") {
+        Some(e) => Some(env_ref(e.at())?.to_string()),
+        None => None,
+    };
+    let token_file = match map.get("token_file") {
+        Some(t) => {
+            let s = no_nul(t.at(), "a non-blank file path")?;
+            if rules::is_blank(s) {
+                return Err(t
+                    .path
+                    .fail("expected a non-blank file path, found a blank string"));
+            }
+            Some(s.to_string())
+        }
+        None => None,
+    };
+    let scopes = match map.get("scopes") {
+        Some(s) => scopes(s)?,
+        None => Vec::new(),
+    };
+    let redirect_port = match map.get("redirect_port") {
+        Some(p) => Some(u16::try_from(p.at().whole(rules::PORT)?).unwrap_or(0)),
+        None => None,
+    };
+    let missing = match grant {
+        OAuthGrant::ClientCredentials if client_secret_env.is_none() => {
+            Some("grant `client_credentials` requires `client_secret_env`")
+        }
+        OAuthGrant::RefreshToken if refresh_token_env.is_none() && token_file.is_none() => {
+            Some("grant `refresh_token` requires `refresh_token_env` or `token_file`")
+        }
+        OAuthGrant::AuthorizationCode if token_file.is_none() => {
+            Some("grant `authorization_code` requires `token_file`")
+        }
+        _ => None,
+    };
+    if let Some(msg) = missing {
+        return Err(g.path.fail(msg));
+    }
+    Ok(OAuthOptions {
+        issuer,
+        client_id,
+        grant,
+        client_secret_env,
+        refresh_token_env,
+        token_file,
+        scopes,
+        redirect_port,
+    })
+}
+
+/// `scopes`: unique RFC 6749 scope tokens (printable ASCII, no space, `"` or `\`).
+fn scopes(f: &Field<'_>) -> Result<Vec<String>, Fail> {
+    let mut scopes: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    for (path, scope) in f.at().str_list("a list of scopes", "a scope")? {
+        let ok = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|b| (33..=126).contains(&b) && b != b'"' && b != b'\\');
+        if !ok {
+            return Err(
+                path.fail("expected a scope of printable ASCII without spaces, `\"` or `\\`")
+            );
+        }
+        if !seen.insert(scope) {
+            return Err(path.fail("duplicate scope"));
+        }
+        scopes.push(scope.to_string());
+    }
+    Ok(scopes)
+}
