@@ -1305,59 +1305,6 @@ fn memory_core_healthcheck_fault_is_caught_over_stdio() {
     }
 }
 
-/// The README's runnable Memory Core example (Functional checks) does what the README shows:
-/// its YAML, as written there and run from the repository root, is MISCONFIGURED with the
-/// quoted advice; with `{}` UNHEALTHY on freshness; against `--healthcheck fixed` HEALTHY.
-#[test]
-fn the_readme_memory_core_example_runs_as_shown() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("### Functional checks")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("the Functional checks section");
-    let yaml = section
-        .split("```yaml\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .find(|b| b.contains("--healthcheck, deployed"))
-        .expect("the runnable example");
-    let shown = |o: &Outcome, line: &str| {
-        assert!(o.stdout.contains(line), "{}\nmissing: {line}", o.stdout);
-        assert!(section.contains(line), "the README no longer shows: {line}");
-    };
-    let dir = TempDir::new("readme");
-    let run = |yaml: &str, verb: &str| {
-        let config = dir.file("agenthealth.yaml", yaml).display().to_string();
-        // A UTF-8 locale, as in the README's terminal: `·` between evidence items.
-        run_env(&[verb, &config, "--color", "never"], &[("LANG", "C.UTF-8")])
-    };
-    let o = run(yaml, "doctor");
-    assert_eq!(o.code, 4, "{}", o.stdout);
-    shown(
-        &o,
-        "  - functional: the tool would not accept mcp.functional.arguments_json, so it was not \
-         called: argument `chromaProbeTimeoutMs` is not declared by the tool's inputSchema, \
-         which forbids additional properties",
-    );
-    let args = r#"'{"freshObservability": true, "chromaProbeTimeoutMs": 2500, "embeddingWriteCanaryTimeoutMs": 15000}'"#;
-    assert!(yaml.contains(args));
-    let o = run(&yaml.replace(args, "'{}'"), "doctor");
-    assert_eq!(o.code, 2, "{}", o.stdout);
-    shown(
-        &o,
-        "  - functional: expectation fresh_within_s `/observed_at` failed: the timestamp there \
-         is older than 300 s",
-    );
-    let o = run(&yaml.replace("deployed", "fixed"), "check");
-    assert_eq!(o.code, 0, "{}", o.stdout);
-    shown(
-        &o,
-        "  functional     HEALTHY        tool=healthcheck · content_blocks=1 · expectations_met=2",
-    );
-}
-
 /// Runs `spec` and asserts the exit code and the functional check's status and code.
 fn expect_functional(spec: &Spec, exit: i32, status: &str, code: Option<&str>) -> (Case, Value) {
     let (case, v) = expect(

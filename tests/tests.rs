@@ -1,10 +1,12 @@
 //! The one integration test binary: runs the built `agenthealth` against servers on
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
 //! drives the stdio child-process layer against hostile children; `stdio` runs the binary
-//! against stdio MCP servers (hostile, fake and real).
+//! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
+//! README.md and docs/ as shown.
 
 mod cli;
 mod config;
+mod docs;
 mod graph;
 mod interop;
 mod process;

@@ -1,0 +1,970 @@
+//! The documentation runs as shown: every fenced block of README.md and docs/*.md whose info
+//! string is `console` is executed against the built binary and its output compared with the
+//! text in the block; and the evidence tables list each key once.
+//!
+//! # The console-block convention
+//!
+//! A `console` block is a transcript. A line starting with `$ ` is a command; the lines after
+//! it, up to the next command or the end of the block, are its expected stdout.
+//!
+//! * A command is `[NAME=value …] agenthealth ARG…`, words separated by spaces, `'…'` and
+//!   `"…"` quoting a word literally (no expansion, no escapes). The leading `NAME=value`
+//!   words set environment variables for that command only. A final `2>&1` compares stdout
+//!   followed by stderr. Anything else — another program, a pipe, `;`, `&`, a redirection,
+//!   `$`, a backtick, a `#` comment — fails the test.
+//! * `$ echo $?` followed by one line holding a number checks the exit code of the command
+//!   before it. A command without it is not checked for its exit code.
+//! * A line that is exactly `...` matches any number of output lines (none included).
+//! * Masks, applied to the expected and the actual text alike: a number right before `ms` or
+//!   ` ms` (`1.23 ms`, `tcp 0.09ms`) and the value of a timing key (`latency_ms`, `dns_ms`,
+//!   `tcp_ms`, `tls_ms`, `http_ms`, after `": `, `: ` or `=`) become `#`; `127.0.0.1:` and
+//!   digits becomes `127.0.0.1:PORT`.
+//!
+//! Where a command runs:
+//!
+//! * **Server.** One fake MCP server (`tests/support/fake_mcp`, the one `make demo` runs) per
+//!   document, on 127.0.0.1 and a port the system picks. [`ROUTES`] says what it serves. In
+//!   commands and in written files, `127.0.0.1:PORT` becomes its address.
+//! * **Working directory.** A fresh temporary directory per document, laid out like the
+//!   repository root for the examples: a copy of `examples/` (with `PORT` replaced in its
+//!   `.yaml` files) and a link `tests` to the repository's `tests/` (the stdio fixtures).
+//! * **Files.** `<!-- file: NAME -->` on the line right before a `yaml` block writes that
+//!   block to `NAME`. ``<!-- file: NAME from BASE: `OLD` => `NEW` -->``, on a line of its
+//!   own, writes `NAME` as the file `BASE` (written earlier in the same document) with every
+//!   `OLD` replaced by `NEW`; `OLD` must occur. Every file of a document is written before
+//!   its first command runs.
+//! * **Environment.** Cleared, then `PATH`, `HOME` and `LANG=C.UTF-8` (the `·` between
+//!   evidence items and the tree's box-drawing characters); stdin is `/dev/null`, stdout a
+//!   pipe, so there is no colour and no progress line.
+//! * **Real servers.** `<!-- console: interop -->` on the line right before a `console`
+//!   block runs it with the bin directories of the servers `.ci/interop-setup` installs
+//!   (`$AGENTHEALTH_INTEROP_DIR/venv/bin`, `…/node_modules/.bin`) first on `PATH`. When they
+//!   are not installed the block follows `tests/interop`'s rule: a failure with `CI=true`,
+//!   otherwise a `skipped:` line on stderr.
+//!
+//! Apart from that rule for real servers, a block the harness cannot run is a failure, never
+//! a skip: an unknown marker, a marker
+//! not followed by the block it needs, a transcript line before the first command, and a
+//! `$ ` line inside a fenced block that is not a `console` block (a transcript must be
+//! executable to be shown).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::fake_mcp::{FakeServer, preset};
+use crate::interop::{StdioKind, StdioServer, interop_dir};
+use crate::util::{TempDir, bin};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// What the documents' fake server serves, besides its built-in paths (`/health` answers
+/// 200 to `HEAD` and `GET`, any other unrouted path 404): path → preset.
+const ROUTES: &[(&str, &str)] = &[
+    // A legacy 2025-11-25 server with sessions and the default inventory (18 tools).
+    ("/mcp", "healthy"),
+    // The same without its `echo` tool.
+    ("/broken", "missing-tool"),
+    // A stateless 2026-07-28 server.
+    ("/modern", "modern"),
+    // Healthy, but only for `Authorization: Bearer demo-token` (401 otherwise, HEAD too).
+    ("/private", "auth"),
+];
+
+/// The documents, each with its own test below; `every_document_has_a_test` keeps this list
+/// and the files on disk the same.
+const DOCUMENTS: &[&str] = &[
+    "README.md",
+    "docs/configuration.md",
+    "docs/contributing.md",
+    "docs/deployment.md",
+    "docs/graph.md",
+    "docs/mcp.md",
+    "docs/output.md",
+];
+
+macro_rules! document_test {
+    ($($name:ident => $path:literal,)*) => {
+        $(
+            #[test]
+            fn $name() {
+                run_document($path);
+            }
+        )*
+        const TESTED: &[&str] = &[$($path),*];
+    };
+}
+
+document_test! {
+    readme_examples_run_as_shown => "README.md",
+    configuration_examples_run_as_shown => "docs/configuration.md",
+    contributing_examples_run_as_shown => "docs/contributing.md",
+    deployment_examples_run_as_shown => "docs/deployment.md",
+    graph_examples_run_as_shown => "docs/graph.md",
+    mcp_examples_run_as_shown => "docs/mcp.md",
+    output_examples_run_as_shown => "docs/output.md",
+}
+
+/// README.md and every `docs/*.md` have a test here, so no document's examples go unrun.
+#[test]
+fn every_document_has_a_test() {
+    let mut on_disk = vec!["README.md".to_string()];
+    for entry in std::fs::read_dir(Path::new(ROOT).join("docs")).expect("docs/") {
+        let name = entry.expect("docs/ entry").file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(".md") {
+            on_disk.push(format!("docs/{name}"));
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = DOCUMENTS.iter().map(|d| d.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "DOCUMENTS must name README.md and every docs/*.md"
+    );
+    let mut tested: Vec<&str> = TESTED.to_vec();
+    tested.sort_unstable();
+    assert_eq!(
+        tested, DOCUMENTS,
+        "each document needs its document_test! entry"
+    );
+}
+
+/// The evidence tables (tables under a heading containing "Evidence" in docs/output.md and
+/// docs/mcp.md) name one key per row, in backticks in the first column; no key is listed
+/// twice; every key is spelled somewhere in `src/` as a string; and every key the code
+/// attaches with `.with("key", …)` or `.set("key", …)` outside its tests is listed.
+#[test]
+fn the_evidence_tables_list_every_key_once() {
+    let mut listed: Vec<(String, String)> = Vec::new();
+    let mut problems = Vec::new();
+    for doc in ["docs/output.md", "docs/mcp.md"] {
+        let text = read(doc);
+        for (line, row) in evidence_rows(&text) {
+            let first = row.split('|').nth(1).unwrap_or("").trim();
+            let key = first
+                .strip_prefix('`')
+                .and_then(|k| k.strip_suffix('`'))
+                .filter(|k| {
+                    !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+                });
+            match key {
+                Some(key) => listed.push((key.to_string(), format!("{doc}:{line}"))),
+                None => problems.push(format!(
+                    "{doc}:{line}: the first column must be one key in backticks: {row}"
+                )),
+            }
+        }
+    }
+    assert!(listed.len() > 20, "no evidence tables found: {listed:?}");
+    let sources = rust_sources(&Path::new(ROOT).join("src"));
+    let all_src: String = sources.iter().map(|(_, text)| text.as_str()).collect();
+    for (i, (key, at)) in listed.iter().enumerate() {
+        if let Some((_, first)) = listed[..i].iter().find(|(k, _)| k == key) {
+            problems.push(format!("{at}: `{key}` is already listed at {first}"));
+        }
+        if !all_src.contains(&format!("\"{key}\"")) {
+            problems.push(format!("{at}: `{key}` does not occur in src/"));
+        }
+    }
+    for (path, text) in &sources {
+        for key in attached_keys(without_test_module(text)) {
+            if !listed.iter().any(|(k, _)| *k == key) {
+                problems.push(format!(
+                    "{}: evidence key `{key}` is in no evidence table of docs/",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
+// Running a document
+
+/// Runs every console block of `doc` (relative to the repository root); panics listing every
+/// block whose output differs, after all have run.
+fn run_document(doc: &str) {
+    let text = read(doc);
+    let items = items(&text).unwrap_or_else(|e| panic!("{doc}:{e}"));
+    let server = docs_server();
+    let port = server.port().to_string();
+    let dir = TempDir::new("docs");
+    copy_examples(
+        &Path::new(ROOT).join("examples"),
+        &dir.0.join("examples"),
+        &port,
+    );
+    std::os::unix::fs::symlink(Path::new(ROOT).join("tests"), dir.0.join("tests"))
+        .expect("link tests/");
+
+    let mut problems = Vec::new();
+    for item in &items {
+        let (name, text) = match item {
+            Item::Fence(Fence {
+                marker: Some(Marker::File(name)),
+                ..
+            }) => (name, with_port(&item_text(item), &port)),
+            Item::Derived {
+                line,
+                name,
+                base,
+                old,
+                new,
+            } => match std::fs::read_to_string(dir.0.join(base)) {
+                Ok(base_text) if base_text.contains(old.as_str()) => {
+                    let text = base_text.replace(old.as_str(), new);
+                    (name, with_port(&text, &port))
+                }
+                Ok(_) => panic!("{doc}:{line}: `{old}` does not occur in {base}"),
+                Err(_) => panic!("{doc}:{line}: {base} is not written before this line"),
+            },
+            Item::Fence(_) => continue,
+        };
+        let path = dir.0.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("file's directory");
+        }
+        std::fs::write(&path, text).expect("write file");
+    }
+    let consoles = items.iter().filter_map(|item| match item {
+        Item::Fence(fence) if fence.info == "console" => Some(fence),
+        _ => None,
+    });
+    for fence in consoles {
+        // Parsed first, so that a malformed block fails even where it would be skipped.
+        let steps = transcript(fence).unwrap_or_else(|e| panic!("{doc}:{e}"));
+        let interop = matches!(fence.marker, Some(Marker::Interop));
+        let path = if interop {
+            match interop_path() {
+                Some(path) => path,
+                None => {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "skipped: {doc}:{}: the block needs the interop servers",
+                        fence.line
+                    );
+                    continue;
+                }
+            }
+        } else {
+            std::env::var_os("PATH").unwrap_or_default()
+        };
+        let mut last: Option<(usize, i32)> = None;
+        for step in steps {
+            match step {
+                Step::Run {
+                    line,
+                    command,
+                    expected,
+                } => {
+                    let (code, got) = command.run(&dir.0, &path, &port);
+                    last = Some((line, code));
+                    if !matches_lines(&mask(&expected), &mask(&got)) {
+                        problems.push(format!(
+                            "{doc}:{line}: `{}` printed something else (exit {code}).\n\
+                             --- shown\n{expected}\n--- printed\n{got}---",
+                            command.shown
+                        ));
+                    }
+                }
+                Step::ExitCode { line, code } => match last {
+                    Some((_, got)) if got == code => {}
+                    Some((at, got)) => problems.push(format!(
+                        "{doc}:{line}: the command at line {at} exited {got}, the block shows {code}"
+                    )),
+                    None => panic!("{doc}:{line}: `echo $?` before any command"),
+                },
+            }
+        }
+    }
+    drop(server);
+    assert!(
+        problems.is_empty(),
+        "{} example(s) of {doc} differ from the binary:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
+
+/// The fake MCP server of [`ROUTES`].
+fn docs_server() -> FakeServer {
+    let named = |name: &str| preset(name).unwrap_or_else(|| panic!("no preset {name}"));
+    let mut config = named("healthy");
+    config.routes = ROUTES
+        .iter()
+        .filter(|(path, _)| *path != "/mcp")
+        .map(|(path, name)| (path.to_string(), named(name)))
+        .collect();
+    assert_eq!(ROUTES[0], ("/mcp", "healthy"), "the main route comes first");
+    FakeServer::start(config)
+}
+
+/// `PATH` with the interop servers' bin directories first, or `None` (after `tests/interop`'s
+/// skip note; with `CI=true` it panics) when they are not installed.
+fn interop_path() -> Option<std::ffi::OsString> {
+    // The two kinds the documents use: a Python server from PyPI and a Node one from npm.
+    StdioServer::prepare(StdioKind::Time)?;
+    StdioServer::prepare(StdioKind::Filesystem)?;
+    let dir = interop_dir();
+    let mut dirs = vec![dir.join("venv/bin"), dir.join("node_modules/.bin")];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    Some(std::env::join_paths(dirs).expect("PATH"))
+}
+
+/// Copies `from` to `to` recursively, with `127.0.0.1:PORT` filled in in `.yaml` files.
+fn copy_examples(from: &Path, to: &Path, port: &str) {
+    std::fs::create_dir_all(to).expect("examples copy");
+    for entry in std::fs::read_dir(from).expect("examples/") {
+        let entry = entry.expect("examples/ entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_examples(&entry.path(), &target, port);
+        } else if entry.path().extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(entry.path()).expect("example");
+            std::fs::write(&target, with_port(&text, port)).expect("example copy");
+        } else {
+            std::fs::copy(entry.path(), &target).expect("example copy");
+        }
+    }
+}
+
+fn with_port(text: &str, port: &str) -> String {
+    text.replace("127.0.0.1:PORT", &format!("127.0.0.1:{port}"))
+}
+
+fn read(doc: &str) -> String {
+    std::fs::read_to_string(Path::new(ROOT).join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Fenced blocks and markers
+
+/// What the harness reads in a document, in document order.
+enum Item {
+    /// A fenced block.
+    Fence(Fence),
+    /// ``<!-- file: NAME from BASE: `OLD` => `NEW` -->``, a line of its own.
+    Derived {
+        line: usize,
+        name: String,
+        base: String,
+        old: String,
+        new: String,
+    },
+}
+
+/// A fenced block: its info string, the marker on the line before it, its first line's
+/// number (1-based, the opening fence) and its lines.
+struct Fence {
+    info: String,
+    marker: Option<Marker>,
+    line: usize,
+    body: Vec<String>,
+}
+
+/// A fence's text, with a final newline.
+fn item_text(item: &Item) -> String {
+    match item {
+        Item::Fence(fence) => {
+            let mut text = fence.body.join("\n");
+            text.push('\n');
+            text
+        }
+        Item::Derived { .. } => String::new(),
+    }
+}
+
+/// A harness marker: an HTML comment on a line of its own.
+#[derive(Debug)]
+enum Marker {
+    /// `<!-- file: NAME -->`, right before a `yaml` block.
+    File(String),
+    /// ``<!-- file: NAME from BASE: `OLD` => `NEW` -->``, on its own.
+    Derived {
+        name: String,
+        base: String,
+        old: String,
+        new: String,
+    },
+    /// `<!-- console: interop -->`, right before a `console` block.
+    Interop,
+}
+
+/// The fenced blocks and derived files of `text`, with the markers checked: `file:` and
+/// `console:` markers must be followed at once by the kind of block they apply to, and `$ `
+/// lines may only appear in console blocks.
+fn items(text: &str) -> Result<Vec<Item>, String> {
+    let mut out = Vec::new();
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    // The marker on the line before, waiting for its block.
+    let mut pending: Option<(usize, Marker)> = None;
+    while let Some((n, line)) = lines.next() {
+        let trimmed = line.trim_start();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            let info = info.trim().to_string();
+            if info == "console" && trimmed.len() != line.len() {
+                return Err(format!("{n}: a console block must start at column 0"));
+            }
+            let mut body = Vec::new();
+            loop {
+                match lines.next() {
+                    Some((_, l)) if l.trim_start() == "```" => break,
+                    Some((_, l)) => body.push(l.to_string()),
+                    None => return Err(format!("{n}: the block never closes")),
+                }
+            }
+            let marker = pending.take().map(|(_, m)| m);
+            match (&marker, info.as_str()) {
+                (None, _)
+                | (Some(Marker::File(_)), "yaml")
+                | (Some(Marker::Interop), "console") => {}
+                (Some(m), _) => {
+                    return Err(format!(
+                        "{}: {m:?} cannot apply to a ```{info} block",
+                        n - 1
+                    ));
+                }
+            }
+            if info != "console"
+                && let Some(l) = body.iter().find(|l| l.starts_with("$ "))
+            {
+                return Err(format!(
+                    "{n}: a ```{info} block shows a command (`{l}`): transcripts go in `console` blocks"
+                ));
+            }
+            out.push(Item::Fence(Fence {
+                info,
+                marker,
+                line: n,
+                body,
+            }));
+            continue;
+        }
+        if let Some((at, m)) = pending.take() {
+            return Err(format!("{at}: {m:?} is not followed by its block"));
+        }
+        match marker(line).map_err(|e| format!("{n}: {e}"))? {
+            Some(Marker::Derived {
+                name,
+                base,
+                old,
+                new,
+            }) => out.push(Item::Derived {
+                line: n,
+                name,
+                base,
+                old,
+                new,
+            }),
+            Some(m) => pending = Some((n, m)),
+            None => {}
+        }
+    }
+    match pending {
+        None => Ok(out),
+        Some((at, m)) => Err(format!("{at}: {m:?} is not followed by its block")),
+    }
+}
+
+/// The harness marker on `line`, if it is one.
+fn marker(line: &str) -> Result<Option<Marker>, String> {
+    let Some(inner) = line
+        .trim()
+        .strip_prefix("<!--")
+        .and_then(|l| l.strip_suffix("-->"))
+        .map(str::trim)
+    else {
+        return Ok(None);
+    };
+    if let Some(spec) = inner.strip_prefix("file:") {
+        let spec = spec.trim();
+        let Some((name, derived)) = spec.split_once(" from ") else {
+            return file_name(spec).map(|name| Some(Marker::File(name)));
+        };
+        let bad = || format!("expected <!-- file: NAME from BASE: `OLD` => `NEW` -->: {line}");
+        let (base, change) = derived.split_once(':').ok_or_else(bad)?;
+        let (old, new) = change.split_once("=>").ok_or_else(bad)?;
+        let ticked = |s: &str| {
+            s.trim()
+                .strip_prefix('`')
+                .and_then(|s| s.strip_suffix('`'))
+                .map(str::to_string)
+        };
+        let (old, new) = (ticked(old).ok_or_else(bad)?, ticked(new).ok_or_else(bad)?);
+        if old.is_empty() {
+            return Err(bad());
+        }
+        Ok(Some(Marker::Derived {
+            name: file_name(name.trim())?,
+            base: file_name(base.trim())?,
+            old,
+            new,
+        }))
+    } else if let Some(kind) = inner.strip_prefix("console:") {
+        match kind.trim() {
+            "interop" => Ok(Some(Marker::Interop)),
+            other => Err(format!("unknown console marker `{other}`")),
+        }
+    } else if inner.starts_with("file") || inner.starts_with("console") {
+        Err(format!("malformed marker: {line}"))
+    } else {
+        Ok(None)
+    }
+}
+
+/// A relative path inside the working directory.
+fn file_name(name: &str) -> Result<String, String> {
+    let ok = !name.is_empty()
+        && !name.starts_with('/')
+        && !name.split('/').any(|part| part.is_empty() || part == "..")
+        && !name.contains(char::is_whitespace);
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(format!("not a relative file name: `{name}`"))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Transcripts
+
+enum Step {
+    /// A command and the output the block shows for it.
+    Run {
+        line: usize,
+        command: Shown,
+        expected: String,
+    },
+    /// `$ echo $?` and the code shown.
+    ExitCode { line: usize, code: i32 },
+}
+
+/// A command as the block writes it.
+struct Shown {
+    shown: String,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+    with_stderr: bool,
+}
+
+impl Shown {
+    /// Runs the command in `dir` with `path` as `PATH`; returns its exit code and its output
+    /// (stdout, then stderr with `2>&1`).
+    fn run(&self, dir: &Path, path: &std::ffi::OsStr, port: &str) -> (i32, String) {
+        let mut cmd = Command::new(bin());
+        cmd.args(self.args.iter().map(|a| with_port(a, port)))
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", path)
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(home) = std::env::var_os("HOME") {
+            cmd.env("HOME", home);
+        }
+        for (k, v) in &self.env {
+            cmd.env(k, with_port(v, port));
+        }
+        let out = cmd.output().expect("run agenthealth");
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if self.with_stderr {
+            text.push_str(&String::from_utf8_lossy(&out.stderr));
+        }
+        (out.status.code().unwrap_or(-1), text)
+    }
+}
+
+/// The steps of a console block.
+fn transcript(fence: &Fence) -> Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    let mut lines = fence
+        .body
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (fence.line + 1 + i, l.as_str()))
+        .peekable();
+    while let Some((n, line)) = lines.next() {
+        let Some(command) = line.strip_prefix("$ ") else {
+            return Err(format!("{n}: output before the first command: {line}"));
+        };
+        if command.trim() == "echo $?" {
+            let code = match lines.next() {
+                Some((_, code)) => code.trim().parse().ok(),
+                None => None,
+            };
+            let code =
+                code.ok_or_else(|| format!("{n}: `echo $?` must be followed by a number"))?;
+            steps.push(Step::ExitCode { line: n, code });
+            continue;
+        }
+        let command = parse_command(command).map_err(|e| format!("{n}: {e}: {line}"))?;
+        let mut expected = String::new();
+        while let Some((_, l)) = lines.next_if(|(_, l)| !l.starts_with("$ ")) {
+            expected.push_str(l);
+            expected.push('\n');
+        }
+        steps.push(Step::Run {
+            line: n,
+            command,
+            expected,
+        });
+    }
+    if steps.is_empty() {
+        return Err(format!("{}: an empty console block", fence.line));
+    }
+    Ok(steps)
+}
+
+/// Parses `[NAME=value …] agenthealth ARG… [2>&1]`.
+fn parse_command(line: &str) -> Result<Shown, String> {
+    let mut words = words(line)?;
+    let with_stderr = words
+        .last()
+        .is_some_and(|(w, quoted)| w == "2>&1" && !quoted);
+    if with_stderr {
+        words.pop();
+    }
+    let mut env = Vec::new();
+    let mut words = words.into_iter().peekable();
+    while let Some((name, value)) = words.peek().and_then(|(w, quoted)| {
+        let (name, value) = w.split_once('=')?;
+        let is_name = !quoted
+            && !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        is_name.then(|| (name.to_string(), value.to_string()))
+    }) {
+        env.push((name, value));
+        words.next();
+    }
+    match words.next() {
+        Some((program, false)) if program == "agenthealth" => {}
+        Some((program, _)) => return Err(format!("only agenthealth runs, not `{program}`")),
+        None => return Err("no command".into()),
+    }
+    let args: Vec<String> = words.map(|(w, _)| w).collect();
+    Ok(Shown {
+        shown: line.to_string(),
+        env,
+        args,
+        with_stderr,
+    })
+}
+
+/// Splits `line` into words (each with whether any part of it was quoted), refusing the
+/// shell syntax the harness does not run.
+fn words(line: &str) -> Result<Vec<(String, bool)>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        while chars.next_if(|c| *c == ' ').is_some() {}
+        if chars.peek().is_none() {
+            return Ok(out);
+        }
+        let mut word = String::new();
+        let mut quoted = false;
+        while let Some(c) = chars.next_if(|c| *c != ' ') {
+            match c {
+                '\'' | '"' => {
+                    quoted = true;
+                    loop {
+                        match chars.next() {
+                            Some(q) if q == c => break,
+                            Some('$' | '`' | '\\') if c == '"' => {
+                                return Err("no expansion or escapes inside \"…\"".into());
+                            }
+                            Some(x) => word.push(x),
+                            None => return Err("unterminated quote".into()),
+                        }
+                    }
+                }
+                '#' if word.is_empty() => return Err("no comments".into()),
+                '|' | ';' | '<' | '$' | '`' | '(' | ')' | '\\' | '*' | '?' => {
+                    return Err(format!("`{c}` is shell syntax the harness does not run"));
+                }
+                '>' | '&' if !(word == "2" || word == "2>") => {
+                    return Err(format!("`{c}` is shell syntax the harness does not run"));
+                }
+                _ => word.push(c),
+            }
+        }
+        if !quoted && (word.starts_with("2>") && word != "2>&1") {
+            return Err(format!("only 2>&1 is supported, not `{word}`"));
+        }
+        out.push((word, quoted));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Comparing
+
+/// Keys whose values are measured durations.
+const TIMING_KEYS: &[&str] = &["latency_ms", "dns_ms", "tcp_ms", "tls_ms", "http_ms"];
+
+/// `text` with durations and ports masked (see the module doc).
+fn mask(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(rest) = text[i..].strip_prefix("127.0.0.1:")
+            && rest.starts_with(|c: char| c.is_ascii_digit())
+        {
+            out.push_str("127.0.0.1:PORT");
+            i += "127.0.0.1:".len() + rest.bytes().take_while(u8::is_ascii_digit).count();
+            continue;
+        }
+        if let Some((key, sep)) = TIMING_KEYS.iter().find_map(|key| {
+            let rest = text[i..].strip_prefix(key)?;
+            let sep = ["\": ", ": ", "="]
+                .into_iter()
+                .find(|s| rest.starts_with(s))?;
+            let starts_word = i == 0 || !is_word(bytes[i - 1]);
+            let value = number_len(&rest[sep.len()..]);
+            (starts_word && value > 0).then_some((*key, (sep, value)))
+        }) {
+            out.push_str(key);
+            out.push_str(sep.0);
+            out.push('#');
+            i += key.len() + sep.0.len() + sep.1;
+            continue;
+        }
+        let starts_number = bytes[i].is_ascii_digit()
+            && (i == 0 || !(is_word(bytes[i - 1]) || bytes[i - 1] == b'.'));
+        if starts_number {
+            let n = number_len(&text[i..]);
+            let after = &text[i + n..];
+            let unit = after.strip_prefix(' ').unwrap_or(after);
+            if let Some(tail) = unit.strip_prefix("ms")
+                && !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            {
+                out.push('#');
+                i += n;
+                continue;
+            }
+            out.push_str(&text[i..i + n]);
+            i += n;
+            continue;
+        }
+        let c = text[i..].chars().next().expect("a char");
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Length of the decimal number (`12`, `1.5`) at the start of `s`.
+fn number_len(s: &str) -> usize {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let whole = digits(s);
+    if whole == 0 {
+        return 0;
+    }
+    match s[whole..].strip_prefix('.') {
+        Some(rest) if digits(rest) > 0 => whole + 1 + digits(rest),
+        _ => whole,
+    }
+}
+
+/// Whether `got` matches `expected` line by line, a `...` line in `expected` standing for
+/// any number of lines.
+fn matches_lines(expected: &str, got: &str) -> bool {
+    let expected: Vec<&str> = expected.lines().collect();
+    let got: Vec<&str> = got.lines().collect();
+    fn at(e: &[&str], g: &[&str]) -> bool {
+        match e.split_first() {
+            None => g.is_empty(),
+            Some((&"...", rest)) => (0..=g.len()).any(|skip| at(rest, &g[skip..])),
+            Some((line, rest)) => g.first() == Some(line) && at(rest, &g[1..]),
+        }
+    }
+    at(&expected, &got)
+}
+
+// ---------------------------------------------------------------------------------------
+// Evidence tables
+
+/// The body rows (line number, text) of the tables under headings that contain "Evidence":
+/// a table's first line is its header and its second the separator.
+fn evidence_rows(text: &str) -> Vec<(usize, String)> {
+    let mut rows = Vec::new();
+    let mut under_evidence = false;
+    let mut in_fence = false;
+    let mut row_of_table = 0;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        let in_table = !in_fence && line.starts_with('|');
+        row_of_table = if in_table { row_of_table + 1 } else { 0 };
+        if in_fence {
+            continue;
+        }
+        if line.starts_with('#') {
+            under_evidence = line.contains("Evidence");
+        } else if under_evidence && row_of_table > 2 {
+            rows.push((i + 1, line.to_string()));
+        }
+    }
+    rows
+}
+
+/// Every `.rs` file under `dir`, with its text.
+fn rust_sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src/") {
+            let path = entry.expect("src/ entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source");
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `text` up to its `#[cfg(test)] mod tests { … }` (which comes last, by convention); empty
+/// for files that are test code as a whole.
+fn without_test_module(text: &str) -> &str {
+    if text.contains("#![cfg(test)]") {
+        return "";
+    }
+    text.find("#[cfg(test)]\nmod tests {")
+        .map_or(text, |end| &text[..end])
+}
+
+/// Keys attached as `.with("key", …)` or `.set("key", …)`.
+fn attached_keys(code: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    for call in [".with(", ".set("] {
+        for (at, _) in code.match_indices(call) {
+            let rest = code[at + call.len()..].trim_start();
+            let Some(rest) = rest.strip_prefix('"') else {
+                continue;
+            };
+            let key: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            let closed = rest[key.len()..].starts_with("\",");
+            if !key.is_empty() && closed && !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn masks_durations_ports_and_timing_keys() {
+    assert_eq!(
+        mask(
+            "ping (http): HEALTHY  0.45 ms\n  reachability HEALTHY http_status=200 · tcp 0.09ms http 12ms"
+        ),
+        "ping (http): HEALTHY  # ms\n  reachability HEALTHY http_status=200 · tcp #ms http #ms"
+    );
+    assert_eq!(
+        mask(
+            "\"latency_ms\": 1.234,\n  tcp_ms: 0.065\nlatency_ms=3 deadline_ms=300 x_latency_ms: 4"
+        ),
+        "\"latency_ms\": #,\n  tcp_ms: #\nlatency_ms=# deadline_ms=300 x_latency_ms: 4"
+    );
+    assert_eq!(
+        mask("at 127.0.0.1:45123/mcp, 2026-07-28, msg 5 msgs, v1.5 ms"),
+        "at 127.0.0.1:PORT/mcp, 2026-07-28, msg 5 msgs, v1.5 ms"
+    );
+    assert_eq!(mask("\"latency_ms\": null"), "\"latency_ms\": null");
+}
+
+#[test]
+fn ellipsis_lines_match_any_number_of_lines() {
+    assert!(matches_lines("a\n...\nd\n", "a\nb\nc\nd\n"));
+    assert!(matches_lines("a\n...\nd\n", "a\nd\n"));
+    assert!(!matches_lines("a\n...\nd\n", "a\nb\n"));
+    assert!(!matches_lines("a\nb\n", "a\nb\nc\n"));
+}
+
+#[test]
+fn commands_are_agenthealth_with_environment_and_nothing_else() {
+    let c =
+        parse_command("API_TOKEN=x agenthealth doctor http 'a b' --bearer-env API_TOKEN").unwrap();
+    assert_eq!(c.env, [("API_TOKEN".to_string(), "x".to_string())]);
+    assert_eq!(
+        c.args,
+        ["doctor", "http", "a b", "--bearer-env", "API_TOKEN"]
+    );
+    assert!(!c.with_stderr);
+    assert!(
+        parse_command("agenthealth validate bad.yaml 2>&1")
+            .unwrap()
+            .with_stderr
+    );
+    for bad in [
+        "curl http://x",
+        "agenthealth check a.yaml | jq .",
+        "agenthealth check a.yaml > out",
+        "agenthealth check $FILE",
+        "agenthealth check a.yaml # comment",
+        "agenthealth check a.yaml; echo",
+        "agenthealth check a.yaml 2>/dev/null",
+        "agenthealth check \"$X\"",
+    ] {
+        assert!(parse_command(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn markers_are_strict() {
+    assert!(matches!(
+        marker("<!-- file: a.yaml -->"),
+        Ok(Some(Marker::File(_)))
+    ));
+    match marker("<!-- file: b.yaml from a.yaml: `x: '{\"k\": 1}'` => `x: '{}'` -->") {
+        Ok(Some(Marker::Derived {
+            name,
+            base,
+            old,
+            new,
+        })) => {
+            assert_eq!((name.as_str(), base.as_str()), ("b.yaml", "a.yaml"));
+            assert_eq!((old.as_str(), new.as_str()), ("x: '{\"k\": 1}'", "x: '{}'"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        marker("<!-- console: interop -->"),
+        Ok(Some(Marker::Interop))
+    ));
+    assert!(matches!(marker("<!-- a comment -->"), Ok(None)));
+    for bad in [
+        "<!-- console: server -->",
+        "<!-- file: /etc/passwd -->",
+        "<!-- file: ../x.yaml -->",
+        "<!-- files: a.yaml -->",
+        "<!-- file: b.yaml from a.yaml: x => y -->",
+    ] {
+        assert!(marker(bad).is_err(), "{bad}");
+    }
+    assert!(items("<!-- file: a.yaml -->\n\n```yaml\nx: 1\n```\n").is_err());
+    assert!(items("<!-- file: a.yaml -->\n```json\n{}\n```\n").is_err());
+    assert!(items("<!-- console: interop -->\n```yaml\nx: 1\n```\n").is_err());
+    assert!(items("```text\n$ agenthealth version\n```\n").is_err());
+    assert!(items("```console\n$ agenthealth version\n").is_err());
+    assert!(items("<!-- file: a.yaml -->\n```yaml\nx: 1\n```\n<!-- file: b.yaml from a.yaml: `1` => `2` -->\n").is_ok());
+}
