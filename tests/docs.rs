@@ -49,8 +49,10 @@
 //! executable to be shown).
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+use agenthealth::result::Key;
 
 use crate::fake_mcp::{FakeServer, preset};
 use crate::interop::{StdioKind, StdioServer, interop_dir};
@@ -158,24 +160,23 @@ fn the_evidence_tables_list_every_key_once() {
         }
     }
     assert!(listed.len() > 20, "no evidence tables found: {listed:?}");
-    let sources = rust_sources(&Path::new(ROOT).join("src"));
-    let all_src: String = sources.iter().map(|(_, text)| text.as_str()).collect();
+    // The code declares every key once, with its meaning, in one registry.
+    let registry: Vec<&str> = Key::ALL.iter().map(|k| k.as_str()).collect();
     for (i, (key, at)) in listed.iter().enumerate() {
         if let Some((_, first)) = listed[..i].iter().find(|(k, _)| k == key) {
             problems.push(format!("{at}: `{key}` is already listed at {first}"));
         }
-        if !all_src.contains(&format!("\"{key}\"")) {
-            problems.push(format!("{at}: `{key}` does not occur in src/"));
+        if !registry.contains(&key.as_str()) {
+            problems.push(format!(
+                "{at}: `{key}` is not in the evidence-key registry (src/result/evidence.rs)"
+            ));
         }
     }
-    for (path, text) in &sources {
-        for key in attached_keys(without_test_module(text)) {
-            if !listed.iter().any(|(k, _)| *k == key) {
-                problems.push(format!(
-                    "{}: evidence key `{key}` is in no evidence table of docs/",
-                    path.display()
-                ));
-            }
+    for key in &registry {
+        if !listed.iter().any(|(k, _)| k == key) {
+            problems.push(format!(
+                "src/result/evidence.rs: evidence key `{key}` is in no evidence table of docs/"
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -818,57 +819,6 @@ fn evidence_rows(text: &str) -> Vec<(usize, String)> {
         }
     }
     rows
-}
-
-/// Every `.rs` file under `dir`, with its text.
-fn rust_sources(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("src/") {
-            let path = entry.expect("src/ entry").path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).expect("source");
-                out.push((path, text));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// `text` up to its `#[cfg(test)] mod tests { … }` (which comes last, by convention); empty
-/// for files that are test code as a whole.
-fn without_test_module(text: &str) -> &str {
-    if text.contains("#![cfg(test)]") {
-        return "";
-    }
-    text.find("#[cfg(test)]\nmod tests {")
-        .map_or(text, |end| &text[..end])
-}
-
-/// Keys attached as `.with("key", …)` or `.set("key", …)`.
-fn attached_keys(code: &str) -> Vec<String> {
-    let mut keys = Vec::new();
-    for call in [".with(", ".set("] {
-        for (at, _) in code.match_indices(call) {
-            let rest = code[at + call.len()..].trim_start();
-            let Some(rest) = rest.strip_prefix('"') else {
-                continue;
-            };
-            let key: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
-                .collect();
-            let closed = rest[key.len()..].starts_with("\",");
-            if !key.is_empty() && closed && !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
-    }
-    keys
 }
 
 #[test]
