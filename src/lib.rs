@@ -38,7 +38,8 @@ where
         Ok(code) => code,
         Err((e, redactor)) => {
             let redactor = redactor.unwrap_or(redactor_for_errors);
-            let _ = writeln!(std::io::stderr().lock(), "{}", e.line(&redactor));
+            let line = e.line(&|piece| redactor.apply(piece));
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
             exit::TOOL_FAILURE
         }
     }
@@ -123,5 +124,57 @@ fn write_stdout(text: &str) -> Result<(), Failure> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(_) => Err((Error::Write, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The stderr line of a tool failure goes through the redaction pass.
+    use super::*;
+    use crate::cli::UsageError;
+    use crate::config::LoadError;
+    use crate::error::Error;
+
+    /// The stderr line of `e` through `r`, as `run` writes it.
+    fn line(e: &Error, r: &Redactor) -> String {
+        e.line(&|piece| r.apply(piece))
+    }
+
+    fn config_error(path: &str, expected: &str) -> Error {
+        Error::Config(LoadError {
+            path: path.into(),
+            line: Some(7),
+            expected: expected.into(),
+        })
+    }
+
+    #[test]
+    fn a_key_path_ending_in_a_credential_word_is_not_an_assignment() {
+        let r = Redactor::default();
+        for key in [
+            "auth.token",
+            "http.headers.Authorization",
+            "password",
+            "X-Api-Key",
+        ] {
+            let e = config_error(&format!("targets[0].{key}"), "unknown key");
+            assert_eq!(
+                line(&e, &r),
+                format!(
+                    "agenthealth: invalid configuration: targets[0].{key}: unknown key (line 7)"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn every_piece_is_still_redacted() {
+        let r = Redactor::new(["s3cr3t"]);
+        let e = config_error("targets[0][\"token=abc\"].s3cr3t", "expected \u{1b}x");
+        let text = line(&e, &r);
+        assert!(!text.contains("abc") && !text.contains("s3cr3t"), "{text}");
+        assert!(!text.contains('\u{1b}'), "{text}");
+        let e = Error::Usage(UsageError("unknown option `--x` https://u:pw@h/".into()));
+        assert!(!line(&e, &r).contains("pw@"));
     }
 }

@@ -7,8 +7,7 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::era::Era;
-use super::era::Revision;
+use super::era::{Era, Revision};
 use super::failure::Failure;
 use super::inventory::Advertised;
 use super::result_shape::{check_result_type, object};
@@ -16,33 +15,6 @@ use super::session::Session;
 use super::transport::ResponseMode;
 use crate::result::reason::Malformed;
 use crate::vocab::Attempt;
-
-/// Our client name, sent in `clientInfo` in both eras.
-pub const CLIENT_NAME: &str = "agenthealth";
-/// Our real version, sent in `clientInfo` in both eras.
-pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The `"_meta":{…}` member every modern request carries: protocol version, client
-/// capabilities (the OAuth client-credentials extension when that grant is configured) and
-/// client identity.
-pub fn meta(client_credentials: bool) -> String {
-    let capabilities = if client_credentials {
-        r#"{"extensions":{"io.modelcontextprotocol/oauth-client-credentials":{}}}"#
-    } else {
-        "{}"
-    };
-    format!(
-        concat!(
-            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{}","#,
-            r#""io.modelcontextprotocol/clientCapabilities":{},"#,
-            r#""io.modelcontextprotocol/clientInfo":{{"name":"{}","version":"{}"}}}}"#
-        ),
-        Revision::MODERN.as_str(),
-        capabilities,
-        CLIENT_NAME,
-        CLIENT_VERSION
-    )
-}
 
 /// What a successful discovery established.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -99,27 +71,6 @@ mod tests {
 
     fn raw(s: &str) -> Box<RawValue> {
         RawValue::from_string(s.to_owned()).expect("test json")
-    }
-
-    #[test]
-    fn meta_is_valid_json_with_the_envelope_keys() {
-        for cc in [false, true] {
-            let text = format!("{{{}}}", meta(cc));
-            let v: Value = serde_json::from_str(&text).expect("json");
-            let m = &v["_meta"];
-            assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-            assert_eq!(m["io.modelcontextprotocol/clientInfo"]["name"], CLIENT_NAME);
-            assert_eq!(
-                m["io.modelcontextprotocol/clientInfo"]["version"],
-                CLIENT_VERSION
-            );
-            let caps = &m["io.modelcontextprotocol/clientCapabilities"];
-            assert_eq!(
-                caps.get("extensions").is_some(),
-                cc,
-                "client credentials extension declared only with that grant"
-            );
-        }
     }
 
     #[test]

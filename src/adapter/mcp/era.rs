@@ -12,8 +12,6 @@
 //! decision is transport-agnostic; the one difference between HTTP and stdio is the
 //! [`Channel`] rule.
 
-use super::transport::TransportError;
-
 /// A supported MCP revision. Its spelling ([`Revision::as_str`]) is our own fixed word, so it
 /// may appear in evidence once a server's answer has been matched against it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,6 +134,23 @@ pub enum Channel {
     Stdio,
 }
 
+/// What a failed discovery carried, as far as the era decision cares (the transport says;
+/// [`crate::adapter::mcp::transport::TransportError::rejection`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// A JSON-RPC error, and the HTTP status that carried it (`None` on stdio).
+    Rpc {
+        /// The error code.
+        code: i64,
+        /// The carrying HTTP status.
+        status: Option<u16>,
+    },
+    /// An HTTP status without a JSON-RPC error.
+    Status(u16),
+    /// Anything else: no answer, a malformed one, a limit, a process that ended.
+    Other,
+}
+
 /// What a failed, unpinned discovery means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AfterDiscover {
@@ -180,17 +195,17 @@ fn is_legacy_rejection(status: u16) -> bool {
 /// * Stdio: any other JSON-RPC error is a legacy server's rejection.
 /// * Everything else stays: authentication failures, 3xx/5xx, malformed replies, limits and
 ///   network failures — a timeout never downgrades.
-pub fn after_discover(failure: &TransportError, channel: Channel) -> AfterDiscover {
-    let fall_back = match (channel, failure) {
-        (_, TransportError::Rpc { code, .. }) if is_modern_error(*code) => false,
-        (Channel::Stdio, TransportError::Rpc { .. }) => true,
-        (Channel::Http, TransportError::Rpc { code, status }) => match status {
-            Some(404) => *code != METHOD_NOT_FOUND,
-            Some(200) => *code == METHOD_NOT_FOUND,
-            Some(status) => is_legacy_rejection(*status),
+pub fn after_discover(rejection: Rejection, channel: Channel) -> AfterDiscover {
+    let fall_back = match (channel, rejection) {
+        (_, Rejection::Rpc { code, .. }) if is_modern_error(code) => false,
+        (Channel::Stdio, Rejection::Rpc { .. }) => true,
+        (Channel::Http, Rejection::Rpc { code, status }) => match status {
+            Some(404) => code != METHOD_NOT_FOUND,
+            Some(200) => code == METHOD_NOT_FOUND,
+            Some(status) => is_legacy_rejection(status),
             None => false,
         },
-        (Channel::Http, TransportError::Status { status }) => is_legacy_rejection(*status),
+        (Channel::Http, Rejection::Status(status)) => is_legacy_rejection(status),
         _ => false,
     };
     if fall_back {
@@ -203,18 +218,17 @@ pub fn after_discover(failure: &TransportError, channel: Channel) -> AfterDiscov
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::result::reason::{Limit, Malformed, StartProblem};
     use AfterDiscover::{FallBack, Stay};
 
-    fn rpc(code: i64, status: u16) -> TransportError {
-        TransportError::Rpc {
+    fn rpc(code: i64, status: u16) -> Rejection {
+        Rejection::Rpc {
             code,
             status: Some(status),
         }
     }
 
-    fn http(status: u16) -> TransportError {
-        TransportError::Status { status }
+    fn http(status: u16) -> Rejection {
+        Rejection::Status(status)
     }
 
     #[test]
@@ -248,7 +262,7 @@ mod tests {
     /// Issue 4's selection table, one row per line, over HTTP.
     #[test]
     fn http_selection_table() {
-        let rows: &[(TransportError, AfterDiscover)] = &[
+        let rows: &[(Rejection, AfterDiscover)] = &[
             // Recognised modern errors never downgrade, whatever carries them.
             (rpc(UNSUPPORTED_VERSION, 400), Stay),
             (rpc(HEADER_MISMATCH, 400), Stay),
@@ -278,20 +292,12 @@ mod tests {
             (http(200), Stay),
             (rpc(-32600, 200), Stay),
             (rpc(-32603, 500), Stay),
-            (TransportError::Malformed(Malformed::Result("x")), Stay),
-            (TransportError::Limit(Limit::Pages), Stay),
-            (
-                TransportError::timed_out(crate::vocab::Bound::TimeoutMs, false),
-                Stay,
-            ),
-            (
-                TransportError::timed_out(crate::vocab::Bound::TimeoutMs, true),
-                Stay,
-            ),
+            // Malformed replies, limits, timeouts: nothing the decision can read.
+            (Rejection::Other, Stay),
         ];
         for (failure, expected) in rows {
             assert_eq!(
-                after_discover(failure, Channel::Http),
+                after_discover(*failure, Channel::Http),
                 *expected,
                 "{failure:?}"
             );
@@ -302,40 +308,23 @@ mod tests {
     fn pre_release_codes_are_never_modern_errors() {
         for code in -32019..=-32000 {
             assert!(!is_modern_error(code), "{code}");
-            assert_eq!(after_discover(&rpc(code, 400), Channel::Http), FallBack);
-            assert_eq!(after_discover(&rpc(code, 200), Channel::Http), Stay);
+            assert_eq!(after_discover(rpc(code, 400), Channel::Http), FallBack);
+            assert_eq!(after_discover(rpc(code, 200), Channel::Http), Stay);
         }
         assert!(is_modern_error(-32020) && is_modern_error(-32021) && is_modern_error(-32022));
     }
 
     #[test]
     fn stdio_rule_falls_back_on_any_unrecognised_rpc_error() {
-        let stdio = |code| TransportError::Rpc { code, status: None };
-        assert_eq!(after_discover(&stdio(-32601), Channel::Stdio), FallBack);
+        let stdio = |code| Rejection::Rpc { code, status: None };
+        assert_eq!(after_discover(stdio(-32601), Channel::Stdio), FallBack);
         // Upstream §17 G38: the legacy Python SDK's "not initialized" (data may be a string).
-        assert_eq!(after_discover(&stdio(-32602), Channel::Stdio), FallBack);
-        assert_eq!(after_discover(&stdio(-32001), Channel::Stdio), FallBack);
-        assert_eq!(after_discover(&stdio(-32022), Channel::Stdio), Stay);
-        assert_eq!(after_discover(&stdio(-32020), Channel::Stdio), Stay);
-        assert_eq!(after_discover(&stdio(-32021), Channel::Stdio), Stay);
-        // A silent or dead process is never read as a legacy server.
-        let silent = TransportError::timed_out(crate::vocab::Bound::TimeoutMs, false);
-        assert_eq!(after_discover(&silent, Channel::Stdio), Stay);
-        assert_eq!(
-            after_discover(
-                &TransportError::Malformed(Malformed::Result("x")),
-                Channel::Stdio
-            ),
-            Stay
-        );
-        let exited = TransportError::Exited(crate::process::ExitInfo::Code(1));
-        assert_eq!(after_discover(&exited, Channel::Stdio), Stay);
-        assert_eq!(
-            after_discover(
-                &TransportError::Unstartable(StartProblem::StartFailed),
-                Channel::Stdio
-            ),
-            Stay
-        );
+        assert_eq!(after_discover(stdio(-32602), Channel::Stdio), FallBack);
+        assert_eq!(after_discover(stdio(-32001), Channel::Stdio), FallBack);
+        assert_eq!(after_discover(stdio(-32022), Channel::Stdio), Stay);
+        assert_eq!(after_discover(stdio(-32020), Channel::Stdio), Stay);
+        assert_eq!(after_discover(stdio(-32021), Channel::Stdio), Stay);
+        // A silent, dead or malformed process is never read as a legacy server.
+        assert_eq!(after_discover(Rejection::Other, Channel::Stdio), Stay);
     }
 }

@@ -41,7 +41,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
-use super::era::Era;
+use super::era::{Era, MISSING_CAPABILITY};
 use super::expect;
 use super::failure::Failure;
 use super::headers;
@@ -56,9 +56,6 @@ use crate::result::reason::{Malformed, McpFailure, Reason};
 use crate::result::{Fact, Observation, Phrase};
 use crate::vocab::Attempt;
 use crate::vocab::Status;
-
-/// The 2026-07-28 error for a request that needs a client capability we did not declare.
-pub const MISSING_CAPABILITY: i64 = -32021;
 
 /// The method, for evidence.
 const METHOD: &str = "tools/call";

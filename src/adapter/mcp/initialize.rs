@@ -9,13 +9,13 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::discover::{CLIENT_NAME, CLIENT_VERSION};
 use super::era::Era;
 use super::era::Revision;
 use super::failure::Failure;
 use super::inventory::Advertised;
 use super::result_shape;
 use super::session::Session;
+use super::session::{CLIENT_NAME, CLIENT_VERSION};
 use crate::result::Key;
 use crate::result::reason::Malformed;
 use crate::result::{Evidence, Fact};

@@ -218,11 +218,10 @@ impl McpRun {
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
                 McpTransport::Http => Box::new(HttpTransport::configure(&self.ctx)?),
-                McpTransport::Stdio => Box::new(transport::stdio::prepare(
-                    &self.ctx.target,
-                    options,
-                    &self.ctx.child_env,
-                )?),
+                McpTransport::Stdio => Box::new(
+                    transport::stdio::prepare(&self.ctx.target, options, &self.ctx.child_env)
+                        .map_err(|refusal| refused(refusal, options))?,
+                ),
             };
             self.session = Some(Session::new(transport, self.client_credentials()));
         }
@@ -451,7 +450,7 @@ fn handshake(
         }
         Err(Failure::Transport(rejection))
             if fallback
-                && era::after_discover(&rejection, session.transport().channel())
+                && era::after_discover(rejection.rejection(), session.transport().channel())
                     == AfterDiscover::FallBack =>
         {
             evidence.set(Key::Era, Fact::Word("legacy"));
@@ -483,6 +482,24 @@ fn legacy(
         advertised: done.advertised,
         evidence: std::mem::take(evidence),
     })
+}
+
+/// The configuration check's observation of a stdio target that cannot run.
+fn refused(refusal: transport::stdio::Refusal, options: &McpOptions) -> Observation {
+    match refusal {
+        transport::stdio::Refusal::Target => Observation::failed(
+            Status::Misconfigured,
+            Reason::Config(Misconfig::StdioTarget),
+        ),
+        transport::stdio::Refusal::Unstartable(problem) => {
+            let command = options.stdio.as_ref().map(|s| s.command.clone());
+            let o = Failure::from(transport::TransportError::Unstartable(problem)).observe();
+            match command {
+                Some(command) => o.with(Key::Command, Fact::Config(command)),
+                None => o,
+            }
+        }
+    }
 }
 
 /// A failure's observation, after the evidence gathered before it and the method that failed.

@@ -6,12 +6,38 @@
 
 use serde_json::value::RawValue;
 
-use super::discover;
-use super::era::Era;
+use super::era::{Era, Revision};
 use super::jsonrpc;
 use super::transport::{Mirror, Outgoing, Reply, Transport, TransportError};
 use crate::result::reason::Malformed;
 use crate::vocab::Attempt;
+
+/// Our client name, sent in `clientInfo` in both eras.
+pub const CLIENT_NAME: &str = "agenthealth";
+/// Our real version, sent in `clientInfo` in both eras.
+pub const CLIENT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The `"_meta":{…}` member every modern request carries: protocol version, client
+/// capabilities (the OAuth client-credentials extension when that grant is configured) and
+/// client identity.
+pub fn meta(client_credentials: bool) -> String {
+    let capabilities = if client_credentials {
+        r#"{"extensions":{"io.modelcontextprotocol/oauth-client-credentials":{}}}"#
+    } else {
+        "{}"
+    };
+    format!(
+        concat!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{}","#,
+            r#""io.modelcontextprotocol/clientCapabilities":{},"#,
+            r#""io.modelcontextprotocol/clientInfo":{{"name":"{}","version":"{}"}}}}"#
+        ),
+        Revision::MODERN.as_str(),
+        capabilities,
+        CLIENT_NAME,
+        CLIENT_VERSION
+    )
+}
 
 /// The JSON-RPC side of one target run's session.
 pub struct Session {
@@ -28,7 +54,7 @@ impl Session {
         Session {
             transport,
             next_id: 1,
-            meta: discover::meta(client_credentials),
+            meta: meta(client_credentials),
             last_method: "",
         }
     }
@@ -147,5 +173,32 @@ impl Session {
         // Our own text; failing here is a bug in the caller's members, reported as malformed.
         RawValue::from_string(text)
             .map_err(|_| TransportError::Malformed(Malformed::Request("request params")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    #[test]
+    fn meta_is_valid_json_with_the_envelope_keys() {
+        for cc in [false, true] {
+            let text = format!("{{{}}}", meta(cc));
+            let v: Value = serde_json::from_str(&text).expect("json");
+            let m = &v["_meta"];
+            assert_eq!(m["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+            assert_eq!(m["io.modelcontextprotocol/clientInfo"]["name"], CLIENT_NAME);
+            assert_eq!(
+                m["io.modelcontextprotocol/clientInfo"]["version"],
+                CLIENT_VERSION
+            );
+            let caps = &m["io.modelcontextprotocol/clientCapabilities"];
+            assert_eq!(
+                caps.get("extensions").is_some(),
+                cc,
+                "client credentials extension declared only with that grant"
+            );
+        }
     }
 }

@@ -879,11 +879,9 @@ fn reachability_without_a_probe_establishes() {
 
 #[test]
 fn client_credentials_extension_is_declared() {
-    let with: serde_json::Value = serde_json::from_str(&format!(
-        "{{{}}}",
-        crate::adapter::mcp::discover::meta(true)
-    ))
-    .unwrap_or_default();
+    let with: serde_json::Value =
+        serde_json::from_str(&format!("{{{}}}", crate::adapter::mcp::session::meta(true)))
+            .unwrap_or_default();
     let caps = &with["_meta"]["io.modelcontextprotocol/clientCapabilities"];
     assert!(
         caps["extensions"]
@@ -892,7 +890,7 @@ fn client_credentials_extension_is_declared() {
     );
     let without: serde_json::Value = serde_json::from_str(&format!(
         "{{{}}}",
-        crate::adapter::mcp::discover::meta(false)
+        crate::adapter::mcp::session::meta(false)
     ))
     .unwrap_or_default();
     assert_eq!(

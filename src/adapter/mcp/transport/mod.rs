@@ -49,7 +49,7 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::era::{Channel, Era, METHOD_NOT_FOUND};
+use super::era::{Channel, Era, METHOD_NOT_FOUND, Rejection};
 use super::jsonrpc::{self, Incoming};
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, Malformed, Note, Reason, StartProblem};
@@ -180,6 +180,18 @@ impl TransportError {
         TransportError::Network(Box::new(o))
     }
 
+    /// What this failure carried, for the era decision ([`super::era::after_discover`]).
+    pub fn rejection(&self) -> Rejection {
+        match self {
+            TransportError::Rpc { code, status } => Rejection::Rpc {
+                code: *code,
+                status: *status,
+            },
+            TransportError::Status { status } => Rejection::Status(*status),
+            _ => Rejection::Other,
+        }
+    }
+
     /// Whether any response arrived: always, except for a network failure that saw nothing, a
     /// process that exited in silence, and one that could not be started.
     pub fn response_seen(&self) -> bool {
@@ -303,6 +315,38 @@ mod receive_tests {
     }
 
     const LEGACY: Era = Era::Legacy(Revision::V2025_11_25);
+
+    #[test]
+    fn only_rpc_errors_and_statuses_are_rejections_the_era_decision_reads() {
+        use crate::process::ExitInfo;
+        use crate::result::reason::{Limit, StartProblem};
+        use crate::vocab::Bound;
+        let rpc = TransportError::Rpc {
+            code: -32601,
+            status: Some(404),
+        };
+        assert_eq!(
+            rpc.rejection(),
+            Rejection::Rpc {
+                code: -32601,
+                status: Some(404)
+            }
+        );
+        assert_eq!(
+            TransportError::Status { status: 400 }.rejection(),
+            Rejection::Status(400)
+        );
+        for other in [
+            TransportError::Malformed(Malformed::NotJsonRpc),
+            TransportError::Limit(Limit::Response),
+            TransportError::timed_out(Bound::TimeoutMs, false),
+            TransportError::timed_out(Bound::TimeoutMs, true),
+            TransportError::Exited(ExitInfo::Code(1)),
+            TransportError::Unstartable(StartProblem::StartFailed),
+        ] {
+            assert_eq!(other.rejection(), Rejection::Other, "{other:?}");
+        }
+    }
 
     #[test]
     fn a_batch_is_answered_in_order_up_to_our_response() {

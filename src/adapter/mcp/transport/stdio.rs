@@ -54,10 +54,7 @@ use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
     Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::Key;
-use crate::result::reason::{Limit, Malformed, Misconfig, Reason, StartProblem};
-use crate::result::{Fact, Observation};
-use crate::vocab::Status;
+use crate::result::reason::{Limit, Malformed, StartProblem};
 use crate::vocab::{Attempt, Bound, Deadline, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
@@ -324,31 +321,30 @@ pub fn valid_endpoint(endpoint: &str) -> bool {
             .any(|c| matches!(c, '@' | '?' | '#') || c.is_whitespace() || c.is_control())
 }
 
+/// Why a stdio target cannot run, found offline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The endpoint is not `stdio://name`, or there is no `mcp.stdio` command.
+    Target,
+    /// The command cannot be started.
+    Unstartable(StartProblem),
+}
+
 /// The offline part of the configuration check of a stdio target, and its transport: the
-/// endpoint names a stdio target (else MISCONFIGURED), and the command can be started
-/// (else MISCONFIGURED `mcp_process` with `process_error` and the configured `command`).
-/// Starts nothing.
+/// endpoint names a stdio target, and the command can be started. Starts nothing.
 pub fn prepare(
     target: &Target,
     options: &McpOptions,
     env: &[(String, Secret)],
-) -> Result<StdioTransport, Observation> {
-    let misconfigured = || {
-        Observation::failed(
-            Status::Misconfigured,
-            Reason::Config(Misconfig::StdioTarget),
-        )
-    };
+) -> Result<StdioTransport, Refusal> {
     let Some(stdio) = options.stdio.as_ref() else {
-        return Err(misconfigured());
+        return Err(Refusal::Target);
     };
     if !valid_endpoint(&target.endpoint) {
-        return Err(misconfigured());
+        return Err(Refusal::Target);
     }
     if let Err(e) = Child::preflight(&command(stdio, env)) {
-        let failure = TransportError::Unstartable(spawn_reason(&e));
-        let o = super::super::failure::Failure::from(failure).observe();
-        return Err(o.with(Key::Command, Fact::Config(stdio.command.clone())));
+        return Err(Refusal::Unstartable(spawn_reason(&e)));
     }
     Ok(StdioTransport::new(stdio.clone(), Arc::new(env.to_vec())))
 }
@@ -367,6 +363,8 @@ mod tests {
     use crate::adapter::mcp::era::Era;
     use crate::adapter::mcp::transport::Mirror;
     use crate::process::ExitInfo;
+    use crate::result::{Fact, Key};
+    use crate::vocab::Status;
     use crate::vocab::{Bound, Deadline};
     use std::time::Instant;
 
