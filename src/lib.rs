@@ -6,18 +6,18 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod adapter;
-pub mod cli;
-pub mod config;
-pub mod engine;
-pub mod error;
-pub mod exit;
-pub mod net;
-pub mod output;
-pub mod plan;
+mod adapter;
+mod cli;
+mod config;
+mod engine;
+mod error;
+mod exit;
+mod net;
+mod output;
+mod plan;
 pub mod process;
 pub mod result;
-pub mod signals;
+mod signals;
 pub mod vocab;
 
 use std::ffi::OsString;

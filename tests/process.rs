@@ -6,19 +6,13 @@
 //! readiness on stdout, and the only waits are bounded polls of an observable condition.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use agenthealth::adapter::TargetRun;
-use agenthealth::engine::Cancel;
-use agenthealth::engine::watchdog::{self, Ended};
 use agenthealth::process::{
     Child, Command, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError,
     SpawnError, TERM_WAIT,
 };
-use agenthealth::result::Observation;
-use agenthealth::vocab::{Attempt, Bound, Deadline, Dimension, Secret, Status};
+use agenthealth::vocab::{Attempt, Bound, Deadline, Secret};
 
 /// Slack on every time bound.
 pub(crate) const MARGIN: Duration = Duration::from_secs(1);
@@ -664,125 +658,6 @@ fn an_abort_from_another_thread_ends_a_blocked_read_at_once() {
     within("abort", started, Duration::from_millis(200) + MARGIN);
 }
 
-/// A target run holding one child, as the MCP adapter will: every check registers the
-/// child's abort handle and reads one line; a session that failed is shut down.
-struct OneChild {
-    child: Option<Child>,
-    discarded: Arc<AtomicBool>,
-}
-
-impl TargetRun for OneChild {
-    fn configure(&mut self) -> Observation {
-        Observation::healthy()
-    }
-
-    fn check(&mut self, _dim: Dimension, attempt: &Attempt) -> Observation {
-        let Some(child) = self.child.as_mut() else {
-            return Observation::new(Status::Unreachable);
-        };
-        attempt.on_abort(child.abort_handle());
-        match child.recv_line(attempt) {
-            Ok(_) => Observation::healthy(),
-            Err(_) => {
-                if let Some(child) = self.child.take() {
-                    child.shutdown(ends_in(Duration::ZERO));
-                }
-                Observation::new(Status::Unreachable)
-            }
-        }
-    }
-
-    fn discard(&mut self) {
-        self.discarded.store(true, Ordering::SeqCst);
-        if let Some(child) = self.child.take() {
-            child.shutdown(ends_in(Duration::ZERO));
-        }
-    }
-}
-
-/// A run whose first check has read the child's `ready` line.
-fn ready_run(pgid: &mut u32, discarded: &Arc<AtomicBool>) -> Box<dyn TargetRun> {
-    let child = spawn(&python("grandchild.py", &["stay"]));
-    *pgid = child.pgid();
-    let run = Box::new(OneChild {
-        child: Some(child),
-        discarded: discarded.clone(),
-    });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let (run, ended) = watchdog::bounded(
-        run,
-        Deadline::new(deadline, Bound::TimeoutMs),
-        &Cancel::new(),
-        |r, a| r.check(Dimension::Reachability, a),
-    );
-    assert!(matches!(ended, Ended::Returned(_)));
-    run.expect("state back")
-}
-
-#[test]
-fn cancelling_the_run_kills_the_group_through_the_engine_watchdog() {
-    let started = Instant::now();
-    let discarded = Arc::new(AtomicBool::new(false));
-    let mut pgid = 0;
-    let run = ready_run(&mut pgid, &discarded);
-    let cancel = Cancel::new();
-    let canceller = {
-        let cancel = cancel.clone();
-        std::thread::spawn(move || {
-            // Not synchronisation: cancelling before or during the read both must work.
-            std::thread::sleep(Duration::from_millis(200));
-            cancel.cancel();
-            Instant::now()
-        })
-    };
-    let d = Duration::from_secs(10);
-    let (run, ended) = watchdog::bounded(
-        run,
-        Deadline::after(d, Bound::TimeoutMs),
-        &cancel,
-        |r, a| r.check(Dimension::Protocol, a),
-    );
-    let returned = Instant::now();
-    let cancelled_at = canceller.join().expect("canceller");
-    assert!(matches!(ended, Ended::Cancelled));
-    assert!(returned.saturating_duration_since(cancelled_at) < MARGIN);
-    // The abort hook killed the group; the worker's read returned at once, so the state
-    // normally came back and was discarded (a loaded machine may abandon it instead).
-    if run.is_some() {
-        assert!(discarded.load(Ordering::SeqCst));
-    }
-    assert_group_dead(pgid);
-    within(
-        "cancel via watchdog",
-        started,
-        Duration::from_millis(200) + MARGIN * 2,
-    );
-}
-
-#[test]
-fn the_engine_deadline_leaves_no_process_behind() {
-    let started = Instant::now();
-    let discarded = Arc::new(AtomicBool::new(false));
-    let mut pgid = 0;
-    let run = ready_run(&mut pgid, &discarded);
-    let d = Duration::from_millis(400);
-    let (run, ended) = watchdog::bounded(
-        run,
-        Deadline::after(d, Bound::TimeoutMs),
-        &Cancel::new(),
-        |r, a| r.check(Dimension::Protocol, a),
-    );
-    // The worker's own timeout and the watchdog's fire at the same instant: either the
-    // check returned (and shut its session down) or the watchdog aborted and discarded it.
-    match ended {
-        Ended::Returned(obs) => assert_eq!(obs.status, Status::Unreachable),
-        Ended::TimedOut { .. } => {
-            if run.is_some() {
-                assert!(discarded.load(Ordering::SeqCst));
-            }
-        }
-        Ended::Cancelled => panic!("nothing cancelled this run"),
-    }
-    assert_group_dead(pgid);
-    within("deadline via watchdog", started, d + MARGIN * 2);
-}
+// The engine's watchdog cutting a child's group (on cancellation and at the deadline) is
+// tested through the binary: tests/stdio.rs `sigint_and_sigterm_to_agenthealth_cancel_and_kill_the_group`
+// and `a_silent_child_with_a_grandchild_is_unreachable_and_leaves_nothing`.

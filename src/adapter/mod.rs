@@ -15,8 +15,6 @@ use crate::plan::TargetPlan;
 use crate::result::Observation;
 use crate::vocab::{Attempt, Dimension, TargetType};
 
-pub use credential::CredentialSource;
-
 /// One protocol family.
 pub trait Adapter: Sync {
     /// The dimensions this adapter implements besides `configuration` (which every adapter

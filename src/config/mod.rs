@@ -245,6 +245,7 @@ pub enum OAuthGrant {
 
 /// `mcp.oauth` (parsed and validated; acquisition is a later feature).
 #[derive(Clone, Debug)]
+#[expect(dead_code, reason = "read by the OAuth client, which is not built yet")]
 pub struct OAuthOptions {
     /// Trusted issuer.
     pub issuer: String,

@@ -17,16 +17,14 @@
 //! So every call is over by deadline + [`GRACE`] whatever the peer does, and the run's
 //! threads are its workers plus one per call that ignored its abort.
 
-use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::adapter::TargetRun;
 use crate::vocab::sync::lock;
 
 use crate::engine::cancel::Cancel;
 use crate::result::Observation;
-use crate::vocab::{Attempt, Deadline};
+use crate::vocab::Attempt;
 
 /// How long an aborted call may take to return before it is abandoned.
 pub const GRACE: Duration = Duration::from_millis(40);
@@ -214,7 +212,8 @@ impl<P> Watchdog<P> {
         Tick { abandoned, next }
     }
 
-    /// Calls in flight (tests and diagnostics).
+    /// Calls in flight.
+    #[cfg(test)]
     pub fn watched(&self) -> usize {
         lock(&self.inner.table).entries.len()
     }
@@ -235,85 +234,6 @@ impl<P> Ticket<P> {
     }
 }
 
-/// Runs one call against `run` under a watchdog of its own, outside a run (tests, one-off
-/// tools; the engine ticks its run's watchdog from its collecting thread instead). The call
-/// runs on a helper thread while this one ticks, so the answer comes by `deadline` +
-/// [`GRACE`] whatever the call does. Returns the state — `None` when the call had to be
-/// abandoned; a state whose call was cut has been `discard`ed — and how the call ended.
-pub fn bounded<F>(
-    run: Box<dyn TargetRun>,
-    deadline: Deadline,
-    cancel: &Cancel,
-    call: F,
-) -> (Option<Box<dyn TargetRun>>, Ended)
-where
-    F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
-{
-    type Back = (Box<dyn TargetRun>, Finished<()>, Observation);
-    let (tx, rx) = mpsc::channel::<Option<Back>>();
-    let wake = tx.clone();
-    let dog: Watchdog<()> = Watchdog::new(cancel, move || {
-        let _ = wake.send(None);
-    });
-    let cancel_wake = tx.clone();
-    let _registration = cancel.register(move || {
-        let _ = cancel_wake.send(None);
-    });
-    let attempt = Attempt::new(deadline);
-    let ticket = dog.watch(&attempt, true, ());
-    let spawned = thread::Builder::new()
-        .name("bounded-call".into())
-        .stack_size(512 * 1024)
-        .spawn(move || {
-            let mut run = run;
-            let obs = call(run.as_mut(), &attempt);
-            let finished = ticket.finish();
-            let _ = tx.send(Some((run, finished, obs)));
-        });
-    if spawned.is_err() {
-        return (
-            None,
-            Ended::TimedOut {
-                response_seen: false,
-            },
-        );
-    }
-    loop {
-        let now = Instant::now();
-        let tick = dog.tick(now);
-        if let Some((_, ended)) = tick.abandoned.into_iter().next() {
-            return (None, ended);
-        }
-        let wait = tick.next.map_or(Duration::from_millis(100), |t| {
-            t.saturating_duration_since(now)
-        });
-        match rx.recv_timeout(wait) {
-            Ok(Some((run, Finished::InTime(()), obs))) => return (Some(run), Ended::Returned(obs)),
-            Ok(Some((mut run, Finished::Cut((), ended), _))) => {
-                run.discard();
-                return (Some(run), ended);
-            }
-            Ok(Some((_, Finished::Abandoned, _))) => {
-                return (
-                    None,
-                    Ended::TimedOut {
-                        response_seen: false,
-                    },
-                );
-            }
-            Ok(None) | Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return (
-                    None,
-                    Ended::TimedOut {
-                        response_seen: false,
-                    },
-                );
-            }
-        }
-    }
-}
-
 /// When an entry next needs the watchdog: its deadline, or the end of its grace.
 fn due<P>(e: &Entry<P>) -> Instant {
     match e.cut {
@@ -325,7 +245,92 @@ fn due<P>(e: &Entry<P>) -> Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{Bound, Deadline};
+    use crate::adapter::TargetRun;
+    use crate::vocab::Deadline;
+    use std::sync::mpsc;
+    use std::thread;
+
+    /// Runs one call against `run` under a watchdog of its own, outside a run (tests, one-off
+    /// tools; the engine ticks its run's watchdog from its collecting thread instead). The call
+    /// runs on a helper thread while this one ticks, so the answer comes by `deadline` +
+    /// [`GRACE`] whatever the call does. Returns the state — `None` when the call had to be
+    /// abandoned; a state whose call was cut has been `discard`ed — and how the call ended.
+    fn bounded<F>(
+        run: Box<dyn TargetRun>,
+        deadline: Deadline,
+        cancel: &Cancel,
+        call: F,
+    ) -> (Option<Box<dyn TargetRun>>, Ended)
+    where
+        F: FnOnce(&mut dyn TargetRun, &Attempt) -> Observation + Send + 'static,
+    {
+        type Back = (Box<dyn TargetRun>, Finished<()>, Observation);
+        let (tx, rx) = mpsc::channel::<Option<Back>>();
+        let wake = tx.clone();
+        let dog: Watchdog<()> = Watchdog::new(cancel, move || {
+            let _ = wake.send(None);
+        });
+        let cancel_wake = tx.clone();
+        let _registration = cancel.register(move || {
+            let _ = cancel_wake.send(None);
+        });
+        let attempt = Attempt::new(deadline);
+        let ticket = dog.watch(&attempt, true, ());
+        let spawned = thread::Builder::new()
+            .name("bounded-call".into())
+            .stack_size(512 * 1024)
+            .spawn(move || {
+                let mut run = run;
+                let obs = call(run.as_mut(), &attempt);
+                let finished = ticket.finish();
+                let _ = tx.send(Some((run, finished, obs)));
+            });
+        if spawned.is_err() {
+            return (
+                None,
+                Ended::TimedOut {
+                    response_seen: false,
+                },
+            );
+        }
+        loop {
+            let now = Instant::now();
+            let tick = dog.tick(now);
+            if let Some((_, ended)) = tick.abandoned.into_iter().next() {
+                return (None, ended);
+            }
+            let wait = tick.next.map_or(Duration::from_millis(100), |t| {
+                t.saturating_duration_since(now)
+            });
+            match rx.recv_timeout(wait) {
+                Ok(Some((run, Finished::InTime(()), obs))) => {
+                    return (Some(run), Ended::Returned(obs));
+                }
+                Ok(Some((mut run, Finished::Cut((), ended), _))) => {
+                    run.discard();
+                    return (Some(run), ended);
+                }
+                Ok(Some((_, Finished::Abandoned, _))) => {
+                    return (
+                        None,
+                        Ended::TimedOut {
+                            response_seen: false,
+                        },
+                    );
+                }
+                Ok(None) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return (
+                        None,
+                        Ended::TimedOut {
+                            response_seen: false,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    use crate::vocab::Bound;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn counting_watchdog(cancel: &Cancel) -> (Watchdog<&'static str>, Arc<AtomicUsize>) {

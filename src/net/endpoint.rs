@@ -8,8 +8,6 @@
 
 use ureq::http::Uri;
 
-use super::resolve::ip_literal;
-
 /// A validated `http`/`https` URL, ready to be requested.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -89,8 +87,9 @@ impl Endpoint {
     }
 
     /// Whether the host is an IP literal (then there is no dns stage).
+    #[cfg(test)]
     pub fn is_ip_literal(&self) -> bool {
-        ip_literal(&self.host).is_some()
+        super::resolve::ip_literal(&self.host).is_some()
     }
 
     /// Whether the host is a name rustls can verify a certificate for (a DNS name or an IP).

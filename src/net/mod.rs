@@ -79,11 +79,10 @@ use self::resolve::StageResolver;
 use self::stages::{Ending, Recorder};
 use self::tls::TlsStage;
 
-pub use self::endpoint::{Endpoint, EndpointError};
-pub use self::failure::{Failure, FailureKind, classify, classify_io, status_for};
+pub use self::endpoint::Endpoint;
+pub use self::failure::{Failure, FailureKind, classify, classify_io};
 pub use self::preflight::preflight;
-pub use self::stages::{StageTime, Timings};
-pub use self::trust::{TrustError, TrustSource, TrustStore};
+pub use self::stages::Timings;
 pub use ureq::http::HeaderMap;
 
 /// Bytes of each connection's input buffer: ureq's limit on a response head (64 KiB), which the
@@ -187,11 +186,6 @@ impl<'a> Request<'a> {
         self.body = Some(body);
         self
     }
-
-    /// The method.
-    pub fn method(&self) -> Method {
-        self.method
-    }
 }
 
 /// Makes exchanges for one target run. Not shared between threads; cheap to create (no
@@ -237,6 +231,7 @@ impl Client {
 
     /// Replaces the process trust store with `config` (tests with a private CA; a future
     /// `--ca-file`). Verification stays on.
+    #[cfg(test)]
     pub fn with_tls_config(mut self, config: Arc<ClientConfig>) -> Client {
         self.tls = Some(config);
         self.live = None;
@@ -244,6 +239,7 @@ impl Client {
     }
 
     /// Replaces the proxy environment (tests).
+    #[cfg(test)]
     pub fn with_proxies(mut self, proxies: ProxyEnv) -> Client {
         self.proxies = proxies;
         self
@@ -463,14 +459,6 @@ impl Response {
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
         &self.headers
-    }
-
-    /// Whether header `name` (any case) is present with one value exactly equal to `value`.
-    pub fn has_header_value(&self, name: &str, value: &str) -> bool {
-        self.headers
-            .get_all(name)
-            .iter()
-            .any(|v| v.as_bytes() == value.as_bytes())
     }
 
     /// The stages of the exchange.

@@ -25,18 +25,6 @@ pub enum Format {
     Yaml,
 }
 
-impl Format {
-    /// Parses `--format`.
-    pub fn parse(s: &str) -> Option<Format> {
-        match s {
-            "terminal" => Some(Format::Terminal),
-            "json" => Some(Format::Json),
-            "yaml" => Some(Format::Yaml),
-            _ => None,
-        }
-    }
-}
-
 /// How the terminal renderer may decorate.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Style {

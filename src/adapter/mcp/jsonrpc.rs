@@ -119,22 +119,16 @@ pub enum Incoming {
         /// The raw `result` on success, or the decoded `error` object.
         outcome: Result<Box<RawValue>, RpcError>,
     },
-    /// A request from the peer (it has both `method` and `id`).
+    /// A request from the peer (it has both `method` and `id`; `params`, if present, was an
+    /// object or array — a health check answers only `ping`, and reads no params).
     Request {
         /// The request id: a string or an integer.
         id: Value,
         /// The method name (non-blank).
         method: String,
-        /// The parameters (an object or array) if present.
-        params: Option<Value>,
     },
-    /// A notification from the peer (it has a `method` and no `id`).
-    Notification {
-        /// The method name (non-blank).
-        method: String,
-        /// The parameters (an object or array) if present.
-        params: Option<Value>,
-    },
+    /// A notification from the peer (a valid `method` and no `id`): always ignored.
+    Notification,
     /// A non-empty JSON array of messages (JSON-RPC batch; 2025-03-26 only).
     /// Every element has been validated like a single message.
     Batch(Vec<Incoming>),
@@ -272,14 +266,13 @@ fn parse_object(raw: &RawValue) -> Result<Incoming, FrameError> {
         if has_result || has_error {
             return Err(FrameError::MethodWithOutcome);
         }
-        let params = match members.get("params").map(|v| to_value(v)).transpose()? {
-            None => None,
-            Some(p @ (Value::Object(_) | Value::Array(_))) => Some(p),
+        match members.get("params").map(|v| to_value(v)).transpose()? {
+            None | Some(Value::Object(_) | Value::Array(_)) => {}
             Some(_) => return Err(FrameError::BadParams),
-        };
+        }
         return match id {
-            None => Ok(Incoming::Notification { method, params }),
-            Some(id) if is_string_or_integer(&id) => Ok(Incoming::Request { id, method, params }),
+            None => Ok(Incoming::Notification),
+            Some(id) if is_string_or_integer(&id) => Ok(Incoming::Request { id, method }),
             Some(_) => Err(FrameError::BadId),
         };
     }
@@ -369,10 +362,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"n": 12345678901234567890123}}"#
         );
         match ok(std::str::from_utf8(&bytes).expect("utf8")) {
-            Incoming::Request { id, method, params } => {
+            Incoming::Request { id, method } => {
                 assert!(id_matches(3, &id));
                 assert_eq!(method, "tools/call");
-                assert!(params.is_some());
             }
             other => panic!("{other:?}"),
         }
@@ -387,10 +379,9 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":18446744073709551615,\"method\":\"a\\\"b\\\\c\\n\\u0001é\"}"
         );
         match ok(&text) {
-            Incoming::Request { id, method, params } => {
+            Incoming::Request { id, method } => {
                 assert!(id_matches(u64::MAX, &id));
                 assert_eq!(method, "a\"b\\c\n\u{1}é");
-                assert!(params.is_none());
             }
             other => panic!("{other:?}"),
         }
@@ -409,13 +400,7 @@ mod tests {
             bytes,
             br#"{"jsonrpc":"2.0","method":"x","params":[1, 2.50]}"#
         );
-        assert!(matches!(
-            parse(&bytes),
-            Ok(Incoming::Notification {
-                params: Some(Value::Array(_)),
-                ..
-            })
-        ));
+        assert!(matches!(parse(&bytes), Ok(Incoming::Notification)));
     }
 
     #[test]
@@ -554,7 +539,7 @@ mod tests {
             Incoming::Batch(items) => {
                 assert_eq!(items.len(), 3);
                 assert!(matches!(items.first(), Some(Incoming::Response { .. })));
-                assert!(matches!(items.get(1), Some(Incoming::Notification { .. })));
+                assert!(matches!(items.get(1), Some(Incoming::Notification)));
                 assert!(matches!(items.get(2), Some(Incoming::Request { .. })));
             }
             other => panic!("{other:?}"),
@@ -620,18 +605,14 @@ mod tests {
     fn requests_and_notifications() {
         match ok(r#"{"jsonrpc":"2.0","id":"a","method":"sampling/createMessage","params":{"k":1}}"#)
         {
-            Incoming::Request { id, method, params } => {
+            Incoming::Request { id, method } => {
                 assert_eq!(id, json!("a"));
                 assert_eq!(method, "sampling/createMessage");
-                assert_eq!(params, Some(json!({"k":1})));
             }
             other => panic!("{other:?}"),
         }
         match ok(r#"{"jsonrpc":"2.0","method":"notifications/message"}"#) {
-            Incoming::Notification { method, params } => {
-                assert_eq!(method, "notifications/message");
-                assert_eq!(params, None);
-            }
+            Incoming::Notification => {}
             other => panic!("{other:?}"),
         }
         for id in ["null", "1.5", "false"] {

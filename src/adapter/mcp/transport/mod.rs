@@ -276,7 +276,7 @@ fn classify(message: Incoming, want: u64, era: Era, status: Option<u16>, out: &m
                 Err(TransportError::Malformed(Malformed::IdMismatch))
             }));
         }
-        Incoming::Notification { .. } => {}
+        Incoming::Notification => {}
         Incoming::Request { .. } if era.is_modern() => out.push(Received::Ours(Err(
             TransportError::Malformed(Malformed::StatelessServerRequest),
         ))),
