@@ -1,7 +1,16 @@
 //! `agenthealth`: can this MCP server, and what it depends on, do its work right now?
 //!
-//! The data flows one way: [`cli`] → [`config`] → [`engine`] → [`adapter`] → [`result`] →
-//! [`output`]. `main.rs` only calls [`run`] and exits with its code.
+//! The data flows one way: `cli` (flags → a command) → `config` (load, validate) → `plan`
+//! (environment and credentials resolved once) → `engine` (graph, scheduling, deadlines,
+//! aggregation; no protocol) → `adapter` (http; mcp with its transports) over `net` and
+//! `process` → `result` (typed reasons, evidence, the v1 document) → `output` (terminal,
+//! json, yaml, doctor, one redaction pass). [`vocab`] is the bottom layer every module
+//! shares. Imports point the same way; `docs/contributing.md` has the table. This file is
+//! the only place that wires the layers together and picks the exit code; `main.rs` only
+//! calls [`run`].
+//!
+//! The public modules are what the integration tests drive directly: the child-process
+//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]).
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

@@ -10,8 +10,8 @@
 //!    evidence and its round trip is the latency). A transport without a probe (stdio) times
 //!    session establishment instead, process start-up included.
 //! 3. **authentication**, **protocol** — the session is established once per run and shared:
-//!    unpinned, `server/discover` at 2026-07-28 first ([`modern`]); a legacy rejection
-//!    ([`era::after_discover`]) leads to `initialize` offering 2025-11-25 ([`lifecycle`]);
+//!    unpinned, `server/discover` at 2026-07-28 first ([`discover`]); a legacy rejection
+//!    ([`era::after_discover`]) leads to `initialize` offering 2025-11-25 ([`initialize`]);
 //!    a legacy pin goes straight to `initialize`, a modern pin never falls back. A failure
 //!    that received a response is remembered and repeated to later dimensions.
 //! 4. **capability** — every advertised inventory is listed once ([`inventory`]) and the
@@ -29,39 +29,10 @@
 //!
 //! # Evidence
 //!
-//! Only numbers, our own words and names from the configuration — never server text:
-//!
-//! | key | fact | when |
-//! |---|---|---|
-//! | `era` | `modern` / `legacy` | establishment |
-//! | `negotiated_version` | a supported revision (our spelling) | once validated |
-//! | `pinned_version` | the configured `mcp.protocol_version` (why this era, and no fallback) | pinned targets |
-//! | `fallback` | `true` | unpinned discovery was rejected the legacy way |
-//! | `discover_http_status`, `discover_rpc_code` | the rejection that caused the fallback | with `fallback` |
-//! | `session_id_issued` | bool | legacy `initialize` answered |
-//! | `response_mode` | `json` / `sse` | the establishing response |
-//! | `tools_count`, `resources_count`, `prompts_count` | entries of each listed inventory | capability |
-//! | `tools_excluded` | tools dropped for invalid `x-mcp-header` annotations | capability, modern HTTP |
-//! | `missing_tools`, `missing_resources`, `missing_prompts` | configured names not advertised | capability |
-//! | `excluded_tools`, `exclusion_reason` | configured tools that were excluded, and why (first) | capability |
-//! | `failed_method` | the method of the message that failed | any classified failure |
-//! | `http_status`, `rpc_code` | the failing HTTP status / JSON-RPC error code; HEAD status in reachability | failures, reachability |
-//! | `server_version` | the supported revision `initialize` answered when it was refused (not the pin, or 2026-07-28) | `mcp_version` |
-//! | `credential_env` | the `auth.bearer_env` variable whose token was refused (its name only) | `mcp_auth` |
-//! | `protocol_error`, `limit` | what was malformed / which limit was hit | `mcp_protocol` / `mcp_limit` |
-//! | `exit_code`, `exit_signal`, `process_running` | how a stdio process that ended its output early ended | `mcp_process` (UNREACHABLE) |
-//! | `process_error`, `command` | why a stdio command cannot start; the configured command (configuration check) | `mcp_process` (MISCONFIGURED) |
-//! | `protocol_version` | the configured pin | invalid pin |
-//! | `tool` | the configured functional tool | functional |
-//! | `unsafe_annotation` | which safety annotation is missing or wrong | `mcp_unsafe` |
-//! | `argument_violation` | a phrase naming the argument path and the schema rule | arguments refused before the call |
-//! | `content_blocks` | blocks in the tool result | functional, after the call |
-//! | `content_block` | index of the first invalid content block | functional `mcp_protocol` |
-//! | `is_error` | `true` | the tool returned `isError: true` |
-//! | `output_schema_checked` | `true` | `structuredContent` matched the `outputSchema` |
-//! | `output_violation` | a phrase naming the failing path and rule | `structuredContent` rejected |
-//! | `expectations_met`, `expectations_failed` | counts | `mcp.functional.expect` configured |
-//! | `expect_kind`, `expect_pointer`, `expected`, `expect_failure` | the first failed expectation as configured, and why | `mcp_functional` |
+//! Only numbers, our own words and names from the configuration — never server text. Every
+//! key is declared once, with its meaning, in [`crate::result::Key`]; `docs/mcp.md` lists
+//! when each appears (a test keeps the two in step). Failures carry a typed
+//! [`crate::result::Reason`] (built in [`failure`]), which `doctor` reads.
 
 pub mod discover;
 pub mod era;

@@ -71,7 +71,7 @@ pub struct HttpTransport {
 
 impl HttpTransport {
     /// The transport for a target, after the offline checks every HTTP-speaking adapter makes
-    /// ([`net::preflight`]); a failure is MISCONFIGURED with the rule that failed as evidence.
+    /// ([`net::preflight()`]); a failure is MISCONFIGURED with the rule that failed as evidence.
     pub fn configure(ctx: &TargetPlan) -> Result<HttpTransport, Observation> {
         let client = Client::new(Reuse::Fresh);
         let credentials = credential::source(&ctx.credential);

@@ -1,8 +1,8 @@
 //! The seam between MCP protocol logic and bytes.
 //!
 //! Protocol logic (era selection, the legacy lifecycle, inventories) encodes JSON-RPC
-//! messages and hands them to a [`Transport`] with the [`Era`] whose rules
-//! apply. The transport does everything that depends on how bytes travel:
+//! messages and hands them to a [`Transport`] with the [`Era`] whose rules apply. The
+//! transport does everything that depends on how bytes travel:
 //!
 //! * HTTP statuses and headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`,
 //!   `Mcp-Name`, `Mcp-Param-*`), JSON or SSE bodies, the 1 MiB response budget, SSE
@@ -36,8 +36,9 @@
 //!   for this request is [`TransportError::Exited`], a later end `Malformed`; a command that
 //!   cannot be started is [`TransportError::Unstartable`]; the deadline or an abort is
 //!   [`TransportError::unanswered`];
-//! * every header-only part of the message ([`Outgoing::mirror`], the revision header) is ignored; [`Reply::mode`] is
-//!   [`ResponseMode::Json`] and [`Reply::session_issued`] is `false`;
+//! * every header-only part of the message ([`Outgoing::mirror`], the revision header) is
+//!   ignored; [`Reply::mode`] is [`ResponseMode::Json`] and [`Reply::session_issued`] is
+//!   `false`;
 //! * [`Transport::discard`] kills the process group at once (the next request starts a new
 //!   process); [`Transport::close`] closes stdin, allows a short grace within the budget,
 //!   then terminates the group.
