@@ -80,7 +80,7 @@ pub mod sse;
 pub mod transport;
 
 #[cfg(test)]
-mod testing;
+mod testkit;
 #[cfg(test)]
 mod tests;
 

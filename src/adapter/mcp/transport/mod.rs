@@ -234,8 +234,6 @@ pub trait Transport: Send {
 }
 
 #[cfg(test)]
-mod http_tests;
-#[cfg(test)]
 mod loopback;
 
 /// What one received message means while a transport waits for the response to its request.
@@ -306,7 +304,7 @@ fn empty_result() -> Box<RawValue> {
 }
 
 #[cfg(test)]
-mod receive_tests {
+mod tests {
     use super::*;
     use crate::adapter::mcp::era::Revision;
 

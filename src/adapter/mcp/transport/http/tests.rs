@@ -8,12 +8,16 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::HttpTransport;
-use super::loopback::{Reply, Request, Server, event, json, response, result, sse_head};
-use super::{Mirror, Outgoing, ResponseMode, Transport, TransportError};
+use super::HttpTransport;
 use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
 use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
+use crate::adapter::mcp::transport::loopback::{
+    Reply, Request, Server, event, json, response, result, sse_head,
+};
+use crate::adapter::mcp::transport::{
+    self, Mirror, Outgoing, ResponseMode, Transport, TransportError,
+};
 use crate::config::McpOptions;
 use crate::net::{Client, Endpoint, Reuse};
 use crate::plan::Credential;
@@ -54,7 +58,7 @@ fn send(
     id: u64,
     era: Era,
     attempt: &Attempt,
-) -> Result<super::Reply, TransportError> {
+) -> Result<transport::Reply, TransportError> {
     let body = jsonrpc::encode_request(id, method, None);
     t.request(
         &Outgoing {
@@ -684,7 +688,11 @@ fn legacy_session(server: &Server) -> HttpTransport {
     t
 }
 
-fn call(t: &mut HttpTransport, era: Era, within: Duration) -> Result<super::Reply, TransportError> {
+fn call(
+    t: &mut HttpTransport,
+    era: Era,
+    within: Duration,
+) -> Result<transport::Reply, TransportError> {
     send(t, "tools/call", 3, era, &attempt_for(within))
 }
 
@@ -825,10 +833,10 @@ fn run_with(
     dims: &[Dimension],
 ) -> Vec<crate::result::Observation> {
     use crate::adapter::Adapter;
-    use crate::adapter::mcp::{McpAdapter, testing};
-    let mut target = testing::target(options);
+    use crate::adapter::mcp::{McpAdapter, testkit};
+    let mut target = testkit::target(options);
     target.endpoint = server.url.clone();
-    let mut ctx = (*testing::context(target)).clone();
+    let mut ctx = (*testkit::context(target)).clone();
     ctx.credential = credential;
     let mut run = McpAdapter.start(Arc::new(ctx));
     assert_eq!(run.configure().status, Status::Healthy);
@@ -1115,11 +1123,11 @@ fn passive_run_cost() {
         let mut phases = vec![Vec::new(); 6];
         for _ in 0..runs {
             use crate::adapter::Adapter;
-            use crate::adapter::mcp::{McpAdapter, testing};
+            use crate::adapter::mcp::{McpAdapter, testkit};
             let started = Instant::now();
-            let mut target = testing::target(requiring());
+            let mut target = testkit::target(requiring());
             target.endpoint = server.url.clone();
-            let mut run = McpAdapter.start(testing::context(target));
+            let mut run = McpAdapter.start(testkit::context(target));
             let mut t = Instant::now();
             run.configure();
             phases[0].push(t.elapsed());
