@@ -14,14 +14,15 @@
 //! killed. When stdin is `/dev/null` (a background job in a Makefile) or
 //! `--until-killed` is given, stdin is ignored and only a signal stops it.
 
-// Moves to `examples/fake_mcp_server.rs` in the product, with this path
-// becoming "../tests/support/fake_mcp/mod.rs".
-#[path = "../tests/support/fake_mcp/mod.rs"]
-mod fake_mcp;
+// The fake server and the HTTP test server it is built on, shared with the tests.
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use fake_mcp::{Era, FakeConfig, FakeServer, LEGACY_VERSIONS, Mode, PRESETS, preset, preset_info};
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
+use support::fake_mcp::{
+    Era, FakeConfig, FakeServer, LEGACY_VERSIONS, Mode, PRESETS, preset, preset_info,
+};
 
 const USAGE: &str = "usage: fake_mcp_server [--port N] [--route PATH=PRESET]... \
 [--era legacy:VERSION|modern|dual[:VERSION]] [--mode json|sse|mixed] [--until-killed] [--list-presets]";

@@ -384,7 +384,7 @@ fn latency_is_the_head_round_trip() {
 /// MCP traffic.
 #[test]
 fn untrusted_tls_is_unreachable() {
-    use crate::support::http_servers::{Reply, Server as Plain};
+    use crate::support::http_server::{Reply, Server as Plain};
     use crate::support::tls;
     let s = Plain::start_wrapped(
         tls::server_wrap(tls::self_signed(&["localhost", "127.0.0.1"])),

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::testkit::support::http_servers::{Reply, Server, closed_port};
-use super::testkit::support::tls::{TestCa, self_signed, server_wrap};
+use super::testkit::http_server::{Reply, Server, closed_port};
+use super::testkit::tls::{TestCa, self_signed, server_wrap};
 use super::testkit::{with_watchdog, with_watchdog_at, within};
 use super::*;
 use crate::vocab::Status;
@@ -69,7 +69,7 @@ fn localhost_has_a_dns_stage() {
 
 #[test]
 fn redirects_are_responses_and_any_status_is_ok() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/" => Reply::status(302).header("Location", "/elsewhere"),
         _ => Reply::status(500),
     });
@@ -148,7 +148,7 @@ fn trickled_head_is_unknown_at_the_deadline() {
 
 #[test]
 fn bodies_hang_trickle_truncate_and_overflow() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/hang" => Reply::HangMidBody {
             content_length: 100,
             sent: b"part".to_vec(),
@@ -200,7 +200,7 @@ fn bodies_hang_trickle_truncate_and_overflow() {
 
 #[test]
 fn resets_before_and_during_the_response() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/before" => Reply::ResetBeforeHead,
         _ => Reply::ResetMidBody {
             content_length: 100,
@@ -424,7 +424,7 @@ fn invalid_headers_fail_before_any_traffic() {
 fn proxied_exchanges_tunnel_through_connect() {
     // One server plays both the proxy (answers CONNECT) and, inside the tunnel, the target.
     let server = Server::start(|r| match r.method.as_str() {
-        "CONNECT" if r.path.starts_with("refused.test") => Reply::status(403),
+        "CONNECT" if r.target.starts_with("refused.test") => Reply::status(403),
         "CONNECT" => Reply::status(200),
         _ => Reply::status(204),
     });
@@ -438,8 +438,8 @@ fn proxied_exchanges_tunnel_through_connect() {
     assert!(resp.timings().proxied);
     let seen = server.requests();
     assert_eq!(seen[0].method, "CONNECT");
-    assert_eq!(seen[0].path, "target.test:8080");
-    assert_eq!(seen[1].path, "/health");
+    assert_eq!(seen[0].target, "target.test:8080");
+    assert_eq!(seen[1].target, "/health");
 
     // A proxy's refusal is not the target's response.
     let (resp, _) = get(&mut client, "http://refused.test/", LONG);

@@ -1,5 +1,5 @@
 //! TLS for the test servers: certificates made in the test with rcgen (ring), and a rustls
-//! server session to wrap [`Server`](super::http_servers::Server) connections in.
+//! server session to wrap [`Server`](super::http_server::Server) connections in.
 
 #![allow(dead_code)]
 
@@ -12,7 +12,7 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
 
-use super::http_servers::{Stream, Wrap};
+use super::http_server::{Stream, Wrap};
 
 /// A certificate chain and its key, for a server.
 pub struct Identity {

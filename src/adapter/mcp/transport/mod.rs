@@ -233,9 +233,6 @@ pub trait Transport: Send {
     fn close(&mut self, attempt: &Attempt);
 }
 
-#[cfg(test)]
-mod loopback;
-
 /// What one received message means while a transport waits for the response to its request.
 pub(crate) enum Received {
     /// Our response, or the failure it stands for: stop waiting.

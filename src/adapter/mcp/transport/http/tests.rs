@@ -12,13 +12,11 @@ use super::HttpTransport;
 use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
 use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
-use crate::adapter::mcp::transport::loopback::{
-    Reply, Request, Server, event, json, response, result, sse_head,
-};
 use crate::adapter::mcp::transport::{
     self, Mirror, Outgoing, ResponseMode, Transport, TransportError,
 };
 use crate::config::McpOptions;
+use crate::net::testkit::http_server::{Reply, Request, Server};
 use crate::net::{Client, Endpoint, Reuse};
 use crate::plan::Credential;
 use crate::result::Key;
@@ -31,6 +29,82 @@ use crate::vocab::{Dimension, Status};
 const LONG: Duration = Duration::from_secs(5);
 const V: Revision = Revision::V2025_11_25;
 
+// ---------------------------------------------------------------- scripting the server
+
+/// What a scripted route reads from an MCP request.
+trait Rpc {
+    /// The JSON body (`Null` when there is none).
+    fn json(&self) -> Value;
+    /// The JSON-RPC method of a POST, or `""`.
+    fn rpc(&self) -> String;
+    /// The JSON-RPC id of a POST.
+    fn id(&self) -> Value;
+}
+
+impl Rpc for Request {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    fn rpc(&self) -> String {
+        self.json()["method"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn id(&self) -> Value {
+        self.json()["id"].clone()
+    }
+}
+
+/// A complete response with a body of known length, bytes as written (header names as
+/// given, reason phrase `X`).
+fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status} X\r\n");
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A JSON response.
+fn json(status: u16, body: &str) -> Vec<u8> {
+    response(
+        status,
+        &[("content-type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+/// A JSON-RPC result for request `id`.
+fn result(id: &Value, result: &str) -> Vec<u8> {
+    json(
+        200,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+    )
+}
+
+/// The head of an event stream without a length: its body ends when the connection closes.
+fn sse_head(extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n");
+    for (name, value) in extra {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.into_bytes()
+}
+
+/// One event carrying `data`.
+fn event(data: &str) -> String {
+    format!("event: message\ndata: {data}\n\n")
+}
+
+// ---------------------------------------------------------------- transports
+
 fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
 }
@@ -41,7 +115,7 @@ fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
 }
 
 fn transport(server: &Server) -> HttpTransport {
-    http(&server.url, Arc::new(NoCredentials))
+    http(&server.url("/mcp"), Arc::new(NoCredentials))
 }
 
 /// `Some(response_seen)` for a failure without an answer.
@@ -113,7 +187,7 @@ fn with_session(r: &Request) -> Reply {
 fn modern_requests_carry_version_and_method_and_never_a_session() {
     let server = Server::start(with_session);
     let mut t = http(
-        &server.url,
+        &server.url("/mcp"),
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
@@ -363,7 +437,7 @@ fn json_batches_and_media_type_parameters() {
 #[test]
 fn redirects_are_never_followed() {
     let elsewhere = Server::start(ok_result);
-    let location = elsewhere.url.clone();
+    let location = elsewhere.url("/mcp");
     let server =
         Server::start(move |_| Reply::Send(response(307, &[("location", location.as_str())], b"")));
     let mut t = transport(&server);
@@ -476,7 +550,7 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
         _ => ok_result(r),
     });
     let mut t = http(
-        &server.url,
+        &server.url("/mcp"),
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let a = attempt_for(LONG);
@@ -835,7 +909,7 @@ fn run_with(
     use crate::adapter::Adapter;
     use crate::adapter::mcp::{McpAdapter, testkit};
     let mut target = testkit::target(options);
-    target.endpoint = server.url.clone();
+    target.endpoint = server.url("/mcp");
     let mut ctx = (*testkit::context(target)).clone();
     ctx.credential = credential;
     let mut run = McpAdapter.start(Arc::new(ctx));
@@ -1126,7 +1200,7 @@ fn passive_run_cost() {
             use crate::adapter::mcp::{McpAdapter, testkit};
             let started = Instant::now();
             let mut target = testkit::target(requiring());
-            target.endpoint = server.url.clone();
+            target.endpoint = server.url("/mcp");
             let mut run = McpAdapter.start(testkit::context(target));
             let mut t = Instant::now();
             run.configure();
