@@ -10,7 +10,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::config::{Action, FakeConfig, On};
-use super::http_server::{self as http, Conn, Flow, Handler, Options, Request, Server, reason};
+use super::http_server::{
+    self as http, Conn, Flow, Handler, Options, Request, Server, Wrap, reason,
+};
 use super::mcp::{self, Answer, ListCache, META_VERSION, Msg, Req, RpcMsg};
 use super::render;
 use super::util::{form_decode, raw_member};
@@ -405,7 +407,17 @@ impl FakeServer {
     }
 
     /// Starts a server on `127.0.0.1:port` (`0` = ephemeral).
-    pub fn try_start(mut cfg: FakeConfig, port: u16) -> io::Result<FakeServer> {
+    pub fn try_start(cfg: FakeConfig, port: u16) -> io::Result<FakeServer> {
+        FakeServer::try_start_wrapped(cfg, port, None)
+    }
+
+    /// Starts a server on `127.0.0.1:port` speaking over what `wrap` makes of each
+    /// connection (TLS: the URLs are then `https://`; a `Reset` fault degrades to a close).
+    pub fn try_start_wrapped(
+        mut cfg: FakeConfig,
+        port: u16,
+        wrap: Option<Wrap>,
+    ) -> io::Result<FakeServer> {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         let addr = listener.local_addr()?;
         let extra = std::mem::take(&mut cfg.routes);
@@ -416,7 +428,7 @@ impl FakeServer {
         }
         let shared = Arc::new(Shared {
             routes,
-            base: format!("http://{addr}"),
+            base: format!("{}://{addr}", if wrap.is_some() { "https" } else { "http" }),
             log: Mutex::new(Vec::new()),
             sync: Mutex::new(SyncState {
                 stopped: false,
@@ -432,6 +444,7 @@ impl FakeServer {
         // The log here is richer than the HTTP server's: it keeps none of its own.
         let options = Options {
             record: false,
+            wrap,
             ..Options::default()
         };
         let server = Server::serve(listener, options, Fake(Arc::clone(&shared)))?;
@@ -448,7 +461,7 @@ impl FakeServer {
         self.server.port()
     }
 
-    /// `http://127.0.0.1:PORT/mcp`.
+    /// `http://127.0.0.1:PORT/mcp` (`https://` over TLS).
     pub fn url(&self) -> String {
         format!("{}/mcp", self.shared.base)
     }
