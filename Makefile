@@ -17,7 +17,7 @@ test: interop-setup
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test --all-targets
 
-## interop-setup: the real MCP servers the interop tests start (idempotent, ~1 s when up to date;
+## interop-setup: the real MCP servers the interop tests start (idempotent, 1-3 s when up to date;
 ## node >= 20, npm and python3 >= 3.10), into $AGENTHEALTH_INTEROP_DIR or target/interop
 interop-setup:
 	.ci/interop-setup
