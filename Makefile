@@ -4,17 +4,23 @@ MUSL := x86_64-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
 PREFIX ?= /usr/local
 
-.PHONY: build test static install demo demo-graph bench fmt clippy
+.PHONY: build test interop-setup static install demo demo-graph bench fmt clippy
 
 build:
 	$(CARGO) build --release
 
-## test: formatting, lints, the TLS provider guard, and every test (unit, integration, interop)
-test:
+## test: the interop servers, formatting, lints, the TLS provider guard, and every test
+## (unit, integration, interop). A test whose server is missing fails: it never passes unrun.
+test: interop-setup
 	$(CARGO) fmt --all -- --check
 	@! grep -q '^name = "aws-lc' Cargo.lock || { echo "aws-lc is in Cargo.lock: TLS must use ring only (ureq default-features = false)" >&2; exit 1; }
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) test --all-targets
+
+## interop-setup: the real MCP servers the interop tests start (idempotent, 1-3 s when up to date;
+## node >= 20, npm and python3 >= 3.10), into $AGENTHEALTH_INTEROP_DIR or target/interop
+interop-setup:
+	.ci/interop-setup
 
 ## static: the statically linked musl release binary, and its size
 static:

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench: median wall time and peak RSS of `agenthealth ping` against a fast local fake MCP
 # server and a real Python `mcp` server, with curl doing the same exchange as the floor; the
+# same over HTTPS (TLS 1.3, a private CA), and the cost of loading the system trust store; the
 # deadline bound against a silent server; then `agenthealth check` on a generated graph of
-# 1,000 HTTP nodes against two fake servers, with its peak thread count.
+# 1,000 HTTP nodes against two fake servers, with its peak thread count. Client and agent
+# construction are in-process costs: they are the difference between `version` and `ping http`.
 # usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER   (RUNS=20, at least 10; GRAPH_RUNS=5)
 set -uo pipefail
 bin=$1 fake=$2 runs=${RUNS:-20} graph_runs=${GRAPH_RUNS:-5}
@@ -19,8 +21,14 @@ exec {FAKE2}< <(exec "$fake" --until-killed)
 fake2_pid=$!
 read -r line2 <&"$FAKE2" || { echo "bench: second fake server did not start" >&2; exit 1; }
 base2=${line2#listening on }
+# The same fake over TLS: its certificate comes from a fresh CA written to $ca.
+ca=$tmp/ca.pem
+exec {TLS}< <(exec "$fake" --tls "$ca" --route /modern=modern --until-killed)
+tls_pid=$!
+read -r line3 <&"$TLS" || { echo "bench: TLS fake server did not start" >&2; exit 1; }
+tls_base=${line3#listening on }
 cleanup() {
-  exec {FAKE[1]}>&-; kill "$fake2_pid" 2>/dev/null
+  exec {FAKE[1]}>&-; kill "$fake2_pid" "$tls_pid" 2>/dev/null
   [[ -n $py_pid ]] && kill "$py_pid" 2>/dev/null
   wait 2>/dev/null; rm -rf "$tmp"
 }
@@ -71,7 +79,19 @@ measure "agenthealth version" "$bin" version
 measure "agenthealth ping mcp: fake, legacy (discover→init)" "$bin" ping mcp "$fake_base/mcp"
 measure "agenthealth ping mcp: fake, modern" "$bin" ping mcp "$fake_base/modern"
 measure "agenthealth ping http: fake /health" "$bin" ping http "$fake_base/health"
+measure "curl HEAD /health: fake (floor)" curl -s -o /dev/null -I "$fake_base/health"
 curl_floor "$fake_base/mcp"; measure "curl HEAD+initialize+tools/list: fake (floor)" "${floor[@]}"
+
+# HTTPS: a fresh connection's TLS 1.3 handshake against a store of one certificate (the CA as
+# SSL_CERT_FILE); MCP over https keeps one connection alive for the whole check. Then the
+# system bundle as the store: the difference is its load, once per process (the private CA is
+# not in it, so the certificate is refused).
+own_ca=(env -u SSL_CERT_DIR SSL_CERT_FILE="$ca")
+measure "agenthealth ping http: https fake /health" "${own_ca[@]}" "$bin" ping http "$tls_base/health"
+measure "curl HEAD https /health: fake (floor)" curl -s -o /dev/null -I --cacert "$ca" "$tls_base/health"
+measure "agenthealth ping mcp: https, legacy (kept alive)" "${own_ca[@]}" "$bin" ping mcp "$tls_base/mcp"
+measure "agenthealth ping mcp: https, modern (kept alive)" "${own_ca[@]}" "$bin" ping mcp "$tls_base/modern"
+measure "agenthealth ping http: https, system trust store" env -u SSL_CERT_DIR -u SSL_CERT_FILE "$bin" ping http "$tls_base/health"
 # The deadline bound: a server that accepts and never answers, --timeout 300.
 coproc SILENT { exec python3 -c '
 import socket, sys

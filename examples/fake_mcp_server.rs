@@ -3,34 +3,40 @@
 //!
 //! ```text
 //! fake_mcp_server [--port N] [--route PATH=PRESET]... [--era legacy:VERSION|modern|dual[:VERSION]]
-//!                 [--mode json|sse|mixed] [--until-killed] [--list-presets]
+//!                 [--mode json|sse|mixed] [--tls CA_FILE] [--until-killed] [--list-presets]
 //! ```
 //!
 //! `/mcp` serves the `healthy` preset unless a `--route /mcp=PRESET` replaces
 //! it. `--era` and `--mode` apply to every route whose preset does not choose
-//! its own era or mode. Once bound, exactly one line
-//! `listening on http://127.0.0.1:PORT` is printed (and flushed) on stdout.
+//! its own era or mode. `--tls CA_FILE` serves HTTPS with a certificate for
+//! `127.0.0.1` and `localhost` from a fresh test CA, whose certificate is written
+//! to `CA_FILE` (PEM, for `SSL_CERT_FILE`). Once bound, exactly one line
+//! `listening on http://127.0.0.1:PORT` (`https://`) is printed (and flushed) on stdout.
 //! The server then runs until stdin reaches end-of-file or the process is
 //! killed. When stdin is `/dev/null` (a background job in a Makefile) or
 //! `--until-killed` is given, stdin is ignored and only a signal stops it.
 
-// Moves to `examples/fake_mcp_server.rs` in the product, with this path
-// becoming "../tests/support/fake_mcp/mod.rs".
-#[path = "../tests/support/fake_mcp/mod.rs"]
-mod fake_mcp;
+// The fake server and the HTTP test server it is built on, shared with the tests.
+#[path = "../tests/support/mod.rs"]
+mod support;
 
-use fake_mcp::{Era, FakeConfig, FakeServer, LEGACY_VERSIONS, Mode, PRESETS, preset, preset_info};
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
+use support::fake_mcp::{
+    Era, FakeConfig, FakeServer, LEGACY_VERSIONS, Mode, PRESETS, preset, preset_info,
+};
+use support::tls::{TestCa, server_wrap};
 
 const USAGE: &str = "usage: fake_mcp_server [--port N] [--route PATH=PRESET]... \
-[--era legacy:VERSION|modern|dual[:VERSION]] [--mode json|sse|mixed] [--until-killed] [--list-presets]";
+[--era legacy:VERSION|modern|dual[:VERSION]] [--mode json|sse|mixed] [--tls CA_FILE] [--until-killed] \
+[--list-presets]";
 
 struct Options {
     port: u16,
     routes: Vec<(String, String)>,
     era: Option<Era>,
     mode: Option<Mode>,
+    tls: Option<std::path::PathBuf>,
     until_killed: bool,
 }
 
@@ -75,6 +81,7 @@ fn parse_args() -> Result<Option<Options>, String> {
         routes: Vec::new(),
         era: None,
         mode: None,
+        tls: None,
         until_killed: false,
     };
     let mut args = std::env::args().skip(1);
@@ -117,6 +124,7 @@ fn parse_args() -> Result<Option<Options>, String> {
                     other => return Err(format!("invalid --mode {other:?} (json, sse or mixed)")),
                 })
             }
+            "--tls" => o.tls = Some(value()?.into()),
             "--until-killed" => o.until_killed = true,
             "--list-presets" => {
                 for p in PRESETS {
@@ -179,7 +187,18 @@ fn main() -> ExitCode {
         .filter(|(p, _)| p != "/mcp")
         .map(|(p, n)| (p.clone(), configured(n, &o)))
         .collect();
-    let server = match FakeServer::try_start(cfg, o.port) {
+    let wrap = match &o.tls {
+        None => None,
+        Some(path) => {
+            let ca = TestCa::new();
+            if let Err(e) = std::fs::write(path, &ca.pem) {
+                eprintln!("fake_mcp_server: cannot write {}: {e}", path.display());
+                return ExitCode::from(1);
+            }
+            Some(server_wrap(ca.leaf(&["127.0.0.1", "localhost"])))
+        }
+    };
+    let server = match FakeServer::try_start_wrapped(cfg, o.port, wrap) {
         Ok(s) => s,
         Err(e) => {
             eprintln!(

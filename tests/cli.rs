@@ -144,7 +144,7 @@ fn write_failure_is_a_tool_failure() {
 
 #[test]
 fn sigterm_cancels_and_still_prints_a_document() {
-    use crate::support::http_servers::{Reply, Server};
+    use crate::support::http_server::{Reply, Server};
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     for signal in [

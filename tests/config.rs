@@ -1,7 +1,7 @@
 //! Configuration files end to end: `validate`, load errors (exit 6, key path, no values
 //! echoed), and MISCONFIGURED results before any traffic.
 
-use crate::support::http_servers::{Reply, Server};
+use crate::support::http_server::{Reply, Server};
 use crate::util::{TempDir, run, run_env};
 
 #[test]
@@ -213,7 +213,7 @@ targets:
         }
     }
     // The endpoints with userinfo were never contacted; the first target was (its GET too).
-    assert!(s.requests().iter().all(|r| !r.path.contains("qs-canary")));
+    assert!(s.requests().iter().all(|r| !r.target.contains("qs-canary")));
     assert_eq!(s.count("GET"), 6);
 }
 

@@ -39,23 +39,21 @@
 //! * **Real servers.** `<!-- console: interop -->` on the line right before a `console`
 //!   block runs it with the bin directories of the servers `.ci/interop-setup` installs
 //!   (`$AGENTHEALTH_INTEROP_DIR/venv/bin`, `…/node_modules/.bin`) first on `PATH`. When they
-//!   are not installed the block follows `tests/interop`'s rule: a failure with `CI=true`,
-//!   otherwise a `skipped:` line on stderr.
+//!   are not installed the test fails, naming the block and what is missing (run
+//!   `.ci/interop-setup`), as `tests/interop` does.
 //!
-//! Apart from that rule for real servers, a block the harness cannot run is a failure, never
-//! a skip: an unknown marker, a marker
-//! not followed by the block it needs, a transcript line before the first command, and a
-//! `$ ` line inside a fenced block that is not a `console` block (a transcript must be
-//! executable to be shown).
+//! A block the harness cannot run is a failure, never a skip: a block whose servers are not
+//! installed, an unknown marker, a marker not followed by the block it needs, a transcript
+//! line before the first command, and a `$ ` line inside a fenced block that is not a
+//! `console` block (a transcript must be executable to be shown).
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use agenthealth::result::Key;
 
 use crate::fake_mcp::{FakeServer, preset};
-use crate::interop::{StdioKind, StdioServer, interop_dir};
+use crate::interop::{NotInstalled, StdioKind, StdioServer, interop_dir};
 use crate::util::{TempDir, bin};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -235,21 +233,16 @@ fn run_document(doc: &str) {
         _ => None,
     });
     for fence in consoles {
-        // Parsed first, so that a malformed block fails even where it would be skipped.
+        // Parsed first, so that a malformed block is reported as such wherever it is.
         let steps = transcript(fence).unwrap_or_else(|e| panic!("{doc}:{e}"));
         let interop = matches!(fence.marker, Some(Marker::Interop));
         let path = if interop {
-            match interop_path() {
-                Some(path) => path,
-                None => {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "skipped: {doc}:{}: the block needs the interop servers",
-                        fence.line
-                    );
-                    continue;
-                }
-            }
+            interop_path().unwrap_or_else(|missing| {
+                panic!(
+                    "{doc}:{}: the block needs the interop servers: {missing}",
+                    fence.line
+                )
+            })
         } else {
             std::env::var_os("PATH").unwrap_or_default()
         };
@@ -303,18 +296,17 @@ fn docs_server() -> FakeServer {
     FakeServer::start(config)
 }
 
-/// `PATH` with the interop servers' bin directories first, or `None` (after `tests/interop`'s
-/// skip note; with `CI=true` it panics) when they are not installed.
-fn interop_path() -> Option<std::ffi::OsString> {
+/// `PATH` with the interop servers' bin directories first, or what is not installed.
+fn interop_path() -> Result<std::ffi::OsString, NotInstalled> {
     // The two kinds the documents use: a Python server from PyPI and a Node one from npm.
-    StdioServer::prepare(StdioKind::Time)?;
-    StdioServer::prepare(StdioKind::Filesystem)?;
+    StdioServer::try_prepare(StdioKind::Time)?;
+    StdioServer::try_prepare(StdioKind::Filesystem)?;
     let dir = interop_dir();
     let mut dirs = vec![dir.join("venv/bin"), dir.join("node_modules/.bin")];
     if let Some(path) = std::env::var_os("PATH") {
         dirs.extend(std::env::split_paths(&path));
     }
-    Some(std::env::join_paths(dirs).expect("PATH"))
+    Ok(std::env::join_paths(dirs).expect("PATH"))
 }
 
 /// Copies `from` to `to` recursively, with `127.0.0.1:PORT` filled in in `.yaml` files.

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::fake_mcp::{FakeConfig, FakeServer};
-use crate::support::http_servers::{Reply, Server, closed_port};
+use crate::support::http_server::{Reply, Server, closed_port};
 use crate::util::{Outcome, TempDir, bin, run};
 
 const MARGIN: Duration = Duration::from_secs(1);
@@ -32,7 +32,7 @@ fn check_json(file: &Path) -> Outcome {
 
 /// Requests the server saw for `path`.
 fn hits(s: &Server, path: &str) -> usize {
-    s.requests().iter().filter(|r| r.path == path).count()
+    s.requests().iter().filter(|r| r.target == path).count()
 }
 
 /// Every result in the document, depth-first, with its name.
@@ -344,9 +344,9 @@ targets:
 #[test]
 fn edges_contribute_by_the_contract_table() {
     let s = Server::start(|r| {
-        if r.path.starts_with("/unhealthy") {
+        if r.target.starts_with("/unhealthy") {
             Reply::status(500)
-        } else if r.path.starts_with("/misconfigured") {
+        } else if r.target.starts_with("/misconfigured") {
             Reply::status(401)
         } else {
             Reply::status(200)
@@ -476,7 +476,7 @@ fn concurrency_bounds_requests_in_flight() {
 fn a_parent_budget_never_cuts_a_shared_dependency() {
     // The shared node answers after 600 ms; its parent `a` has a 200 ms budget and a hanging
     // endpoint. `a` fails on its own; the shared node stays HEALTHY under both parents.
-    let s = Server::start(|r| match r.path.as_str() {
+    let s = Server::start(|r| match r.target.as_str() {
         "/hang" => Reply::HangBeforeHead,
         "/slow" => {
             // The server being slow, not the test waiting.
@@ -697,7 +697,7 @@ fn the_graph_example_runs_against_the_fake_server() {
 
 #[test]
 fn the_terminal_draws_the_tree_and_doctor_names_the_root_cause() {
-    let s = Server::start(|r| match r.path.as_str() {
+    let s = Server::start(|r| match r.target.as_str() {
         "/db" => Reply::status(503),
         _ => Reply::status(200),
     });

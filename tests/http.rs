@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::support::http_servers::{Reply, Server, closed_port};
+use crate::support::http_server::{Reply, Server, closed_port};
 use crate::support::tls;
 use crate::util::{Outcome, TempDir, run, run_env};
 

@@ -115,9 +115,7 @@ fn real_http_servers_are_healthy_unpinned() {
         ),
     ];
     for (kind, era) in kinds {
-        let Some(server) = Server::start(kind) else {
-            continue;
-        };
+        let server = Server::start(kind);
         let o = ping(server.url(), &["--timeout", "5000"]);
         assert_eq!(o.code, 0, "{kind:?}: {}", o.stdout);
         let ev = &o.json()["checks"]["protocol"]["evidence"];
@@ -147,9 +145,7 @@ fn real_http_servers_are_healthy_unpinned() {
 #[test]
 fn real_python_server_honours_every_pin() {
     for mode in [HttpMode::Sse, HttpMode::Json, HttpMode::Stateless] {
-        let Some(server) = Server::start(Kind::PyHttp { mode, pin: None }) else {
-            return;
-        };
+        let server = Server::start(Kind::PyHttp { mode, pin: None });
         for pin in ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"] {
             let o = pinned(server.url(), pin);
             assert_eq!(o.code, 0, "{mode:?} {pin}: {}", o.stdout);
@@ -181,12 +177,10 @@ fn pinned(url: &str, pin: &str) -> Outcome {
 fn real_python_server_pinned_to_each_legacy_revision_in_every_mode() {
     for mode in [HttpMode::Sse, HttpMode::Json, HttpMode::Stateless] {
         for rev in ["2025-03-26", "2025-06-18", "2025-11-25"] {
-            let Some(server) = Server::start(Kind::PyHttp {
+            let server = Server::start(Kind::PyHttp {
                 mode,
                 pin: Some(rev),
-            }) else {
-                continue;
-            };
+            });
             // Unpinned: the server rejects discover, so legacy negotiation finds `rev`.
             let o = ping(server.url(), &["--timeout", "5000"]);
             assert_eq!(o.code, 0, "{mode:?} {rev}: {}", o.stdout);
@@ -202,11 +196,9 @@ fn real_python_server_pinned_to_each_legacy_revision_in_every_mode() {
 
 #[test]
 fn modern_only_server_fails_a_legacy_pin_with_version_evidence() {
-    let Some(server) = Server::start(Kind::Ts2 {
+    let server = Server::start(Kind::Ts2 {
         legacy_reject: true,
-    }) else {
-        return;
-    };
+    });
     let o = pinned(server.url(), "2025-11-25");
     assert_eq!(o.code, 2, "{}", o.stdout);
     let p = &o.json()["checks"]["protocol"];
@@ -392,7 +384,7 @@ fn latency_is_the_head_round_trip() {
 /// MCP traffic.
 #[test]
 fn untrusted_tls_is_unreachable() {
-    use crate::support::http_servers::{Reply, Server as Plain};
+    use crate::support::http_server::{Reply, Server as Plain};
     use crate::support::tls;
     let s = Plain::start_wrapped(
         tls::server_wrap(tls::self_signed(&["localhost", "127.0.0.1"])),

@@ -1412,16 +1412,16 @@ fn a_functional_call_over_stdio_is_never_repeated() {
 // ------------------------------------------------------------------ real servers
 
 /// Runs a real server through a config file with `transport: stdio`.
-fn real(kind: StdioKind) -> Option<(Case, Value)> {
+fn real(kind: StdioKind) -> (Case, Value) {
     real_pinned(kind, None)
 }
 
 /// [`real`] with agenthealth pinned to `pin`.
-fn real_pinned(kind: StdioKind, pin: Option<&'static str>) -> Option<(Case, Value)> {
+fn real_pinned(kind: StdioKind, pin: Option<&'static str>) -> (Case, Value) {
     let (case, o) = real_run(kind, |spec| match pin {
         Some(pin) => spec.pin(pin),
         None => spec,
-    })?;
+    });
     assert_eq!(o.code, 0, "{kind:?} pin {pin:?}: {}", o.stdout);
     let v = o.json();
     for dim in ["reachability", "authentication", "protocol", "capability"] {
@@ -1441,13 +1441,13 @@ fn real_pinned(kind: StdioKind, pin: Option<&'static str>) -> Option<(Case, Valu
         evidence(&v, "protocol", "fallback"),
         evidence(&v, "capability", "tools_count"),
     );
-    Some((case, v))
+    (case, v)
 }
 
 /// Runs a real server through a config file with `transport: stdio`, a 10 s timeout and
 /// whatever `tweak` adds; asserts the time bound and that nothing is left behind.
-fn real_run(kind: StdioKind, tweak: impl FnOnce(Spec) -> Spec) -> Option<(Case, Outcome)> {
-    let server = StdioServer::prepare(kind)?;
+fn real_run(kind: StdioKind, tweak: impl FnOnce(Spec) -> Spec) -> (Case, Outcome) {
+    let server = StdioServer::prepare(kind);
     let case = Case::new("interop");
     let argv: Vec<String> = server
         .argv()
@@ -1464,7 +1464,7 @@ fn real_run(kind: StdioKind, tweak: impl FnOnce(Spec) -> Spec) -> Option<(Case, 
     within(&format!("{kind:?}"), &o, ms(4 * 10_000));
     case.assert_nothing_left();
     drop(server);
-    Some((case, o))
+    (case, o)
 }
 
 #[test]
@@ -1479,7 +1479,7 @@ fn real_dual_era_servers_stay_modern() {
             legacy_reject: true,
         },
     ] {
-        let Some((_, v)) = real(kind) else { continue };
+        let (_, v) = real(kind);
         assert_eq!(evidence(&v, "protocol", "era"), "modern", "{kind:?}");
         assert!(evidence(&v, "protocol", "fallback").is_null(), "{kind:?}");
     }
@@ -1492,7 +1492,7 @@ fn real_handshake_only_servers_fall_back_to_legacy() {
         StdioKind::Memory,
         StdioKind::Everything,
     ] {
-        let Some((_, v)) = real(kind) else { continue };
+        let (_, v) = real(kind);
         assert_eq!(evidence(&v, "protocol", "era"), "legacy", "{kind:?}");
         assert_eq!(evidence(&v, "protocol", "fallback"), true, "{kind:?}");
         assert_eq!(evidence(&v, "protocol", "discover_rpc_code"), -32601);
@@ -1504,9 +1504,7 @@ fn real_handshake_only_servers_fall_back_to_legacy() {
 fn real_everything_server_interleaves_a_notification_and_lists_every_tool() {
     // server-everything sends notifications/tools/list_changed after `initialized`, ahead of
     // the tools/list response; it registers its 13th tool only after `initialized`.
-    let Some((_, v)) = real(StdioKind::Everything) else {
-        return;
-    };
+    let (_, v) = real(StdioKind::Everything);
     assert_eq!(evidence(&v, "capability", "tools_count"), 13);
 }
 
@@ -1529,9 +1527,7 @@ fn real_servers_pinned_are_healthy() {
         (StdioKind::Memory, legacy),
         (StdioKind::Everything, legacy),
     ] {
-        let Some((_, v)) = real_pinned(kind, Some(pin)) else {
-            continue;
-        };
+        let (_, v) = real_pinned(kind, Some(pin));
         let era = if pin == MODERN_REVISION {
             "modern"
         } else {
@@ -1561,15 +1557,13 @@ fn real_time_server_functional_in_each_era() {
             Some(pin) => spec.pin(pin),
             None => spec,
         };
-        let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+        let (_, o) = real_run(StdioKind::Time, |spec| {
             pinned(spec).call(
                 "get_current_time",
                 Some(r#"{"timezone":"Europe/Berlin"}"#),
                 &expect,
             )
-        }) else {
-            return;
-        };
+        });
         assert_eq!(o.code, 0, "{era}: {}", o.stdout);
         let v = o.json();
         let f = check(&v, "functional");
@@ -1580,15 +1574,13 @@ fn real_time_server_functional_in_each_era() {
 
         // One failure per era, to keep the server starts few.
         if era == "modern" {
-            let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+            let (_, o) = real_run(StdioKind::Time, |spec| {
                 pinned(spec).call(
                     "get_current_time",
                     Some(r#"{"timezone":"Mars/Olympus_Mons"}"#),
                     &[],
                 )
-            }) else {
-                return;
-            };
+            });
             assert_eq!(o.code, 2, "{era}: {}", o.stdout);
             let f = check(&o.json(), "functional").clone();
             assert_eq!(f["code"], "mcp_functional", "{era}: {f}");
@@ -1599,11 +1591,9 @@ fn real_time_server_functional_in_each_era() {
                 o.stdout
             );
         } else {
-            let Some((_, o)) = real_run(StdioKind::Time, |spec| {
+            let (_, o) = real_run(StdioKind::Time, |spec| {
                 pinned(spec).call("get_current_time", Some(r#"{"timezone":7}"#), &[])
-            }) else {
-                return;
-            };
+            });
             assert_eq!(o.code, 4, "{era}: {}", o.stdout);
             assert_eq!(
                 evidence(&o.json(), "functional", "argument_violation"),
@@ -1617,9 +1607,7 @@ fn real_time_server_functional_in_each_era() {
 #[test]
 fn real_python_server_pinned_to_each_revision() {
     for rev in LEGACY_REVISIONS {
-        let Some((_, v)) = real(StdioKind::Py { pin: Some(rev) }) else {
-            continue;
-        };
+        let (_, v) = real(StdioKind::Py { pin: Some(rev) });
         // Unpinned here: the pinned server rejects discovery (-32601) and we fall back.
         assert_eq!(evidence(&v, "protocol", "era"), "legacy", "{rev}");
         assert_eq!(evidence(&v, "protocol", "negotiated_version"), rev);
@@ -1629,9 +1617,7 @@ fn real_python_server_pinned_to_each_revision() {
 #[test]
 fn real_python_server_with_agenthealth_pinned_to_each_revision() {
     for pin in LEGACY_REVISIONS.into_iter().chain([MODERN_REVISION]) {
-        let Some(server) = StdioServer::prepare(StdioKind::Py { pin: None }) else {
-            return;
-        };
+        let server = StdioServer::prepare(StdioKind::Py { pin: None });
         let case = Case::new("interop-pin");
         let argv: Vec<String> = server
             .argv()

@@ -2,7 +2,7 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
 //! drives the stdio child-process layer against hostile children; `stdio` runs the binary
 //! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
-//! README.md and docs/ as shown.
+//! README.md and docs/ as shown; `test_server` checks the HTTP test server the others use.
 
 mod cli;
 mod config;
@@ -11,6 +11,7 @@ mod graph;
 mod interop;
 mod process;
 mod stdio;
+mod test_server;
 mod util;
 
 mod http;
@@ -20,5 +21,4 @@ mod mcp_modes;
 mod mcp_selection;
 mod support;
 
-#[path = "support/fake_mcp/mod.rs"]
-mod fake_mcp;
+use support::fake_mcp;

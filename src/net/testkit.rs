@@ -1,4 +1,5 @@
-//! Test helpers: the shared scripted servers and a watchdog that behaves like the engine's.
+//! Test helpers: the one HTTP test server and TLS material from `tests/support/` (shared
+//! with the integration tests), and a watchdog that behaves like the engine's.
 
 use std::sync::mpsc;
 use std::thread;
@@ -7,8 +8,10 @@ use std::time::{Duration, Instant};
 use crate::vocab::Attempt;
 use crate::vocab::{Bound, Deadline};
 
-#[path = "../../tests/support/mod.rs"]
-pub(crate) mod support;
+#[path = "../../tests/support/http_server/mod.rs"]
+pub(crate) mod http_server;
+#[path = "../../tests/support/tls.rs"]
+pub(crate) mod tls;
 
 /// Runs `f` under an attempt ending after `timeout`, with a watchdog thread that calls
 /// [`Attempt::abort`] at the deadline unless `f` returned first (what the engine does).

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::testkit::support::http_servers::{Reply, Server, closed_port};
-use super::testkit::support::tls::{TestCa, self_signed, server_wrap};
+use super::testkit::http_server::{Reply, Server, closed_port};
+use super::testkit::tls::{TestCa, self_signed, server_wrap};
 use super::testkit::{with_watchdog, with_watchdog_at, within};
 use super::*;
 use crate::vocab::Status;
@@ -69,7 +69,7 @@ fn localhost_has_a_dns_stage() {
 
 #[test]
 fn redirects_are_responses_and_any_status_is_ok() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/" => Reply::status(302).header("Location", "/elsewhere"),
         _ => Reply::status(500),
     });
@@ -148,7 +148,7 @@ fn trickled_head_is_unknown_at_the_deadline() {
 
 #[test]
 fn bodies_hang_trickle_truncate_and_overflow() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/hang" => Reply::HangMidBody {
             content_length: 100,
             sent: b"part".to_vec(),
@@ -200,7 +200,7 @@ fn bodies_hang_trickle_truncate_and_overflow() {
 
 #[test]
 fn resets_before_and_during_the_response() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/before" => Reply::ResetBeforeHead,
         _ => Reply::ResetMidBody {
             content_length: 100,
@@ -424,7 +424,7 @@ fn invalid_headers_fail_before_any_traffic() {
 fn proxied_exchanges_tunnel_through_connect() {
     // One server plays both the proxy (answers CONNECT) and, inside the tunnel, the target.
     let server = Server::start(|r| match r.method.as_str() {
-        "CONNECT" if r.path.starts_with("refused.test") => Reply::status(403),
+        "CONNECT" if r.target.starts_with("refused.test") => Reply::status(403),
         "CONNECT" => Reply::status(200),
         _ => Reply::status(204),
     });
@@ -438,8 +438,8 @@ fn proxied_exchanges_tunnel_through_connect() {
     assert!(resp.timings().proxied);
     let seen = server.requests();
     assert_eq!(seen[0].method, "CONNECT");
-    assert_eq!(seen[0].path, "target.test:8080");
-    assert_eq!(seen[1].path, "/health");
+    assert_eq!(seen[0].target, "target.test:8080");
+    assert_eq!(seen[1].target, "/health");
 
     // A proxy's refusal is not the target's response.
     let (resp, _) = get(&mut client, "http://refused.test/", LONG);
@@ -461,116 +461,4 @@ fn proxied_exchanges_tunnel_through_connect() {
     let f = resp.expect_err("unsupported");
     assert_eq!(f.kind, FailureKind::ProxyConfig);
     assert_eq!(f.status(), Status::Misconfigured);
-}
-
-/// Prints what building clients and agents costs, for http and https (run with
-/// `cargo test --release --lib measure_construction -- --ignored --nocapture`).
-#[test]
-#[ignore = "measurement, prints timings"]
-fn measure_construction() {
-    use std::time::Instant;
-    const N: u32 = 200;
-    let per = |d: Duration| d / N;
-
-    let start = Instant::now();
-    for _ in 0..N {
-        std::hint::black_box(Client::new(Reuse::Fresh));
-    }
-    println!(
-        "Client::new (reads proxy env)        {:?}",
-        per(start.elapsed())
-    );
-
-    let client = Client::new(Reuse::Fresh);
-    let start = Instant::now();
-    for _ in 0..N {
-        std::hint::black_box(client.build());
-    }
-    println!(
-        "agent construction (http or https)   {:?}",
-        per(start.elapsed())
-    );
-
-    let start = Instant::now();
-    let store = trust::load(None, None, trust::SYSTEM_BUNDLES).expect("store");
-    println!(
-        "trust store, once per process        {:?} ({}, {} certs)",
-        start.elapsed(),
-        store.source.origin_word(),
-        store.certificates
-    );
-    let start = Instant::now();
-    let bundled = trust::load(None, None, &[]).expect("bundled");
-    println!(
-        "bundled roots, once per process      {:?} ({} certs)",
-        start.elapsed(),
-        bundled.certificates
-    );
-
-    let server = Server::start(|_| Reply::status(200));
-    let e = endpoint(&server.url("/"));
-    let mut client = Client::new(Reuse::Fresh);
-    let start = Instant::now();
-    for _ in 0..N {
-        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
-        std::hint::black_box(
-            client
-                .send(&a, &Request::new(Method::Head, &e))
-                .expect("ok"),
-        );
-    }
-    println!(
-        "http HEAD exchange, fresh connection {:?}",
-        per(start.elapsed())
-    );
-
-    let start = Instant::now();
-    for _ in 0..N {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(server.addr()).expect("connect");
-        s.set_nodelay(true).expect("nodelay");
-        s.write_all(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
-            .expect("write");
-        let mut buf = [0u8; 256];
-        let mut got = Vec::new();
-        while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = s.read(&mut buf).expect("read");
-            got.extend_from_slice(&buf[..n]);
-        }
-    }
-    println!(
-        "baseline: raw std socket, same server {:?}",
-        per(start.elapsed())
-    );
-
-    let mut keep = Client::new(Reuse::KeepAlive);
-    let start = Instant::now();
-    for _ in 0..N {
-        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
-        let r = keep.send(&a, &Request::new(Method::Get, &e)).expect("ok");
-        std::hint::black_box(r.read_body(64).expect("body"));
-    }
-    println!(
-        "http GET exchange, keep-alive        {:?}",
-        per(start.elapsed())
-    );
-
-    let ca = TestCa::new();
-    let tls = Server::start_wrapped(server_wrap(ca.leaf(&["127.0.0.1"])), |_| Reply::status(200));
-    let config = trust::client_config(ca.roots()).expect("config");
-    let e = endpoint(&format!("https://127.0.0.1:{}/", tls.port()));
-    let mut client = Client::new(Reuse::Fresh).with_tls_config(config);
-    let start = Instant::now();
-    for _ in 0..N / 4 {
-        let a = Attempt::new(Deadline::new(Instant::now() + LONG, Bound::TimeoutMs));
-        std::hint::black_box(
-            client
-                .send(&a, &Request::new(Method::Head, &e))
-                .expect("ok"),
-        );
-    }
-    println!(
-        "https HEAD exchange, fresh (TLS 1.3) {:?}",
-        start.elapsed() / (N / 4)
-    );
 }

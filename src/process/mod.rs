@@ -271,6 +271,6 @@ impl fmt::Debug for Child {
 }
 
 #[cfg(test)]
-pub(crate) mod fixtures;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,8 @@ use std::ffi::OsString;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::fixtures::python;
 use super::lines::CHUNK_BYTES;
+use super::testkit::python;
 use super::*;
 use crate::vocab::{Bound, Secret};
 

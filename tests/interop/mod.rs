@@ -11,9 +11,9 @@
 //!   returns the command line (plus a scratch directory it owns, where the server
 //!   needs one).
 //!
-//! Not installed: with `CI=true` that is a test failure (panic); otherwise the
-//! functions print a `skipped:` line to stderr and return `None`, so a developer
-//! without Node or Python still gets a green `cargo test`.
+//! Not installed: the test fails (panics) with what is missing and "run
+//! .ci/interop-setup", with or without `CI`. A test that did not run never passes:
+//! `make test` runs `.ci/interop-setup` first, so a fresh clone gets the servers.
 //!
 //! Std only; the process-group kill goes through `/bin/kill` so this stays free of
 //! `unsafe` and of extra crates.
@@ -22,7 +22,8 @@
 #![allow(dead_code)]
 
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -204,10 +205,14 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts `kind` and waits until it accepts requests. `None` when it is not
-    /// installed and `CI` is not `true` (a `skipped:` line goes to stderr).
-    /// Panics when it is installed but does not come up within [`READY_TIMEOUT`].
-    pub fn start(kind: Kind) -> Option<Server> {
+    /// Starts `kind` and waits until it accepts requests. Panics when it is not
+    /// installed ([`NotInstalled`]) or does not come up within [`READY_TIMEOUT`].
+    pub fn start(kind: Kind) -> Server {
+        Server::try_start(kind).unwrap_or_else(|missing| panic!("{missing}"))
+    }
+
+    /// [`Server::start`], with a missing install as an error instead of a panic.
+    pub fn try_start(kind: Kind) -> Result<Server, NotInstalled> {
         let dir = interop_dir();
         let servers = dir.join("servers");
         let command = match kind {
@@ -259,7 +264,7 @@ impl Server {
                 command
             }
         };
-        Some(Server::spawn(kind, command))
+        Ok(Server::spawn(kind, command))
     }
 
     /// The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`.
@@ -389,11 +394,15 @@ pub struct StdioServer {
 }
 
 impl StdioServer {
-    /// The command for `kind`. `None` when it is not installed and `CI` is not
-    /// `true` (a `skipped:` line goes to stderr). The command line needs no
-    /// environment of its own: where a server reads a variable, it is set through
-    /// `/usr/bin/env` at the front of the command.
-    pub fn prepare(kind: StdioKind) -> Option<StdioServer> {
+    /// The command for `kind`; panics when it is not installed ([`NotInstalled`]).
+    /// The command line needs no environment of its own: where a server reads a
+    /// variable, it is set through `/usr/bin/env` at the front of the command.
+    pub fn prepare(kind: StdioKind) -> StdioServer {
+        StdioServer::try_prepare(kind).unwrap_or_else(|missing| panic!("{missing}"))
+    }
+
+    /// [`StdioServer::prepare`], with a missing install as an error instead of a panic.
+    pub fn try_prepare(kind: StdioKind) -> Result<StdioServer, NotInstalled> {
         let dir = interop_dir();
         let servers = dir.join("servers");
         let nm = dir.join("node_modules/@modelcontextprotocol");
@@ -454,7 +463,7 @@ impl StdioServer {
                 (node, args)
             }
         };
-        Some(StdioServer {
+        Ok(StdioServer {
             kind,
             program,
             args,
@@ -503,48 +512,60 @@ fn everything_entry(dir: &Path) -> PathBuf {
 }
 
 /// The venv's python, once `.ci/interop-setup` finished the Python half.
-fn require_python(name: &str, dir: &Path) -> Option<PathBuf> {
+fn require_python(name: &str, dir: &Path) -> Result<PathBuf, NotInstalled> {
     require(name, dir.join(".venv-stamp"))?;
     require(name, dir.join("servers/py_server.py"))?;
     require(name, dir.join("venv/bin/python"))
 }
 
 /// `node` from PATH, once `.ci/interop-setup` finished the npm half.
-fn require_node(name: &str, dir: &Path) -> Option<PathBuf> {
+fn require_node(name: &str, dir: &Path) -> Result<PathBuf, NotInstalled> {
     require(name, dir.join(".npm-stamp"))?;
     require(name, dir.join("servers/loopback.cjs"))?;
-    let node = std::env::var_os("PATH")
+    std::env::var_os("PATH")
         .into_iter()
         .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
         .map(|dir| dir.join("node"))
-        .find(|candidate| candidate.is_file());
-    match node {
-        Some(node) => Some(node),
-        None => unavailable(name, "`node` on PATH"),
-    }
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| NotInstalled::new(name, "`node` on PATH"))
 }
 
-fn require(name: &str, path: PathBuf) -> Option<PathBuf> {
+fn require(name: &str, path: PathBuf) -> Result<PathBuf, NotInstalled> {
     if path.exists() {
-        Some(path)
+        Ok(path)
     } else {
-        unavailable(name, &path.display().to_string())
+        Err(NotInstalled::new(name, &path.display().to_string()))
     }
 }
 
-/// A missing server fails the test in CI and skips it elsewhere.
-fn unavailable<T>(name: &str, missing: &str) -> Option<T> {
-    let message = format!(
-        "interop server {name} is not installed: {missing} not found (run .ci/interop-setup)"
-    );
-    if std::env::var("CI").is_ok_and(|ci| ci == "true") {
-        panic!("{message}");
+/// A server a test needs is not installed: the test fails with this message. It is
+/// never a pass, with or without `CI`.
+#[derive(Debug)]
+pub struct NotInstalled {
+    server: String,
+    missing: String,
+}
+
+impl NotInstalled {
+    fn new(server: &str, missing: &str) -> NotInstalled {
+        NotInstalled {
+            server: server.to_owned(),
+            missing: missing.to_owned(),
+        }
     }
-    // Straight to the stderr handle: the test harness captures eprintln!, and a
-    // skip should be visible without --nocapture.
-    let test = std::thread::current().name().unwrap_or("?").to_owned();
-    let _ = writeln!(std::io::stderr(), "skipped: {test}: {message}");
-    None
+}
+
+impl fmt::Display for NotInstalled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "interop server {} is not installed: {} not found (run .ci/interop-setup; \
+             it installs into {})",
+            self.server,
+            self.missing,
+            interop_dir().display()
+        )
+    }
 }
 
 /// A fresh, empty directory under the system temp dir.

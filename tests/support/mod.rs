@@ -1,5 +1,10 @@
-//! Test support shared by unit tests (included with `#[path]`) and integration tests
-//! (`mod support;`): scripted HTTP servers and test TLS material.
+//! Test support shared by integration tests (`mod support;` in `tests/tests.rs`), the
+//! `fake_mcp_server` example and, file by file through `#[path]`, unit tests
+//! (`src/net/testkit.rs`): the one HTTP test server, the fake MCP server built on it, and
+//! test TLS material.
 
-pub mod http_servers;
+#![allow(dead_code)]
+
+pub mod fake_mcp;
+pub mod http_server;
 pub mod tls;

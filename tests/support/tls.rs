@@ -1,5 +1,5 @@
 //! TLS for the test servers: certificates made in the test with rcgen (ring), and a rustls
-//! server session to wrap [`Server`](super::http_servers::Server) connections in.
+//! server session to wrap [`Server`](super::http_server::Server) connections in.
 
 #![allow(dead_code)]
 
@@ -7,12 +7,13 @@ use std::io;
 use std::sync::Arc;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose, date_time_ymd,
+    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    date_time_ymd,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
 
-use super::http_servers::{Stream, Wrap};
+use super::http_server::{Stream, Wrap};
 
 /// A certificate chain and its key, for a server.
 pub struct Identity {
@@ -26,6 +27,8 @@ pub struct Identity {
 pub struct TestCa {
     /// The CA certificate.
     pub cert: CertificateDer<'static>,
+    /// The same, PEM-encoded (for `SSL_CERT_FILE`).
+    pub pem: String,
     issuer: Issuer<'static, KeyPair>,
 }
 
@@ -34,11 +37,17 @@ impl TestCa {
     pub fn new() -> TestCa {
         let key = KeyPair::generate().expect("ca key");
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
+        // Its own name: with rcgen's default for both, OpenSSL (curl) takes a leaf for
+        // self-signed.
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "agenthealth test CA");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let cert = params.self_signed(&key).expect("ca cert");
         TestCa {
             cert: cert.der().clone(),
+            pem: cert.pem(),
             issuer: Issuer::new(params, key),
         }
     }

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::HttpAdapter;
 use crate::adapter::{Adapter, TargetRun};
 use crate::config::{HttpMethod, HttpOptions, Target};
-use crate::net::testkit::support::http_servers::{Reply, Server, closed_port};
-use crate::net::testkit::support::tls::{self_signed, server_wrap};
+use crate::net::testkit::http_server::{Reply, Server, closed_port};
+use crate::net::testkit::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
 use crate::plan::{Credential, TargetPlan};
 use crate::result::Key;
@@ -391,7 +391,7 @@ fn trickling_one_byte_per_second_is_unknown_at_the_deadline() {
 
 #[test]
 fn functional_body_rules() {
-    let server = Server::start(|r| match r.path.as_str() {
+    let server = Server::start(|r| match r.target.as_str() {
         "/hang" => Reply::HangMidBody {
             content_length: 100,
             sent: b"rea".to_vec(),

@@ -356,5 +356,4 @@ fn embedded_resource(resource: Option<&Value>) -> Result<(), &'static str> {
 }
 
 #[cfg(test)]
-#[path = "functional_tests.rs"]
 mod tests;

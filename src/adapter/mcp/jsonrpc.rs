@@ -688,7 +688,7 @@ mod tests {
         }
     }
 
-    use crate::adapter::mcp::testing::XorShift;
+    use crate::adapter::mcp::testkit::XorShift;
 
     #[test]
     fn garbage_never_panics() {

@@ -51,7 +51,7 @@ pub mod sse;
 pub mod transport;
 
 #[cfg(test)]
-mod testing;
+mod testkit;
 #[cfg(test)]
 mod tests;
 

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::McpRun;
 use super::era::Revision;
-use super::testing::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
+use super::testkit::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
@@ -927,7 +927,7 @@ fn oauth_targets_are_misconfigured_until_acquisition_exists() {
 #[test]
 fn endpoints_are_validated_offline() {
     use super::McpRun;
-    use super::testing::{context, target};
+    use super::testkit::{context, target};
     for (endpoint, ok) in [
         ("http://localhost:3000/mcp", true),
         ("https://example.com/mcp?x=1", true),
@@ -952,10 +952,10 @@ fn endpoints_are_validated_offline() {
 #[test]
 fn refused_credentials_are_typed_rejections() {
     let refuse = |_: &Sent| http(401);
-    let mut target = testing::target(options());
+    let mut target = testkit::target(options());
     target.bearer_env = Some("MCP_TOKEN".into());
     let mut run = McpRun::new(
-        testing::context(target),
+        testkit::context(target),
         Some(Box::new(Scripted::new(refuse))),
     );
     let o = run.check(Dimension::Authentication, &attempt());

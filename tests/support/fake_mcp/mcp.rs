@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 use std::time::Duration;
 
 use super::config::{Action, DiscoverReply, Era, FakeConfig, MODERN_VERSION};
-use super::http::Head;
+use super::http_server::Request;
 use super::server::{Route, Shared};
 use super::tools;
 use super::util::{decode_header_value, token};
@@ -148,7 +148,7 @@ impl ListCache {
 
 /// The request as seen by the MCP layer.
 pub(super) struct Req<'a> {
-    pub head: &'a Head,
+    pub head: &'a Request,
     /// Parsed body, if it was JSON.
     pub json: Option<&'a Value>,
     /// The body was present but not JSON.

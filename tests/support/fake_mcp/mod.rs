@@ -4,15 +4,15 @@
 //! 2025-11-25), the stateless 2026-07-28 revision, or both, and can misbehave
 //! on purpose, per route and per JSON-RPC method.
 //!
-//! * Hand-written HTTP/1.1 on `std::net`, bound to `127.0.0.1` only; each
-//!   connection is served by one thread, taken from a pool of reused workers (a
-//!   client opening a connection per request pays no thread spawn), keep-alive, `Content-Length` or chunked request bodies
-//!   (capped at 4 MiB), `Content-Length` JSON answers and chunked SSE answers
-//!   (one write per event). At most [`MAX_CONNECTIONS`] connections.
-//! * Dropping the [`FakeServer`] stops everything: the accept loop is woken by
-//!   a self-connection, open sockets are shut down, and every stalled handler
-//!   (hangs, trickles, held-open streams, delays) waits on a condition variable
-//!   that the drop releases. No thread outlives the server for long.
+//! * HTTP/1.1 from the shared test server (`../http_server`), bound to `127.0.0.1`
+//!   only: a pool of reused connection threads, keep-alive, `Content-Length` or
+//!   chunked request bodies (capped at 4 MiB), at most [`MAX_CONNECTIONS`]
+//!   connections. This module answers with `Content-Length` JSON and chunked SSE
+//!   (one write per event).
+//! * Dropping the [`FakeServer`] stops everything: every stalled handler (hangs,
+//!   trickles, held-open streams, delays) waits on a condition variable that the
+//!   drop releases, then the HTTP server stops accepting and shuts open sockets
+//!   down. No thread outlives the server for long.
 //! * Every request is logged on arrival as a [`Seen`].
 //!
 //! ```ignore
@@ -27,14 +27,16 @@
 //! assert_eq!(server.count("initialize"), 0);
 //! ```
 //!
-//! The module depends on `serde_json` and `std` only and uses no `crate::`
-//! paths, so it can be included with `#[path = "…/fake_mcp/mod.rs"] mod fake_mcp;`.
+//! The module depends on `serde_json`, `std` and its sibling `http_server` only and
+//! uses no `crate::` paths: it is reached as `support::fake_mcp` wherever
+//! `tests/support/mod.rs` is included (integration tests, the example binary).
 // Each including target (integration tests, the example binary) uses a
 // different subset of this API.
 #![allow(dead_code, unused_imports)]
 
+use super::http_server;
+
 mod config;
-mod http;
 mod mcp;
 mod presets;
 mod render;
@@ -46,8 +48,9 @@ pub use config::{
     Action, Advertise, DiscoverReply, Era, FakeConfig, Fault, LEGACY_VERSIONS, LegacyOpts,
     MODERN_VERSION, Mode, ModernOpts, On, SseOpts,
 };
+pub use http_server::MAX_CONNECTIONS;
 pub use presets::{PRESETS, PresetInfo, preset, preset_info};
-pub use server::{FakeServer, MAX_CONNECTIONS, RpcKind, Seen};
+pub use server::{FakeServer, RpcKind, Seen};
 pub use tools::{
     CONTENT_KINDS, STALE_OBSERVED_AT, default_prompts, default_resources, default_tools,
 };

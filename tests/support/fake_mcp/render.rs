@@ -3,24 +3,12 @@
 
 use serde_json::{Value, json};
 use std::io::Write;
-use std::net::TcpStream;
 use std::time::Duration;
 
 use super::config::{Action, Mode};
-use super::http::{self, Head, LAST_CHUNK};
+use super::http_server::{self as http, Conn, Flow, LAST_CHUNK, Request};
 use super::mcp::{Answer, comment, log_notification, sse_event, sse_headers};
 use super::server::{Route, Shared};
-
-/// What the connection loop does after an answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Flow {
-    /// Read the next request.
-    KeepAlive,
-    /// Close normally.
-    Close,
-    /// Close with the request body unread, so the kernel sends RST.
-    Reset,
-}
 
 /// One piece of an SSE body.
 enum Item {
@@ -142,8 +130,8 @@ fn sse_items(shared: &Shared, route: &Route, text: &str) -> Vec<Item> {
 pub(super) fn emit(
     shared: &Shared,
     route: &Route,
-    stream: &mut TcpStream,
-    head: &Head,
+    stream: &mut Conn<'_>,
+    head: &Request,
     answer: Answer,
     action: Option<&Action>,
     close: bool,
@@ -228,7 +216,7 @@ pub(super) fn emit(
     }
 }
 
-fn write_raw(stream: &mut TcpStream, bytes: Vec<u8>, close: bool) -> Flow {
+fn write_raw(stream: &mut Conn<'_>, bytes: Vec<u8>, close: bool) -> Flow {
     if stream.write_all(&bytes).is_err() {
         Flow::Close
     } else {
@@ -238,7 +226,7 @@ fn write_raw(stream: &mut TcpStream, bytes: Vec<u8>, close: bool) -> Flow {
 
 fn write_fixed(
     shared: &Shared,
-    stream: &mut TcpStream,
+    stream: &mut Conn<'_>,
     status: u16,
     mut headers: Vec<(String, String)>,
     bytes: &[u8],
@@ -285,7 +273,7 @@ fn write_fixed(
 
 fn write_stream(
     shared: &Shared,
-    stream: &mut TcpStream,
+    stream: &mut Conn<'_>,
     status: u16,
     mut headers: Vec<(String, String)>,
     items: Vec<Item>,
@@ -373,7 +361,7 @@ fn write_stream(
 pub(super) fn sse_forever(
     shared: &Shared,
     route: &Route,
-    stream: &mut TcpStream,
+    stream: &mut Conn<'_>,
     close: bool,
 ) -> Flow {
     let mut headers = sse_headers();

@@ -1,22 +1,21 @@
-//! Server lifecycle, connection loop, request log and fault selection.
+//! Server lifecycle, request log and fault selection; the HTTP side (listener, connections,
+//! request parsing) is the shared test server's (`tests/support/http_server`).
 
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::config::{Action, FakeConfig, On};
-use super::http::{self, Framing, Head, ReadError};
+use super::http_server::{
+    self as http, Conn, Flow, Handler, Options, Request, Server, Wrap, reason,
+};
 use super::mcp::{self, Answer, ListCache, META_VERSION, Msg, Req, RpcMsg};
-use super::render::{self, Flow};
-use super::util::{form_decode, raw_member, reason};
-
-/// Most connections served at once; more are answered 503 and closed.
-pub const MAX_CONNECTIONS: usize = 256;
+use super::render;
+use super::util::{form_decode, raw_member};
 
 /// What kind of JSON-RPC message a request body held.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +84,7 @@ pub struct Seen {
 }
 
 impl Seen {
-    fn capture(head: &Head, body: &[u8], json: Option<&Value>) -> Seen {
+    fn capture(head: &Request, body: &[u8], json: Option<&Value>) -> Seen {
         let header = |n: &str| head.header(n).map(str::to_string);
         let mcp_params = head
             .headers
@@ -135,8 +134,8 @@ impl Seen {
             .map(str::to_string);
         Seen {
             method: head.method.clone(),
-            path: head.path.clone(),
-            query: head.query.clone(),
+            path: head.path().to_string(),
+            query: head.query().map(str::to_string),
             session_id: header("mcp-session-id"),
             protocol_version: header("mcp-protocol-version"),
             mcp_method: header("mcp-method"),
@@ -287,32 +286,18 @@ struct SyncState {
     answers: HashMap<String, Value>,
 }
 
-/// State shared by the accept loop and every connection thread.
+/// State shared by every connection thread.
 pub(super) struct Shared {
     routes: Vec<Route>,
     base: String,
     log: Mutex<Vec<Seen>>,
     sync: Mutex<SyncState>,
     cv: Condvar,
-    conns: Mutex<HashMap<u64, TcpStream>>,
-    conns_cv: Condvar,
     in_flight: AtomicUsize,
     peak: AtomicUsize,
     busy_ns: AtomicU64,
     sessions: AtomicUsize,
     ids: AtomicU64,
-    /// Accepted connections waiting for a worker thread.
-    jobs: Mutex<Jobs>,
-    jobs_cv: Condvar,
-}
-
-/// Connections waiting for a worker, and how many workers are idle. Workers are kept and
-/// reused, so a client that opens a connection per request (as plain-HTTP MCP does) does not
-/// pay for a thread spawn on every exchange.
-#[derive(Default)]
-struct Jobs {
-    queue: std::collections::VecDeque<(u64, TcpStream)>,
-    idle: usize,
 }
 
 fn id_key(id: &Value) -> String {
@@ -401,12 +386,12 @@ impl Shared {
     }
 }
 
-/// A running fake MCP server on `127.0.0.1`. Dropping it stops it: the accept
-/// loop is woken, open connections are shut down and stalled handlers released.
+/// A running fake MCP server on `127.0.0.1`. Dropping it stops it: stalled handlers are
+/// released, then the HTTP server stops accepting and shuts open connections down.
 pub struct FakeServer {
-    addr: SocketAddr,
     shared: Arc<Shared>,
-    accept: Option<JoinHandle<()>>,
+    /// Dropped after [`FakeServer::drop`] released the handlers.
+    server: Server,
 }
 
 impl FakeServer {
@@ -422,7 +407,17 @@ impl FakeServer {
     }
 
     /// Starts a server on `127.0.0.1:port` (`0` = ephemeral).
-    pub fn try_start(mut cfg: FakeConfig, port: u16) -> io::Result<FakeServer> {
+    pub fn try_start(cfg: FakeConfig, port: u16) -> io::Result<FakeServer> {
+        FakeServer::try_start_wrapped(cfg, port, None)
+    }
+
+    /// Starts a server on `127.0.0.1:port` speaking over what `wrap` makes of each
+    /// connection (TLS: the URLs are then `https://`; a `Reset` fault degrades to a close).
+    pub fn try_start_wrapped(
+        mut cfg: FakeConfig,
+        port: u16,
+        wrap: Option<Wrap>,
+    ) -> io::Result<FakeServer> {
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         let addr = listener.local_addr()?;
         let extra = std::mem::take(&mut cfg.routes);
@@ -433,45 +428,40 @@ impl FakeServer {
         }
         let shared = Arc::new(Shared {
             routes,
-            base: format!("http://{addr}"),
+            base: format!("{}://{addr}", if wrap.is_some() { "https" } else { "http" }),
             log: Mutex::new(Vec::new()),
             sync: Mutex::new(SyncState {
                 stopped: false,
                 answers: HashMap::new(),
             }),
             cv: Condvar::new(),
-            conns: Mutex::new(HashMap::new()),
-            conns_cv: Condvar::new(),
             in_flight: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             busy_ns: AtomicU64::new(0),
             sessions: AtomicUsize::new(0),
             ids: AtomicU64::new(0),
-            jobs: Mutex::new(Jobs::default()),
-            jobs_cv: Condvar::new(),
         });
-        let accept_shared = Arc::clone(&shared);
-        let accept = std::thread::Builder::new()
-            .name("fake-mcp-accept".into())
-            .spawn(move || accept_loop(&accept_shared, &listener))?;
-        Ok(FakeServer {
-            addr,
-            shared,
-            accept: Some(accept),
-        })
+        // The log here is richer than the HTTP server's: it keeps none of its own.
+        let options = Options {
+            record: false,
+            wrap,
+            ..Options::default()
+        };
+        let server = Server::serve(listener, options, Fake(Arc::clone(&shared)))?;
+        Ok(FakeServer { shared, server })
     }
 
     /// The bound address (always `127.0.0.1`).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.server.addr()
     }
 
     /// The bound port.
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.server.port()
     }
 
-    /// `http://127.0.0.1:PORT/mcp`.
+    /// `http://127.0.0.1:PORT/mcp` (`https://` over TLS).
     pub fn url(&self) -> String {
         format!("{}/mcp", self.shared.base)
     }
@@ -563,200 +553,39 @@ impl FakeServer {
 
 impl Drop for FakeServer {
     fn drop(&mut self) {
+        // Hangs, delays, trickles and held-open streams wait on this; then `server` drops.
         lock(&self.shared.sync).stopped = true;
         self.shared.cv.notify_all();
-        {
-            // Idle workers wake, see the stop and exit.
-            let _jobs = lock(&self.shared.jobs);
-            self.shared.jobs_cv.notify_all();
-        }
-        // Wake the blocking accept() with a self-connection.
-        let woke = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok();
-        if let Some(handle) = self.accept.take() {
-            if woke {
-                let _ = handle.join();
-            }
-        }
-        for s in lock(&self.shared.conns).values() {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-        let deadline = Instant::now() + Duration::from_secs(2);
-        let mut conns = lock(&self.shared.conns);
-        while !conns.is_empty() {
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            conns = self
-                .shared
-                .conns_cv
-                .wait_timeout(conns, deadline - now)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
     }
 }
 
-/// Deregisters a connection when its thread ends, even by panic.
-struct Registered<'a> {
-    shared: &'a Shared,
-    id: u64,
-}
+/// The fake as the HTTP server's handler.
+struct Fake(Arc<Shared>);
 
-impl Drop for Registered<'_> {
-    fn drop(&mut self) {
-        lock(&self.shared.conns).remove(&self.id);
-        self.shared.conns_cv.notify_all();
+impl Handler for Fake {
+    /// A `Reset` fault must find the request body unread.
+    fn may_reset(&self, request: &Request) -> bool {
+        self.0
+            .route_for(request.path())
+            .is_some_and(Route::may_reset)
     }
-}
 
-fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
-    let mut next = 0u64;
-    for conn in listener.incoming() {
+    fn handle(&self, request: &Request, conn: &mut Conn<'_>) -> Flow {
+        let shared = &*self.0;
         if shared.stopped() {
-            break;
+            return Flow::Close;
         }
-        let Ok(mut stream) = conn else {
-            // e.g. EMFILE: back off briefly instead of spinning.
-            std::thread::sleep(Duration::from_millis(5));
-            continue;
-        };
-        next += 1;
-        let id = next;
-        {
-            let mut conns = lock(&shared.conns);
-            if conns.len() >= MAX_CONNECTIONS {
-                drop(conns);
-                let _ = http::write_text(&mut stream, 503, "too many connections\n", true);
-                continue;
-            }
-            if let Ok(clone) = stream.try_clone() {
-                conns.insert(id, clone);
-            }
-        }
-        let mut jobs = lock(&shared.jobs);
-        jobs.queue.push_back((id, stream));
-        if jobs.idle >= jobs.queue.len() {
-            shared.jobs_cv.notify_one();
-            continue;
-        }
-        drop(jobs);
-        let worker_shared = Arc::clone(shared);
-        let spawned = std::thread::Builder::new()
-            .name("fake-mcp-conn".into())
-            .spawn(move || worker(&worker_shared));
-        if spawned.is_err() {
-            let mut jobs = lock(&shared.jobs);
-            if let Some(pos) = jobs.queue.iter().position(|(j, _)| *j == id) {
-                jobs.queue.remove(pos);
-            }
-            lock(&shared.conns).remove(&id);
-        }
-    }
-}
-
-/// Serves queued connections one after another until the server stops.
-fn worker(shared: &Shared) {
-    loop {
-        let job = {
-            let mut jobs = lock(&shared.jobs);
-            loop {
-                if shared.stopped() {
-                    // Connections nobody will serve: forget them, so the drop stops waiting.
-                    let unserved: Vec<u64> = jobs.queue.drain(..).map(|(id, _)| id).collect();
-                    drop(jobs);
-                    let mut conns = lock(&shared.conns);
-                    for id in unserved {
-                        conns.remove(&id);
-                    }
-                    shared.conns_cv.notify_all();
-                    return;
-                }
-                if let Some(job) = jobs.queue.pop_front() {
-                    break job;
-                }
-                jobs.idle += 1;
-                jobs = shared
-                    .jobs_cv
-                    .wait(jobs)
-                    .unwrap_or_else(PoisonError::into_inner);
-                jobs.idle -= 1;
-            }
-        };
-        let (id, stream) = job;
-        let _registered = Registered { shared, id };
-        serve_connection(shared, stream);
-    }
-}
-
-fn serve_connection(shared: &Shared, mut stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
-    loop {
-        if shared.stopped() {
-            return;
-        }
-        let head = match http::read_head(&mut stream) {
-            Ok(h) => h,
-            Err(ReadError::Status(code, why)) => {
-                let _ = http::write_text(&mut stream, code, &format!("{why}\n"), true);
-                return;
-            }
-            Err(_) => return,
-        };
-        let route = shared.route_for(&head.path);
-        let framing = match http::framing(&head) {
-            Ok(f) => f,
-            Err((code, why)) => {
-                let _ = http::write_text(&mut stream, code, &format!("{why}\n"), true);
-                return;
-            }
-        };
-        if framing != Framing::None
-            && head
-                .header("expect")
-                .is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
-            && stream.write_all(b"HTTP/1.1 100 Continue\r\n\r\n").is_err()
-        {
-            return;
-        }
-        let peeked = match framing {
-            Framing::Length(n) if route.is_some_and(Route::may_reset) => Some(n),
-            _ => None,
-        };
-        let body = match peeked {
-            Some(n) => {
-                http::peek_body(&mut stream, n, Duration::from_secs(10), || shared.stopped())
-            }
-            None => http::read_body(&mut stream, framing),
-        };
-        let body = match body {
-            Ok(b) => b,
-            Err(ReadError::Status(code, why)) => {
-                let _ = http::write_text(&mut stream, code, &format!("{why}\n"), true);
-                return;
-            }
-            Err(_) => return,
-        };
+        let route = shared.route_for(request.path());
         let started = Instant::now();
         let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         shared.peak.fetch_max(now, Ordering::SeqCst);
-        let flow = handle(shared, route, &mut stream, &head, &body);
+        let flow = handle(shared, route, conn, request, &request.body);
         shared.in_flight.fetch_sub(1, Ordering::SeqCst);
         let spent = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         shared.busy_ns.fetch_add(spent, Ordering::Relaxed);
         match flow {
-            // Dropping with the body unread makes the kernel send RST.
-            Flow::Reset => return,
-            Flow::Close => return,
-            Flow::KeepAlive => {}
-        }
-        if let Some(n) = peeked {
-            if http::consume(&mut stream, n).is_err() {
-                return;
-            }
-        }
-        if !head.keep_alive() {
-            return;
+            Flow::KeepAlive if !request.keep_alive() => Flow::Close,
+            flow => flow,
         }
     }
 }
@@ -804,9 +633,9 @@ fn huge_body(id: &Value, n: usize) -> Vec<u8> {
 }
 
 /// Built-in paths: `/health` (200 `{"status":"ok"}`), everything else 404.
-fn builtin(stream: &mut TcpStream, head: &Head, close: bool) -> Flow {
+fn builtin(stream: &mut Conn<'_>, head: &Request, close: bool) -> Flow {
     let json_ct = vec![("Content-Type".to_string(), "application/json".to_string())];
-    let result = match (head.path.as_str(), head.method.as_str()) {
+    let result = match (head.path(), head.method.as_str()) {
         ("/health", "GET") => http::write_full(stream, 200, json_ct, br#"{"status":"ok"}"#, close),
         ("/health", "HEAD") => {
             let mut hs = json_ct;
@@ -832,8 +661,8 @@ fn builtin(stream: &mut TcpStream, head: &Head, close: bool) -> Flow {
 fn handle(
     shared: &Shared,
     route: Option<&Route>,
-    stream: &mut TcpStream,
-    head: &Head,
+    stream: &mut Conn<'_>,
+    head: &Request,
     body: &[u8],
 ) -> Flow {
     let close = !head.keep_alive();

@@ -502,3 +502,6 @@ fn pause(wait: Duration, attempt: &Attempt) -> Result<(), TransportError> {
         std::thread::sleep(left.min(SLICE));
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -234,11 +234,6 @@ pub trait Transport: Send {
     fn close(&mut self, attempt: &Attempt);
 }
 
-#[cfg(test)]
-mod http_tests;
-#[cfg(test)]
-mod loopback;
-
 /// What one received message means while a transport waits for the response to its request.
 pub(crate) enum Received {
     /// Our response, or the failure it stands for: stop waiting.
@@ -307,7 +302,7 @@ fn empty_result() -> Box<RawValue> {
 }
 
 #[cfg(test)]
-mod receive_tests {
+mod tests {
     use super::*;
     use crate::adapter::mcp::era::Revision;
 

@@ -368,7 +368,7 @@ mod tests {
     use crate::vocab::{Bound, Deadline};
     use std::time::Instant;
 
-    use crate::process::fixtures::{fixture, python_bin};
+    use crate::process::testkit::{fixture, python_bin};
 
     fn fake(args: &[&str]) -> StdioTransport {
         let mut all = vec![fixture("fake_server.py")];
@@ -597,7 +597,7 @@ mod tests {
     #[test]
     fn a_session_that_received_nothing_is_discarded() {
         use crate::adapter::TargetRun;
-        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
+        use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
         use crate::result::Code;
         use crate::vocab::Dimension;
         let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
@@ -619,7 +619,7 @@ mod tests {
     #[test]
     fn an_expired_attempt_discards_the_session() {
         use crate::adapter::TargetRun;
-        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
+        use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
         use crate::vocab::Dimension;
         const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
         let scripted = Scripted::new(|_| Ok(DISCOVER.to_owned())).stdio();

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::content_block;
 use crate::adapter::TargetRun;
-use crate::adapter::mcp::testing::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
+use crate::adapter::mcp::testkit::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
 use crate::adapter::mcp::transport::TransportError;
 use crate::config::{McpExpect, McpFunctional, McpOptions};
 use crate::result::Key;

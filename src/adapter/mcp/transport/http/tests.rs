@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::http::HttpTransport;
-use super::loopback::{Reply, Request, Server, event, json, response, result, sse_head};
-use super::{Mirror, Outgoing, ResponseMode, Transport, TransportError};
+use super::HttpTransport;
 use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
 use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
+use crate::adapter::mcp::transport::{
+    self, Mirror, Outgoing, ResponseMode, Transport, TransportError,
+};
 use crate::config::McpOptions;
+use crate::net::testkit::http_server::{Reply, Request, Server};
 use crate::net::{Client, Endpoint, Reuse};
 use crate::plan::Credential;
 use crate::result::Key;
@@ -27,6 +29,82 @@ use crate::vocab::{Dimension, Status};
 const LONG: Duration = Duration::from_secs(5);
 const V: Revision = Revision::V2025_11_25;
 
+// ---------------------------------------------------------------- scripting the server
+
+/// What a scripted route reads from an MCP request.
+trait Rpc {
+    /// The JSON body (`Null` when there is none).
+    fn json(&self) -> Value;
+    /// The JSON-RPC method of a POST, or `""`.
+    fn rpc(&self) -> String;
+    /// The JSON-RPC id of a POST.
+    fn id(&self) -> Value;
+}
+
+impl Rpc for Request {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    fn rpc(&self) -> String {
+        self.json()["method"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    fn id(&self) -> Value {
+        self.json()["id"].clone()
+    }
+}
+
+/// A complete response with a body of known length, bytes as written (header names as
+/// given, reason phrase `X`).
+fn response(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("HTTP/1.1 {status} X\r\n");
+    for (name, value) in headers {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+    let mut out = out.into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+/// A JSON response.
+fn json(status: u16, body: &str) -> Vec<u8> {
+    response(
+        status,
+        &[("content-type", "application/json")],
+        body.as_bytes(),
+    )
+}
+
+/// A JSON-RPC result for request `id`.
+fn result(id: &Value, result: &str) -> Vec<u8> {
+    json(
+        200,
+        &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+    )
+}
+
+/// The head of an event stream without a length: its body ends when the connection closes.
+fn sse_head(extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = String::from("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n");
+    for (name, value) in extra {
+        out.push_str(&format!("{name}: {value}\r\n"));
+    }
+    out.push_str("\r\n");
+    out.into_bytes()
+}
+
+/// One event carrying `data`.
+fn event(data: &str) -> String {
+    format!("event: message\ndata: {data}\n\n")
+}
+
+// ---------------------------------------------------------------- transports
+
 fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
 }
@@ -37,7 +115,7 @@ fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
 }
 
 fn transport(server: &Server) -> HttpTransport {
-    http(&server.url, Arc::new(NoCredentials))
+    http(&server.url("/mcp"), Arc::new(NoCredentials))
 }
 
 /// `Some(response_seen)` for a failure without an answer.
@@ -54,7 +132,7 @@ fn send(
     id: u64,
     era: Era,
     attempt: &Attempt,
-) -> Result<super::Reply, TransportError> {
+) -> Result<transport::Reply, TransportError> {
     let body = jsonrpc::encode_request(id, method, None);
     t.request(
         &Outgoing {
@@ -109,7 +187,7 @@ fn with_session(r: &Request) -> Reply {
 fn modern_requests_carry_version_and_method_and_never_a_session() {
     let server = Server::start(with_session);
     let mut t = http(
-        &server.url,
+        &server.url("/mcp"),
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
@@ -359,7 +437,7 @@ fn json_batches_and_media_type_parameters() {
 #[test]
 fn redirects_are_never_followed() {
     let elsewhere = Server::start(ok_result);
-    let location = elsewhere.url.clone();
+    let location = elsewhere.url("/mcp");
     let server =
         Server::start(move |_| Reply::Send(response(307, &[("location", location.as_str())], b"")));
     let mut t = transport(&server);
@@ -472,7 +550,7 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
         _ => ok_result(r),
     });
     let mut t = http(
-        &server.url,
+        &server.url("/mcp"),
         Arc::new(BearerToken(Secret::new("tok".into()))),
     );
     let a = attempt_for(LONG);
@@ -684,7 +762,11 @@ fn legacy_session(server: &Server) -> HttpTransport {
     t
 }
 
-fn call(t: &mut HttpTransport, era: Era, within: Duration) -> Result<super::Reply, TransportError> {
+fn call(
+    t: &mut HttpTransport,
+    era: Era,
+    within: Duration,
+) -> Result<transport::Reply, TransportError> {
     send(t, "tools/call", 3, era, &attempt_for(within))
 }
 
@@ -825,10 +907,10 @@ fn run_with(
     dims: &[Dimension],
 ) -> Vec<crate::result::Observation> {
     use crate::adapter::Adapter;
-    use crate::adapter::mcp::{McpAdapter, testing};
-    let mut target = testing::target(options);
-    target.endpoint = server.url.clone();
-    let mut ctx = (*testing::context(target)).clone();
+    use crate::adapter::mcp::{McpAdapter, testkit};
+    let mut target = testkit::target(options);
+    target.endpoint = server.url("/mcp");
+    let mut ctx = (*testkit::context(target)).clone();
     ctx.credential = credential;
     let mut run = McpAdapter.start(Arc::new(ctx));
     assert_eq!(run.configure().status, Status::Healthy);
@@ -1059,99 +1141,4 @@ fn classifications_over_sockets() {
         (obs[0].status, obs[0].code()),
         (Status::Unknown, Some(Code::McpLimit))
     );
-}
-
-/// Rough client cost of a whole passive run against fast loopback servers (run with
-/// `cargo test --release -- --ignored passive_run_cost --nocapture`).
-#[test]
-#[ignore = "timing report, not a check"]
-fn passive_run_cost() {
-    let modern = Server::start(|r| {
-        let ok = |result: &str| {
-            Reply::Send(json(
-                200,
-                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
-            ))
-        };
-        match (r.method.as_str(), r.rpc().as_str()) {
-            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
-            ("POST", "server/discover") => ok(
-                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
-            ),
-            ("POST", "tools/list") => ok(
-                r#"{"resultType":"complete","tools":[{"name":"search","inputSchema":{"type":"object","properties":{"query":{"type":"string"}}}}]}"#,
-            ),
-            ("POST", "resources/list") => ok(
-                r#"{"resultType":"complete","resources":[{"name":"ready","uri":"health://ready"}]}"#,
-            ),
-            ("POST", "prompts/list") => {
-                ok(r#"{"resultType":"complete","prompts":[{"name":"summary"}]}"#)
-            }
-            other => panic!("unexpected {other:?}"),
-        }
-    });
-    let legacy_json = Server::start(|r| {
-        let ok = |result: &str| {
-            Reply::Send(json(
-                200,
-                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
-            ))
-        };
-        match (r.method.as_str(), r.rpc().as_str()) {
-            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
-            ("DELETE", _) => Reply::Send(response(200, &[], b"")),
-            ("POST", "server/discover") => Reply::Send(response(400, &[], b"")),
-            ("POST", "initialize") => Reply::Send(response(200, &[("content-type", "application/json"), ("mcp-session-id", "s")], format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"protocolVersion":"2025-11-25","capabilities":{{"tools":{{}},"resources":{{}},"prompts":{{}}}},"serverInfo":{{"name":"f","version":"1"}}}}}}"#, r.id()).as_bytes())),
-            ("POST", "notifications/initialized") => Reply::Send(response(202, &[], b"")),
-            ("POST", "tools/list") => ok(r#"{"tools":[{"name":"search","inputSchema":{"type":"object"}}]}"#),
-            ("POST", "resources/list") => ok(r#"{"resources":[{"name":"ready","uri":"health://ready"}]}"#),
-            ("POST", "prompts/list") => ok(r#"{"prompts":[{"name":"summary"}]}"#),
-            other => panic!("unexpected {other:?}"),
-        }
-    });
-    for (name, server) in [("modern", &modern), ("legacy-json", &legacy_json)] {
-        let runs = 300;
-        let mut times = Vec::with_capacity(runs);
-        let mut phases = vec![Vec::new(); 6];
-        for _ in 0..runs {
-            use crate::adapter::Adapter;
-            use crate::adapter::mcp::{McpAdapter, testing};
-            let started = Instant::now();
-            let mut target = testing::target(requiring());
-            target.endpoint = server.url.clone();
-            let mut run = McpAdapter.start(testing::context(target));
-            let mut t = Instant::now();
-            run.configure();
-            phases[0].push(t.elapsed());
-            for (i, d) in PASSIVE.iter().enumerate() {
-                t = Instant::now();
-                let o = run.check(*d, &attempt_for(LONG));
-                phases[i + 1].push(t.elapsed());
-                assert_eq!(o.status, Status::Healthy);
-            }
-            t = Instant::now();
-            run.close(&Attempt::new(Deadline::after(
-                Duration::from_secs(1),
-                Bound::Cleanup,
-            )));
-            phases[5].push(t.elapsed());
-            times.push(started.elapsed());
-        }
-        for (i, p) in phases.iter_mut().enumerate() {
-            p.sort();
-            println!(
-                "  phase {i}: median {:?} p90 {:?} max {:?}",
-                p[runs / 2],
-                p[runs * 9 / 10],
-                p[runs - 1]
-            );
-        }
-        times.sort();
-        println!(
-            "{name}: median {:?}  p90 {:?}  min {:?}",
-            times[runs / 2],
-            times[runs * 9 / 10],
-            times[0]
-        );
-    }
 }

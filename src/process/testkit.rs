@@ -1,4 +1,5 @@
-//! Test fixtures shared by this layer's tests and the stdio transport's.
+//! Test helpers shared by this layer's tests and the stdio transport's: fixture scripts and
+//! the real interpreter.
 
 use super::Command;
 
