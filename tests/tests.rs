@@ -18,6 +18,7 @@ mod mcp;
 mod mcp_functional;
 mod mcp_modes;
 mod mcp_selection;
+mod oauth;
 mod support;
 
 #[path = "support/fake_mcp/mod.rs"]

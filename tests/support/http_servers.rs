@@ -285,9 +285,18 @@ struct Shared {
 /// unread (closing a socket with unread input sends RST).
 fn serve_plain(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
     loop {
-        let Some((head_len, req)) = peek_head(&conn)? else {
+        let Some((head_len, mut req)) = peek_head(&conn)? else {
             return Ok(());
         };
+        // A request with a body is read whole before routing, so the route can answer by
+        // it; a reset needs unread input, which a bodiless request keeps.
+        let mut consumed = false;
+        if content_length(&req) > 0 {
+            let mut head = vec![0; head_len];
+            conn.read_exact(&mut head)?;
+            req.body = read_body(&mut conn, &req)?;
+            consumed = true;
+        }
         let reply = (shared.route)(&req);
         if let Reply::ResetBeforeHead = reply {
             record(shared, req);
@@ -304,10 +313,11 @@ fn serve_plain(mut conn: TcpStream, shared: &Shared) -> io::Result<()> {
             conn.flush()?;
             return Ok(()); // RST, as above
         }
-        let mut head = vec![0; head_len];
-        conn.read_exact(&mut head)?;
-        let mut req = req;
-        req.body = read_body(&mut conn, &req)?;
+        if !consumed {
+            let mut head = vec![0; head_len];
+            conn.read_exact(&mut head)?;
+            req.body = read_body(&mut conn, &req)?;
+        }
         // Recorded before answering: once a client has the response, the request is visible.
         record(shared, req.clone());
         let keep = respond(&mut conn, &req, &reply, shared, |c| c.try_clone().ok())?;

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::http::HttpTransport;
 use super::loopback::{Reply, Request, Server, event, json, response, result, sse_head};
 use super::{Mirror, Outgoing, ResponseMode, Transport, TransportError};
-use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
+use crate::adapter::credential::Authorization;
 use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
 use crate::config::McpOptions;
@@ -31,13 +31,13 @@ fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
 }
 
-fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
+fn http(url: &str, credentials: Authorization) -> HttpTransport {
     let endpoint = Endpoint::parse(url).expect("loopback url");
     HttpTransport::new(endpoint, credentials, Client::new(Reuse::KeepAlive))
 }
 
 fn transport(server: &Server) -> HttpTransport {
-    http(&server.url, Arc::new(NoCredentials))
+    http(&server.url, Authorization::Static(None))
 }
 
 /// `Some(response_seen)` for a failure without an answer.
@@ -110,7 +110,7 @@ fn modern_requests_carry_version_and_method_and_never_a_session() {
     let server = Server::start(with_session);
     let mut t = http(
         &server.url,
-        Arc::new(BearerToken(Secret::new("tok".into()))),
+        Authorization::Static(Some("Bearer tok".into())),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
     let mirror = Mirror {
@@ -435,7 +435,7 @@ fn silence_and_refusal_are_unreachable() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/mcp", closed.local_addr().expect("addr"));
     drop(closed);
-    let mut t = http(&url, Arc::new(NoCredentials));
+    let mut t = http(&url, Authorization::Static(None));
     let probe = t.probe(&attempt_for(LONG)).expect("http probes");
     assert_eq!(unanswered(probe.as_ref().err()), Some(false));
 }
@@ -473,7 +473,7 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
     });
     let mut t = http(
         &server.url,
-        Arc::new(BearerToken(Secret::new("tok".into()))),
+        Authorization::Static(Some("Bearer tok".into())),
     );
     let a = attempt_for(LONG);
     let probe = t.probe(&a).expect("http probes").expect("connected");
