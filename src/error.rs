@@ -15,6 +15,41 @@ pub enum Error {
     Config(LoadError),
     /// Results could not be written.
     Write,
+    /// `login` did not save credentials.
+    Login(LoginError),
+}
+
+/// Why `login` did not save credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoginError {
+    /// No top-level target has that name.
+    NotFound,
+    /// The target has no `mcp.oauth` with `grant: authorization_code`.
+    NotAuthorizationCode,
+    /// Referenced variables are unset or empty (their names).
+    MissingEnv(Vec<String>),
+    /// A step of the login failed (its evidence word).
+    Failed(&'static str),
+}
+
+impl fmt::Display for LoginError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoginError::NotFound => f.write_str("login target not found in configuration"),
+            LoginError::NotAuthorizationCode => {
+                f.write_str("login needs a target whose mcp.oauth grant is authorization_code")
+            }
+            LoginError::MissingEnv(names) => write!(
+                f,
+                "OAuth login failed: set the environment variable(s) {}",
+                names.join(", ")
+            ),
+            LoginError::Failed(step) => write!(
+                f,
+                "OAuth login failed ({step}); verify issuer, client registration, callback and token file configuration"
+            ),
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -23,6 +58,7 @@ impl fmt::Display for Error {
             Error::Usage(e) => write!(f, "{e}"),
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Write => f.write_str("cannot write health results"),
+            Error::Login(e) => write!(f, "{e}"),
         }
     }
 }

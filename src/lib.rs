@@ -21,7 +21,9 @@ mod config;
 mod engine;
 mod error;
 mod exit;
+mod login;
 mod net;
+mod oauth;
 mod output;
 mod plan;
 pub mod process;
@@ -72,6 +74,12 @@ where
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
+        Command::Login { config, target } => {
+            let cancel = engine::Cancel::new();
+            signals::install(&cancel);
+            login::run(&config, &target, &cancel).map_err(|e| (e, None))?;
+            Ok(0)
+        }
     }
 }
 
@@ -88,10 +96,12 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
-    let redactor = Redactor::new(plan.secrets());
     let progress = output::progress::Progress::stderr();
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
     progress.finish();
+    // After the run: the secrets include every token learned during it.
+    let secrets = plan.secrets();
+    let redactor = Redactor::new(secrets.iter().map(vocab::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let format = output_format(args.format);
     let style = Style {

@@ -9,10 +9,12 @@
 //! passes a target's plan to its adapter without looking inside it; adapters never read the
 //! environment.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, Target};
-use crate::vocab::Secret;
+use crate::config::{Config, OAuthGrant, OAuthOptions, Target};
+use crate::oauth::{Grant, Settings};
+use crate::vocab::{Secret, SecretLog};
 
 /// A configuration ready to run.
 #[derive(Clone, Debug)]
@@ -21,7 +23,7 @@ pub struct Plan {
     pub config: Config,
     /// One plan per node of `config.nodes`, in the same order.
     pub targets: Vec<Arc<TargetPlan>>,
-    secrets: Vec<Secret>,
+    secrets: SecretLog,
 }
 
 /// Everything an adapter gets about one target for one run.
@@ -36,10 +38,12 @@ pub struct TargetPlan {
     /// Referenced variables that are unset or empty (the engine reports them as
     /// MISCONFIGURED before any check).
     pub missing_env: Vec<String>,
+    /// Where secrets learned during the run (OAuth tokens) are recorded for redaction.
+    pub secrets: SecretLog,
 }
 
 /// The credential a target's requests carry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Credential {
     /// None.
     None,
@@ -50,13 +54,15 @@ pub enum Credential {
         /// The token.
         token: Secret,
     },
+    /// Tokens acquired with OAuth (`mcp.oauth`), with its secrets resolved.
+    OAuth(Arc<Settings>),
 }
 
 impl Credential {
     /// The variable a rejected credential came from, for `credential_env` evidence.
     pub fn variable(&self) -> Option<&str> {
         match self {
-            Credential::None => None,
+            Credential::None | Credential::OAuth(_) => None,
             Credential::Bearer { variable, .. } => Some(variable),
         }
     }
@@ -80,6 +86,7 @@ impl Plan {
             values.push((name.to_string(), v.clone()));
             v
         };
+        let secrets = SecretLog::new();
         let mut targets = Vec::with_capacity(config.nodes.len());
         for target in &config.nodes {
             let missing_env = target
@@ -88,15 +95,17 @@ impl Plan {
                 .filter(|name| value(name).is_none())
                 .map(str::to_string)
                 .collect();
-            let credential = match &target.bearer_env {
-                Some(variable) => match value(variable) {
+            let oauth = target.mcp.as_ref().and_then(|m| m.oauth.as_ref());
+            let credential = match (&target.bearer_env, oauth) {
+                (Some(variable), _) => match value(variable) {
                     Some(token) => Credential::Bearer {
                         variable: variable.clone(),
                         token,
                     },
                     None => Credential::None,
                 },
-                None => Credential::None,
+                (None, Some(options)) => Credential::OAuth(Arc::new(settings(options, &mut value))),
+                (None, None) => Credential::None,
             };
             let mut child_env = Vec::new();
             if let Some(stdio) = target.mcp.as_ref().and_then(|m| m.stdio.as_ref()) {
@@ -111,9 +120,12 @@ impl Plan {
                 credential,
                 child_env,
                 missing_env,
+                secrets: secrets.clone(),
             }));
         }
-        let secrets = values.into_iter().filter_map(|(_, v)| v).collect();
+        for secret in values.into_iter().filter_map(|(_, v)| v) {
+            secrets.record(&secret);
+        }
         Plan {
             config,
             targets,
@@ -121,9 +133,28 @@ impl Plan {
         }
     }
 
-    /// Every resolved value, for the redaction pass.
-    pub fn secrets(&self) -> impl Iterator<Item = &str> {
-        self.secrets.iter().map(Secret::expose)
+    /// Every secret of the run so far — the environment's, and tokens learned during it —
+    /// for the redaction pass.
+    pub fn secrets(&self) -> Vec<Secret> {
+        self.secrets.values()
+    }
+}
+
+/// `mcp.oauth` with its variables resolved.
+fn settings(options: &OAuthOptions, value: &mut dyn FnMut(&str) -> Option<Secret>) -> Settings {
+    Settings {
+        issuer: options.issuer.clone(),
+        client_id: options.client_id.clone(),
+        grant: match options.grant {
+            OAuthGrant::ClientCredentials => Grant::ClientCredentials,
+            OAuthGrant::RefreshToken => Grant::RefreshToken,
+            OAuthGrant::AuthorizationCode => Grant::AuthorizationCode,
+        },
+        client_secret: options.client_secret_env.as_deref().and_then(&mut *value),
+        refresh_token: options.refresh_token_env.as_deref().and_then(&mut *value),
+        token_file: options.token_file.as_ref().map(PathBuf::from),
+        scopes: options.scopes.clone(),
+        redirect_port: options.redirect_port,
     }
 }
 
@@ -159,22 +190,23 @@ targets:
             }
         });
         assert_eq!(reads.get(), 3, "TOKEN is read once for two targets");
-        assert_eq!(
-            plan.targets[0].credential,
-            Credential::Bearer {
-                variable: "TOKEN".into(),
-                token: Secret::new("tok".into())
-            }
-        );
+        assert!(matches!(
+            &plan.targets[0].credential,
+            Credential::Bearer { variable, token } if variable == "TOKEN" && token.expose() == "tok"
+        ));
         assert_eq!(plan.targets[1].credential.variable(), Some("TOKEN"));
         let c = &plan.targets[2];
-        assert_eq!(c.credential, Credential::None);
+        assert!(matches!(c.credential, Credential::None));
         assert_eq!(
             c.child_env,
             vec![("API_KEY".to_string(), Secret::new("key".into()))]
         );
         assert_eq!(c.missing_env, vec!["UNSET".to_string()]);
-        let mut secrets: Vec<&str> = plan.secrets().collect();
+        let mut secrets: Vec<String> = plan
+            .secrets()
+            .iter()
+            .map(|s| s.expose().to_string())
+            .collect();
         secrets.sort_unstable();
         assert_eq!(secrets, ["key", "tok"]);
     }

@@ -218,14 +218,17 @@ fn an_unknown_pin_is_misconfigured_before_any_traffic() {
     assert!(s.log().is_empty(), "no traffic");
 }
 
+/// An OAuth target whose server publishes no OAuth metadata: discovery fails as such, and no
+/// MCP request is ever sent without the token the operator configured.
 #[test]
-fn oauth_is_reported_not_silently_skipped() {
+fn oauth_without_metadata_is_misconfigured_and_nothing_is_sent_unauthenticated() {
     let s = FakeServer::start(FakeConfig::default());
     let dir = TempDir::new("oauth");
+    let issuer = s.url().trim_end_matches("/mcp").to_string();
     let f = dir.file(
         "c.yaml",
         &format!(
-            "version: v1\ntargets:\n  - name: o\n    type: mcp\n    endpoint: {}\n    mcp:\n      oauth:\n        issuer: https://auth.example.com\n        client_id: c\n        grant: client_credentials\n        client_secret_env: AH_CS\n",
+            "version: v1\ntargets:\n  - name: o\n    type: mcp\n    endpoint: {}\n    mcp:\n      oauth:\n        issuer: {issuer}\n        client_id: c\n        grant: client_credentials\n        client_secret_env: AH_CS\n",
             s.url()
         ),
     );
@@ -234,8 +237,13 @@ fn oauth_is_reported_not_silently_skipped() {
         &[("AH_CS", "oauth-canary-secret")],
     );
     assert_eq!(o.code, 4, "{}", o.stdout);
-    assert_eq!(o.json()["checks"]["configuration"]["code"], "mcp_oauth");
-    assert!(s.log().is_empty(), "no unauthenticated probing");
+    let protocol = &o.json()["checks"]["protocol"];
+    assert_eq!(protocol["code"], "mcp_oauth");
+    assert_eq!(protocol["evidence"]["oauth"], "resource_metadata");
+    assert!(
+        s.log().iter().all(|seen| seen.method != "POST"),
+        "no unauthenticated MCP request"
+    );
     assert!(!o.stdout.contains("oauth-canary-secret"));
 }
 

@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_functional;
 mod mcp_modes;
 mod mcp_selection;
+mod oauth;
 mod support;
 
 use support::fake_mcp;

@@ -1,66 +1,87 @@
-//! The one source adapters ask for an `Authorization` value.
+//! What a target's requests carry in `Authorization`.
 //!
 //! Adapters never read the environment: the plan resolved every referenced variable once per
-//! run (registering each value for redaction) into the target's [`Credential`]. Adapters ask a
-//! [`CredentialSource`] built from it, so token acquisition (OAuth) plugs in behind the same
-//! trait without touching adapters' HTTP code.
+//! run into the target's [`Credential`]. A static bearer token is sent as it is; OAuth tokens
+//! are acquired by an [`Authorizer`] within the attempt that needs them (the MCP HTTP
+//! transport's).
 
 use std::sync::Arc;
 
+use crate::net::{Client, Endpoint};
+use crate::oauth::{Authorizer, OAuthError};
 use crate::plan::Credential;
-use crate::vocab::Secret;
+use crate::vocab::{Attempt, SecretLog};
 
-/// Supplies the `Authorization` header value for a target's requests.
-pub trait CredentialSource: Send + Sync {
-    /// The header value to send (`Bearer …`), or `None` to send none.
-    fn authorization(&self) -> Option<String>;
-}
-
-/// The source for a planned credential.
-pub fn source(credential: &Credential) -> Arc<dyn CredentialSource> {
+/// The static `Authorization` value of a planned credential (`Bearer …`), if it has one.
+pub fn static_header(credential: &Credential) -> Option<String> {
     match credential {
-        Credential::None => Arc::new(NoCredentials),
-        Credential::Bearer { token, .. } => Arc::new(BearerToken(token.clone())),
+        Credential::Bearer { token, .. } => Some(format!("Bearer {}", token.expose())),
+        Credential::None | Credential::OAuth(_) => None,
     }
 }
 
-/// No credentials.
-pub struct NoCredentials;
-
-impl CredentialSource for NoCredentials {
-    fn authorization(&self) -> Option<String> {
-        None
-    }
+/// The `Authorization` source of one target run.
+pub enum Authorization {
+    /// Nothing, or a static value.
+    Static(Option<String>),
+    /// OAuth, acquiring and reusing tokens for this run.
+    OAuth(Box<Authorizer>),
 }
 
-/// A static bearer token read from the environment.
-pub struct BearerToken(pub Secret);
+impl Authorization {
+    /// The source for `credential` when talking to `endpoint`; learned tokens go to
+    /// `secrets`.
+    pub fn new(credential: &Credential, endpoint: &Endpoint, secrets: &SecretLog) -> Authorization {
+        match credential {
+            Credential::OAuth(settings) => Authorization::OAuth(Box::new(Authorizer::new(
+                Arc::clone(settings),
+                endpoint.clone(),
+                secrets.clone(),
+            ))),
+            other => Authorization::Static(static_header(other)),
+        }
+    }
 
-impl CredentialSource for BearerToken {
-    fn authorization(&self) -> Option<String> {
-        Some(format!("Bearer {}", self.0.expose()))
+    /// The static value, for offline checks and for requests that never carry an OAuth token
+    /// (the reachability `HEAD`).
+    pub fn fixed(&self) -> Option<&str> {
+        match self {
+            Authorization::Static(value) => value.as_deref(),
+            Authorization::OAuth(_) => None,
+        }
+    }
+
+    /// The value for the next request, acquiring an OAuth token within `attempt` if needed.
+    pub fn header(
+        &mut self,
+        client: &mut Client,
+        attempt: &Attempt,
+    ) -> Result<Option<String>, OAuthError> {
+        match self {
+            Authorization::Static(value) => Ok(value.clone()),
+            Authorization::OAuth(authorizer) => authorizer.authorization(client, attempt).map(Some),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::Secret;
 
     #[test]
     fn a_bearer_token_is_sent_as_is() {
-        let s = Secret::new("canary-123".into());
-        assert_eq!(
-            BearerToken(s).authorization().as_deref(),
-            Some("Bearer canary-123")
-        );
         let planned = Credential::Bearer {
             variable: "T".into(),
-            token: Secret::new("tok".into()),
+            token: Secret::new("canary-123".into()),
         };
         assert_eq!(
-            source(&planned).authorization().as_deref(),
-            Some("Bearer tok")
+            static_header(&planned).as_deref(),
+            Some("Bearer canary-123")
         );
-        assert_eq!(source(&Credential::None).authorization(), None);
+        assert_eq!(static_header(&Credential::None), None);
+        let endpoint = Endpoint::parse("http://127.0.0.1:9/mcp").expect("endpoint");
+        let a = Authorization::new(&planned, &endpoint, &SecretLog::new());
+        assert_eq!(a.fixed(), Some("Bearer canary-123"));
     }
 }

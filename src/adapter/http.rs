@@ -168,7 +168,7 @@ impl HttpRun {
 /// The configuration rules. No network.
 fn validate(ctx: &TargetPlan, client: &Client) -> Result<Plan, Observation> {
     let target = &ctx.target;
-    let authorization = credential::source(&ctx.credential).authorization();
+    let authorization = credential::static_header(&ctx.credential);
     let endpoint = net::preflight(&target.endpoint, authorization.as_deref(), client)?;
     let mut options = target.http.clone().unwrap_or_default();
     if options.max_body_bytes == 0 {

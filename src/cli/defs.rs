@@ -131,6 +131,11 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
         "validate <config.yaml>",
         "load and validate a configuration without any network traffic",
     ),
+    (
+        "login",
+        "login <config.yaml> <target>",
+        "authorize an OAuth target in a browser and save its token file",
+    ),
     ("version", "version", "print the version"),
     ("help", "help [verb]", "print usage"),
 ];

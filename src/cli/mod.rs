@@ -31,6 +31,13 @@ pub(crate) enum Command {
     Validate(PathBuf),
     /// `ping`, `check` or `doctor`.
     Run(RunArgs),
+    /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
+    Login {
+        /// The configuration file.
+        config: PathBuf,
+        /// The top-level target's name.
+        target: String,
+    },
 }
 
 /// Arguments of the running verbs.

@@ -147,6 +147,11 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             run(false, adhoc_source("ping", kind, endpoint, options)?)
         }
         ("ping", _) => Err(usage("ping <type> <endpoint>")),
+        ("login", [file, target]) => Ok(Command::Login {
+            config: PathBuf::from(file),
+            target: target.clone(),
+        }),
+        ("login", _) => Err(usage("login <config.yaml> <target>")),
         _ => Err(UsageError("unknown command; use --help".into())),
     }
 }

@@ -243,9 +243,8 @@ pub enum OAuthGrant {
     AuthorizationCode,
 }
 
-/// `mcp.oauth` (parsed and validated; acquisition is a later feature).
+/// `mcp.oauth`, as configured (the plan resolves its variables).
 #[derive(Clone, Debug)]
-#[expect(dead_code, reason = "read by the OAuth client, which is not built yet")]
 pub struct OAuthOptions {
     /// Trusted issuer.
     pub issuer: String,

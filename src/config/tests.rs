@@ -1580,15 +1580,16 @@ fn mcp_oauth_rules() {
         "expected a non-blank file path; NUL is not allowed",
     );
     let cc = "issuer: i, client_id: c, grant: client_credentials, client_secret_env: S";
+    let ac = "issuer: i, client_id: c, grant: authorization_code, token_file: /t";
     for bad in ["-1", "65536"] {
         rejects(
-            &o(&format!("{cc}, redirect_port: {bad}")),
+            &o(&format!("{ac}, redirect_port: {bad}")),
             "targets[0].mcp.oauth.redirect_port",
             "expected an integer from 0 to 65535; out of range",
         );
     }
     rejects(
-        &o(&format!("{cc}, redirect_port: '8080'")),
+        &o(&format!("{ac}, redirect_port: '8080'")),
         "targets[0].mcp.oauth.redirect_port",
         "expected an integer from 0 to 65535, found a string",
     );
@@ -1627,13 +1628,24 @@ fn mcp_oauth_rules() {
         (r.grant, r.token_file.as_deref()),
         (OAuthGrant::RefreshToken, Some("/t"))
     );
-    let r = root(&o(&format!("{cc}, scopes: ['a:b', c], redirect_port: 0")))
+    let r = root(&o(&format!("{ac}, scopes: ['a:b', c], redirect_port: 0")))
         .mcp
         .unwrap()
         .oauth
         .unwrap();
     assert_eq!(r.scopes, vec!["a:b", "c"]);
     assert_eq!(r.redirect_port, Some(0));
+    // A refresh token for a grant that never refreshes is refused by name.
+    let e = load_str(&o(&format!("{cc}, refresh_token_env: R"))).err();
+    let e = e.unwrap_or_else(|| panic!("refused"));
+    assert_eq!(e.path, "targets[0].mcp.oauth.refresh_token_env");
+    assert!(
+        e.expected
+            .starts_with("not used by grant `client_credentials`")
+    );
+    // Accepted as the Go reference accepts them.
+    assert!(load_str(&o(&format!("{cc}, redirect_port: 8765"))).is_ok());
+    assert!(load_str(&o(&format!("{ac}, refresh_token_env: R"))).is_ok());
 }
 
 #[test]

@@ -79,7 +79,9 @@ keys! {
     RpcCode = "rpc_code": "the JSON-RPC error code answered",
     ProtocolError = "protocol_error": "what was malformed, in our words",
     Limit = "limit": "which safety limit was exceeded",
-    Oauth = "oauth": "why OAuth could not be used",
+    Oauth = "oauth": "which OAuth step failed (resource_metadata, issuer_not_listed, token_endpoint, token_file, …)",
+    OauthError = "oauth_error": "the token endpoint's RFC 6749 error code (invalid_client, invalid_grant, …)",
+    TokenFile = "token_file": "why the token file cannot be used (permissions, symlink, binding, …)",
     // MCP inventories.
     ToolsCount = "tools_count": "tools listed",
     ResourcesCount = "resources_count": "resources listed",

@@ -35,7 +35,6 @@ impl Reason {
             Reason::Engine(_) | Reason::Network(_) => None,
             Reason::Config(m) => match m {
                 Misconfig::ProtocolPin => Some(Code::McpVersion),
-                Misconfig::OAuthUnsupported => Some(Code::McpOauth),
                 _ => None,
             },
             Reason::Http(h) => Some(match h {
@@ -57,6 +56,8 @@ impl Reason {
                 McpFailure::Unsafe => Some(Code::McpUnsafe),
                 McpFailure::ToolError | McpFailure::Expectation => Some(Code::McpFunctional),
                 McpFailure::ArgumentsRejected => None,
+                McpFailure::OAuth(_) => Some(Code::McpOauth),
+                McpFailure::LoginRequired => Some(Code::McpLogin),
             },
             Reason::Process(_) => Some(Code::McpProcess),
         }
@@ -150,8 +151,6 @@ pub enum Misconfig {
     ProtocolPin,
     /// A stdio target's endpoint is not `stdio://name`, or it has no `mcp.stdio` command.
     StdioTarget,
-    /// `mcp.oauth` is configured, and this build cannot acquire tokens.
-    OAuthUnsupported,
 }
 
 /// Why an endpoint is not a usable URL (the `endpoint` evidence word).
@@ -326,6 +325,163 @@ pub enum McpFailure {
     /// The operator's `arguments_json` breaks the tool's input schema (or cannot travel in
     /// its headers): the tool was not called.
     ArgumentsRejected,
+    /// OAuth could not produce a token: which step failed.
+    OAuth(OAuthStep),
+    /// `grant: authorization_code` has no saved credentials: `agenthealth login` first.
+    LoginRequired,
+}
+
+/// The step of OAuth that failed (the `oauth` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OAuthStep {
+    /// The configured issuer is not an https URL (or explicit loopback http) without a
+    /// query, userinfo or fragment.
+    Issuer,
+    /// The MCP endpoint is plain http on a host that is not loopback: no token is sent there.
+    Endpoint,
+    /// No protected-resource metadata (RFC 9728) could be fetched.
+    ResourceMetadata,
+    /// The challenge's `resource_metadata` names another origin than the MCP endpoint.
+    ResourceMetadataOrigin,
+    /// The protected-resource metadata describes another resource than the endpoint.
+    ResourceMismatch,
+    /// The pinned issuer is not among the metadata's `authorization_servers`.
+    IssuerNotListed,
+    /// No authorization-server metadata (RFC 8414 or OpenID) for the pinned issuer.
+    ServerMetadata,
+    /// The token or authorization endpoint is not https (or explicit loopback http), or is
+    /// plain http under an https issuer.
+    InsecureEndpoint,
+    /// A confidential client, and the server supports neither `client_secret_basic` nor
+    /// `client_secret_post`.
+    AuthMethod,
+    /// Login needs PKCE S256, and the server does not advertise it.
+    Pkce,
+    /// The token endpoint refused the request (with the RFC 6749 error it gave, if one we
+    /// know), or could not be reached.
+    TokenEndpoint(Option<TokenError>),
+    /// The token endpoint answered something that is not a usable bearer token.
+    TokenResponse,
+    /// The token file cannot be used.
+    TokenFile(TokenFileProblem),
+    /// `grant: refresh_token` and no refresh token (variable or token file).
+    NoRefreshToken,
+    /// Login's callback carried an error, a wrong issuer or no code.
+    Callback,
+}
+
+impl OAuthStep {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            OAuthStep::Issuer => "issuer",
+            OAuthStep::Endpoint => "endpoint",
+            OAuthStep::ResourceMetadata => "resource_metadata",
+            OAuthStep::ResourceMetadataOrigin => "resource_metadata_origin",
+            OAuthStep::ResourceMismatch => "resource_mismatch",
+            OAuthStep::IssuerNotListed => "issuer_not_listed",
+            OAuthStep::ServerMetadata => "server_metadata",
+            OAuthStep::InsecureEndpoint => "insecure_endpoint",
+            OAuthStep::AuthMethod => "auth_method",
+            OAuthStep::Pkce => "pkce",
+            OAuthStep::TokenEndpoint(_) => "token_endpoint",
+            OAuthStep::TokenResponse => "token_response",
+            OAuthStep::TokenFile(_) => "token_file",
+            OAuthStep::NoRefreshToken => "no_refresh_token",
+            OAuthStep::Callback => "callback",
+        }
+    }
+}
+
+/// An RFC 6749 §5.2 (or RFC 8707) error a token endpoint answered (the `oauth_error` word).
+/// Only these fixed codes are kept; anything else the server says is not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenError {
+    /// `invalid_request`
+    InvalidRequest,
+    /// `invalid_client`
+    InvalidClient,
+    /// `invalid_grant`
+    InvalidGrant,
+    /// `unauthorized_client`
+    UnauthorizedClient,
+    /// `unsupported_grant_type`
+    UnsupportedGrantType,
+    /// `invalid_scope`
+    InvalidScope,
+    /// `invalid_target` (RFC 8707: the resource)
+    InvalidTarget,
+}
+
+impl TokenError {
+    /// Every code we recognise.
+    pub const ALL: [TokenError; 7] = [
+        TokenError::InvalidRequest,
+        TokenError::InvalidClient,
+        TokenError::InvalidGrant,
+        TokenError::UnauthorizedClient,
+        TokenError::UnsupportedGrantType,
+        TokenError::InvalidScope,
+        TokenError::InvalidTarget,
+    ];
+
+    /// The protocol spelling, which is also the evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            TokenError::InvalidRequest => "invalid_request",
+            TokenError::InvalidClient => "invalid_client",
+            TokenError::InvalidGrant => "invalid_grant",
+            TokenError::UnauthorizedClient => "unauthorized_client",
+            TokenError::UnsupportedGrantType => "unsupported_grant_type",
+            TokenError::InvalidScope => "invalid_scope",
+            TokenError::InvalidTarget => "invalid_target",
+        }
+    }
+
+    /// The code spelled exactly `s`, if it is one we recognise.
+    pub fn parse(s: &str) -> Option<TokenError> {
+        TokenError::ALL.into_iter().find(|e| e.as_word() == s)
+    }
+}
+
+/// Why a token file cannot be used (the `token_file` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenFileProblem {
+    /// The path is a symbolic link.
+    Symlink,
+    /// Not a regular file.
+    NotAFile,
+    /// Group or others may access it, or another user owns it.
+    Permissions,
+    /// Its directory is writable by group or others.
+    ParentWritable,
+    /// It cannot be read, or is larger than 64 KiB.
+    Unreadable,
+    /// It is not a token file of ours (JSON with the expected fields).
+    Malformed,
+    /// It holds credentials for another issuer, resource or client.
+    Binding,
+    /// It could not be written (or its directory created).
+    Unwritable,
+    /// Another run held its lock until the deadline.
+    Locked,
+}
+
+impl TokenFileProblem {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            TokenFileProblem::Symlink => "symlink",
+            TokenFileProblem::NotAFile => "not_a_file",
+            TokenFileProblem::Permissions => "permissions",
+            TokenFileProblem::ParentWritable => "parent_writable",
+            TokenFileProblem::Unreadable => "unreadable",
+            TokenFileProblem::Malformed => "malformed",
+            TokenFileProblem::Binding => "binding",
+            TokenFileProblem::Unwritable => "unwritable",
+            TokenFileProblem::Locked => "locked",
+        }
+    }
 }
 
 /// How an answer broke the protocol (the `protocol_error` evidence word).

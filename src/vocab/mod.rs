@@ -14,6 +14,7 @@
 pub mod attempt;
 pub mod deadline;
 pub mod dimension;
+pub mod rfc3339;
 pub mod secret;
 pub mod status;
 pub mod sync;
@@ -23,6 +24,6 @@ pub mod text;
 pub use attempt::Attempt;
 pub use deadline::{Bound, Deadline};
 pub use dimension::Dimension;
-pub use secret::Secret;
+pub use secret::{Secret, SecretLog};
 pub use status::Status;
 pub use target::{Relationship, TargetType};

@@ -1,6 +1,9 @@
 //! Secret values: credentials and tokens, which no output may ever show.
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use super::sync::lock;
 
 /// A secret value. Its `Debug` never shows the value; the one place that must send it calls
 /// [`Secret::expose`].
@@ -25,6 +28,41 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// Every secret value of a run: the environment's, resolved before the run, and the tokens an
+/// authorization server issues during it. Whoever learns a secret records it here, before
+/// using it; the output's one redaction pass reads it after the run. Cloning shares it.
+#[derive(Clone, Default)]
+pub struct SecretLog(Arc<Mutex<Vec<Secret>>>);
+
+impl SecretLog {
+    /// An empty log.
+    pub fn new() -> SecretLog {
+        SecretLog::default()
+    }
+
+    /// Records a secret (an empty value is nothing to hide).
+    pub fn record(&self, secret: &Secret) {
+        if secret.expose().is_empty() {
+            return;
+        }
+        let mut all = lock(&self.0);
+        if !all.contains(secret) {
+            all.push(secret.clone());
+        }
+    }
+
+    /// Every secret recorded so far.
+    pub fn values(&self) -> Vec<Secret> {
+        lock(&self.0).clone()
+    }
+}
+
+impl fmt::Debug for SecretLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SecretLog({} secrets)", lock(&self.0).len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,5 +72,12 @@ mod tests {
         let s = Secret::new("canary-123".into());
         assert!(!format!("{s:?}").contains("canary"));
         assert_eq!(s.expose(), "canary-123");
+        let log = SecretLog::new();
+        let shared = log.clone();
+        shared.record(&s);
+        shared.record(&s);
+        shared.record(&Secret::new(String::new()));
+        assert_eq!(log.values(), vec![s]);
+        assert!(!format!("{log:?}").contains("canary"));
     }
 }

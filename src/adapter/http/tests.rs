@@ -57,6 +57,7 @@ fn start_with(t: Target, credential: Credential) -> Box<dyn TargetRun> {
         credential,
         child_env: Vec::new(),
         missing_env: Vec::new(),
+        secrets: crate::vocab::SecretLog::new(),
     }))
 }
 

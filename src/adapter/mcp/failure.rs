@@ -105,6 +105,7 @@ impl Failure {
             Failure::Version => mcp(Status::Unhealthy, McpFailure::Version),
             Failure::Input => mcp(Status::Unknown, McpFailure::Input),
             Failure::Transport(T::Network(o)) => (**o).clone(),
+            Failure::Transport(T::Refused(o)) => (**o).clone(),
         };
         o.response_seen = self.response_seen();
         o

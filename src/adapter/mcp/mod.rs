@@ -44,7 +44,6 @@ pub mod initialize;
 pub mod inventory;
 pub mod jsonrpc;
 pub mod result_shape;
-pub mod rfc3339;
 pub mod schema;
 pub mod session;
 pub mod sse;
@@ -177,15 +176,6 @@ impl McpRun {
                 Fact::Config(options.protocol_version.clone().unwrap_or_default()),
             )
         })?;
-        if options.oauth.is_some() {
-            // Token acquisition is not in this build: say so rather than probe without the
-            // credentials the operator configured.
-            return Err(Observation::failed(
-                Status::Misconfigured,
-                Reason::Config(Misconfig::OAuthUnsupported),
-            )
-            .with(Key::Oauth, Fact::Word("not_supported_in_this_build")));
-        }
         if self.session.is_none() {
             let transport: Box<dyn Transport> = match options.transport {
                 McpTransport::Http => Box::new(HttpTransport::configure(&self.ctx)?),

@@ -208,6 +208,7 @@ pub fn context(target: Target) -> Arc<TargetPlan> {
         credential: Credential::None,
         child_env: Vec::new(),
         missing_env: Vec::new(),
+        secrets: crate::vocab::SecretLog::new(),
     })
 }
 

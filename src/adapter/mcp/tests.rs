@@ -899,12 +899,18 @@ fn client_credentials_extension_is_declared() {
     );
 }
 
+/// OAuth's offline rules run at the configuration check, before any traffic: a token is
+/// never sent to a plain-http endpoint off this machine, nor obtained from an insecure issuer.
 #[test]
-fn oauth_targets_are_misconfigured_until_acquisition_exists() {
-    use crate::config::{OAuthGrant, OAuthOptions};
-    let options = McpOptions {
+fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
+    use super::McpRun;
+    use super::testkit::target;
+    use crate::config::{Config, OAuthGrant, OAuthOptions};
+    use crate::plan::Plan;
+    use crate::result::Key;
+    let oauth = |issuer: &str| McpOptions {
         oauth: Some(OAuthOptions {
-            issuer: "https://auth.example.com".into(),
+            issuer: issuer.into(),
             client_id: "c".into(),
             grant: OAuthGrant::ClientCredentials,
             client_secret_env: Some("S".into()),
@@ -915,13 +921,32 @@ fn oauth_targets_are_misconfigured_until_acquisition_exists() {
         }),
         ..McpOptions::default()
     };
-    let transport = Scripted::new(modern_server(ok(DISCOVER_OK)));
-    let log = transport.log();
-    let mut run = run(options, transport);
-    let o = run.configure();
-    assert_eq!(o.status, Status::Misconfigured);
-    assert_eq!(o.code(), Some(Code::McpOauth));
-    assert!(lock(&log).sent.is_empty());
+    for (endpoint, issuer, step) in [
+        (
+            "http://mcp.example.com/mcp",
+            "https://auth.example.com",
+            "endpoint",
+        ),
+        (
+            "http://127.0.0.1:9/mcp",
+            "http://auth.example.com",
+            "issuer",
+        ),
+    ] {
+        let mut t = target(oauth(issuer));
+        t.endpoint = endpoint.into();
+        let config = Config {
+            concurrency: 1,
+            nodes: vec![t],
+            roots: vec![0],
+        };
+        let plan = Plan::resolve(config, |_| Some("secret".into()));
+        let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);
+        let o = run.configure();
+        assert_eq!(o.status, Status::Misconfigured, "{endpoint}");
+        assert_eq!(o.code(), Some(Code::McpOauth));
+        assert_eq!(o.evidence.get(Key::Oauth), Some(&Fact::Word(step)));
+    }
 }
 
 #[test]

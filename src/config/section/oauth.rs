@@ -1,5 +1,4 @@
-//! `mcp.oauth`: issuer, client, grant and where its secrets come from (parsed and validated;
-//! token acquisition is a later feature).
+//! `mcp.oauth`: issuer, client, grant and where its secrets come from.
 
 use std::collections::HashSet;
 
@@ -82,6 +81,16 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
     };
     if let Some(msg) = missing {
         return Err(g.path.fail(msg));
+    }
+    // A client-credentials token is never refreshed: a refresh token configured for one is a
+    // mistake, refused by name. (`redirect_port` on other grants is harmless and accepted, as
+    // the Go reference accepts it; only `login` uses it.)
+    if grant == OAuthGrant::ClientCredentials
+        && let Some(f) = map.get("refresh_token_env")
+    {
+        return Err(f.path.fail_key(
+            "not used by grant `client_credentials`: a client-credentials token is never refreshed",
+        ));
     }
     Ok(OAuthOptions {
         issuer,

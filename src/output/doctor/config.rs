@@ -42,8 +42,5 @@ pub(super) fn advice(problem: Misconfig, check: &Check) -> Option<String> {
         Misconfig::StdioTarget => {
             "a stdio target needs an endpoint of the form stdio://<name> and an mcp.stdio block with its command".into()
         }
-        Misconfig::OAuthUnsupported => {
-            "this build cannot acquire OAuth tokens for mcp.oauth; supply a token with auth.bearer_env instead".into()
-        }
     })
 }

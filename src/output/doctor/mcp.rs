@@ -51,6 +51,8 @@ pub(super) fn advice(failure: McpFailure, dim: Dimension, check: &Check) -> Opti
                 on_method(check)
             )
         }
+        McpFailure::OAuth(step) => super::oauth::advice(step, check),
+        McpFailure::LoginRequired => super::oauth::login_required(),
         McpFailure::Limit(_) => {
             let what = word(check, Key::Limit).map_or(String::new(), |w| format!(" ({w})"));
             format!(

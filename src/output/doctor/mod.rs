@@ -12,6 +12,7 @@ mod engine;
 mod http;
 mod mcp;
 mod network;
+mod oauth;
 mod process;
 
 use std::fmt::Write;

@@ -25,19 +25,19 @@
 //! hook, one classification of connection failures).
 
 use std::io::Read;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
 use super::{Mirror, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::credential::{self, CredentialSource};
+use crate::adapter::credential::Authorization;
 use crate::adapter::mcp::era::{Channel, Era, Revision};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse};
-use crate::plan::TargetPlan;
+use crate::oauth;
+use crate::plan::{Credential, TargetPlan};
 use crate::result::reason::{Limit, Malformed};
 use crate::result::{Observation, Steps};
 use crate::vocab::{Attempt, Bound, Deadline};
@@ -63,7 +63,7 @@ struct SessionId {
 /// The Streamable HTTP transport of one target run.
 pub struct HttpTransport {
     endpoint: Endpoint,
-    credentials: Arc<dyn CredentialSource>,
+    credentials: Authorization,
     client: Client,
     session: Option<SessionId>,
     retired: Vec<SessionId>,
@@ -74,9 +74,12 @@ impl HttpTransport {
     /// ([`net::preflight()`]); a failure is MISCONFIGURED with the rule that failed as evidence.
     pub fn configure(ctx: &TargetPlan) -> Result<HttpTransport, Observation> {
         let client = Client::new(Reuse::Fresh);
-        let credentials = credential::source(&ctx.credential);
-        let authorization = credentials.authorization();
-        let endpoint = net::preflight(&ctx.target.endpoint, authorization.as_deref(), &client)?;
+        let fixed = crate::adapter::credential::static_header(&ctx.credential);
+        let endpoint = net::preflight(&ctx.target.endpoint, fixed.as_deref(), &client)?;
+        if let Credential::OAuth(settings) = &ctx.credential {
+            oauth::check_offline(settings, &endpoint).map_err(|e| e.observation())?;
+        }
+        let credentials = Authorization::new(&ctx.credential, &endpoint, &ctx.secrets);
         // Plain HTTP opens a connection per request: servers that write a response in
         // several segments with Nagle on (uvicorn under the Python SDK is one) stall every
         // kept-alive exchange on our delayed ACK for ~40 ms, while a fresh loopback or LAN
@@ -91,11 +94,7 @@ impl HttpTransport {
     }
 
     /// A transport for a validated endpoint (used exactly as configured) over `client`.
-    pub fn new(
-        endpoint: Endpoint,
-        credentials: Arc<dyn CredentialSource>,
-        client: Client,
-    ) -> HttpTransport {
+    pub fn new(endpoint: Endpoint, credentials: Authorization, client: Client) -> HttpTransport {
         HttpTransport {
             endpoint,
             credentials,
@@ -106,7 +105,9 @@ impl HttpTransport {
     }
 
     /// Sends one exchange within the attempt, with the run's credentials; every other header
-    /// comes from the caller. The one path every request takes.
+    /// comes from the caller. The one path every request takes. The reachability `HEAD`
+    /// carries a static credential but never an OAuth token: a reachability-only check never
+    /// contacts the authorization server.
     fn send(
         &mut self,
         method: Method,
@@ -114,7 +115,18 @@ impl HttpTransport {
         body: Option<&[u8]>,
         attempt: &Attempt,
     ) -> Result<Response, TransportError> {
-        let auth = self.credentials.authorization();
+        let auth = match method {
+            Method::Head => self.credentials.fixed().map(str::to_string),
+            _ => self
+                .credentials
+                .header(&mut self.client, attempt)
+                .map_err(|e| match e {
+                    oauth::OAuthError::Network(f) => {
+                        TransportError::Network(Box::new(f.observation()))
+                    }
+                    other => TransportError::Refused(Box::new(other.observation())),
+                })?,
+        };
         let mut req = Request::new(method, &self.endpoint);
         for (name, value) in headers {
             req = req.header(name, value);

@@ -156,6 +156,9 @@ pub enum TransportError {
     /// MISCONFIGURED for a local problem (trust store, proxy setting), with the transport's
     /// stages and its own `failure` word when it has them.
     Network(Box<Observation>),
+    /// The request was not sent: its credential could not be obtained (OAuth). Carries the
+    /// observation the OAuth client classified (MISCONFIGURED `mcp_oauth`, `mcp_login`).
+    Refused(Box<Observation>),
 }
 
 impl TransportError {

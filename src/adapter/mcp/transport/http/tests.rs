@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::HttpTransport;
-use crate::adapter::credential::{BearerToken, CredentialSource, NoCredentials};
+use crate::adapter::credential::Authorization;
 use crate::adapter::mcp::era::{Era, Revision};
 use crate::adapter::mcp::jsonrpc;
 use crate::adapter::mcp::transport::{
@@ -109,13 +109,13 @@ fn attempt_for(d: Duration) -> Attempt {
     Attempt::new(Deadline::new(Instant::now() + d, Bound::TimeoutMs))
 }
 
-fn http(url: &str, credentials: Arc<dyn CredentialSource>) -> HttpTransport {
+fn http(url: &str, credentials: Authorization) -> HttpTransport {
     let endpoint = Endpoint::parse(url).expect("loopback url");
     HttpTransport::new(endpoint, credentials, Client::new(Reuse::KeepAlive))
 }
 
 fn transport(server: &Server) -> HttpTransport {
-    http(&server.url("/mcp"), Arc::new(NoCredentials))
+    http(&server.url("/mcp"), Authorization::Static(None))
 }
 
 /// `Some(response_seen)` for a failure without an answer.
@@ -188,7 +188,7 @@ fn modern_requests_carry_version_and_method_and_never_a_session() {
     let server = Server::start(with_session);
     let mut t = http(
         &server.url("/mcp"),
-        Arc::new(BearerToken(Secret::new("tok".into()))),
+        Authorization::Static(Some("Bearer tok".into())),
     );
     let params = [("Region".to_owned(), "us-west1".to_owned())];
     let mirror = Mirror {
@@ -513,7 +513,7 @@ fn silence_and_refusal_are_unreachable() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}/mcp", closed.local_addr().expect("addr"));
     drop(closed);
-    let mut t = http(&url, Arc::new(NoCredentials));
+    let mut t = http(&url, Authorization::Static(None));
     let probe = t.probe(&attempt_for(LONG)).expect("http probes");
     assert_eq!(unanswered(probe.as_ref().err()), Some(false));
 }
@@ -551,7 +551,7 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
     });
     let mut t = http(
         &server.url("/mcp"),
-        Arc::new(BearerToken(Secret::new("tok".into()))),
+        Authorization::Static(Some("Bearer tok".into())),
     );
     let a = attempt_for(LONG);
     let probe = t.probe(&a).expect("http probes").expect("connected");

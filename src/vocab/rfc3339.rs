@@ -1,4 +1,5 @@
-//! RFC 3339 timestamps, parsed by hand for `fresh_within_s`.
+//! RFC 3339 timestamps, parsed by hand (`fresh_within_s`, token files) and written (token
+//! files' `expires_at`).
 //!
 //! Accepted: `date-time` of RFC 3339 §5.6 — `YYYY-MM-DD`, then `T` (or `t`, or the space
 //! the RFC's note allows), `hh:mm:ss`, an optional fraction of any number of digits, then `Z`
@@ -56,6 +57,34 @@ impl Timestamp {
 /// How old a timestamp is at `now`, in seconds (negative for a future timestamp).
 pub fn age_seconds(timestamp: Timestamp, now: SystemTime) -> f64 {
     timestamp.seconds_until(Timestamp::from_system(now))
+}
+
+/// `ts` as an RFC 3339 `date-time` in UTC with nanoseconds: `2026-12-01T09:54:08.123456789Z`.
+pub fn format(ts: Timestamp) -> String {
+    let days = ts.secs.div_euclid(86_400);
+    let rem = ts.secs.rem_euclid(86_400);
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:09}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        ts.nanos
+    )
+}
+
+/// The proleptic Gregorian date of `days` since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = u32::try_from(doy - (153 * mp + 2) / 5 + 1).unwrap_or(1);
+    let month = u32::try_from(if mp < 10 { mp + 3 } else { mp - 9 }).unwrap_or(1);
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// Parses an RFC 3339 `date-time`; `None` when `s` is not one.
@@ -189,6 +218,24 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formatted_timestamps_parse_back() {
+        for secs in [0i64, 951_782_400, 1_764_582_848, 4_102_444_800, -86_401] {
+            for nanos in [0u32, 1, 999_999_999] {
+                let ts = Timestamp { secs, nanos };
+                let text = format(ts);
+                assert_eq!(parse(&text), Some(ts), "{text}");
+            }
+        }
+        assert_eq!(
+            format(Timestamp {
+                secs: 951_782_400,
+                nanos: 5
+            }),
+            "2000-02-29T00:00:00.000000005Z"
+        );
+    }
     use std::time::Duration;
 
     fn secs(s: &str) -> Option<i64> {

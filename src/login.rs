@@ -1,0 +1,64 @@
+//! `agenthealth login <config.yaml> <target>`: the one interactive command.
+//!
+//! It finds the top-level target by name, requires `mcp.oauth` with `grant:
+//! authorization_code` and every referenced variable set, then runs the OAuth client's login
+//! ([`crate::oauth::login`]): the browser URL on stdout, a loopback callback, the exchange,
+//! the token file. Each network step has the target's `timeout_ms`; the browser has five
+//! minutes; SIGINT/SIGTERM end the wait. No token is printed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::engine::Cancel;
+use crate::error::{Error, LoginError};
+use crate::net::Endpoint;
+use crate::oauth::{self, Grant, OAuthError};
+use crate::plan::{Credential, Plan};
+use crate::result::reason::OAuthStep;
+
+/// Runs the login for the target named `name` in the configuration at `path`.
+pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error> {
+    let config = crate::config::load_file(path).map_err(Error::Config)?;
+    let id = config
+        .roots
+        .iter()
+        .copied()
+        .find(|&id| config.nodes.get(id).is_some_and(|t| t.name == name))
+        .ok_or(Error::Login(LoginError::NotFound))?;
+    let plan = Plan::from_env(config);
+    let Some(target) = plan.targets.get(id) else {
+        return Err(Error::Login(LoginError::NotFound));
+    };
+    let Credential::OAuth(settings) = &target.credential else {
+        return Err(Error::Login(LoginError::NotAuthorizationCode));
+    };
+    if settings.grant != Grant::AuthorizationCode {
+        return Err(Error::Login(LoginError::NotAuthorizationCode));
+    }
+    if !target.missing_env.is_empty() {
+        return Err(Error::Login(LoginError::MissingEnv(
+            target.missing_env.clone(),
+        )));
+    }
+    let failed = |e: OAuthError| {
+        let step = match e {
+            OAuthError::Step { step, .. } => step.as_word(),
+            OAuthError::Network(_) => OAuthStep::ResourceMetadata.as_word(),
+            OAuthError::LoginRequired => OAuthStep::Callback.as_word(),
+        };
+        Error::Login(LoginError::Failed(step))
+    };
+    let endpoint = Endpoint::parse(&target.target.endpoint)
+        .map_err(|_| Error::Login(LoginError::Failed(OAuthStep::Endpoint.as_word())))?;
+    oauth::check_offline(settings, &endpoint).map_err(failed)?;
+    let login = oauth::login::Login {
+        settings,
+        endpoint: &endpoint,
+        secrets: &target.secrets,
+        step_timeout: Duration::from_millis(target.target.timeout_ms),
+        wait: oauth::login::WAIT,
+        cancelled: &|| cancel.is_cancelled(),
+    };
+    let mut out = std::io::stdout().lock();
+    oauth::login::login(&login, &mut out).map_err(failed)
+}

@@ -1,0 +1,206 @@
+//! Discovery: from the MCP endpoint to the pinned issuer's token endpoint.
+//!
+//! 1. **Challenge.** `HEAD` the endpoint without credentials and read the `Bearer`
+//!    challenge ([`super::challenge`]). No answer at all is the engine's to classify.
+//! 2. **Protected-resource metadata** (RFC 9728): the challenge's `resource_metadata`, which
+//!    must share the endpoint's origin, else the well-known locations in order. Its
+//!    `resource` must equal the endpoint's canonical resource URI and its
+//!    `authorization_servers` must list the pinned issuer, both compared exactly.
+//! 3. **Authorization-server metadata** (RFC 8414, then OpenID Connect discovery) of the
+//!    pinned issuer only: the first document whose `issuer` equals it exactly. Its endpoints
+//!    must be secure ([`super::url::secure`]), and `https` when the issuer is.
+//! 4. **Scope:** configured scopes, else the challenge's, else the metadata's
+//!    `scopes_supported`, else none.
+//!
+//! Metadata requests never carry a credential and never follow a redirect (the network
+//! layer follows none); each answer must be a 200 JSON object of at most 64 KiB. Every
+//! request is bounded by the attempt's deadline.
+
+use serde_json::{Map, Value};
+
+use super::OAuthError;
+use super::challenge;
+use super::url;
+use crate::net::{Client, Endpoint, Method, Request};
+use crate::result::reason::OAuthStep;
+use crate::vocab::Attempt;
+
+/// Largest metadata document read.
+pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;
+
+/// What discovery established.
+#[derive(Clone, Debug)]
+pub(crate) struct Discovered {
+    /// The canonical resource URI tokens are requested for.
+    pub resource: String,
+    /// The scope to request (precedence applied), space-separated.
+    pub scope: Option<String>,
+    /// The pinned issuer's validated metadata.
+    pub server: ServerMetadata,
+}
+
+/// The parts of an issuer's metadata OAuth uses.
+#[derive(Clone, Debug)]
+pub(crate) struct ServerMetadata {
+    /// `token_endpoint`, secure.
+    pub token_endpoint: Endpoint,
+    /// `authorization_endpoint`, when present and secure (login needs it).
+    pub authorization_endpoint: Option<Endpoint>,
+    /// `token_endpoint_auth_methods_supported` (RFC 8414's default when absent or empty).
+    pub auth_methods: Vec<String>,
+    /// `code_challenge_methods_supported` lists `S256`.
+    pub pkce_s256: bool,
+    /// `authorization_response_iss_parameter_supported: true` (RFC 9207).
+    pub iss_required: bool,
+}
+
+/// Runs discovery for `endpoint` against the pinned `issuer`.
+pub(crate) fn discover(
+    client: &mut Client,
+    endpoint: &Endpoint,
+    issuer: &str,
+    configured_scopes: &[String],
+    attempt: &Attempt,
+) -> Result<Discovered, OAuthError> {
+    let issuer_url = pinned_issuer(issuer)?;
+    let resource = url::resource_uri(endpoint);
+
+    // 1. The challenge.
+    let head = client
+        .send(
+            attempt,
+            &Request::new(Method::Head, endpoint).header("accept", "application/json"),
+        )
+        .map_err(|f| OAuthError::Network(Box::new(f)))?;
+    let found = challenge::parse(
+        head.headers()
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.as_bytes()),
+    );
+    drop(head);
+
+    // 2. Protected-resource metadata.
+    let candidates = match &found.resource_metadata {
+        Some(named) => {
+            let same_origin =
+                url::secure(named).is_some_and(|u| url::origin(&u) == url::origin(endpoint));
+            if !same_origin {
+                return Err(OAuthError::step(OAuthStep::ResourceMetadataOrigin));
+            }
+            vec![named.clone()]
+        }
+        None => url::resource_metadata_candidates(endpoint),
+    };
+    let protected = candidates
+        .iter()
+        .find_map(|c| fetch(client, c, attempt))
+        .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMetadata))?;
+    if protected.get("resource").and_then(Value::as_str) != Some(resource.as_str()) {
+        return Err(OAuthError::step(OAuthStep::ResourceMismatch));
+    }
+    let listed = protected
+        .get("authorization_servers")
+        .and_then(Value::as_array)
+        .is_some_and(|servers| servers.iter().any(|s| s.as_str() == Some(issuer)));
+    if !listed {
+        return Err(OAuthError::step(OAuthStep::IssuerNotListed));
+    }
+
+    // 3. The pinned issuer's metadata.
+    let server = url::server_metadata_candidates(&issuer_url)
+        .iter()
+        .filter_map(|c| fetch(client, c, attempt))
+        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer))
+        .ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))
+        .and_then(|doc| server_metadata(&doc, issuer_url.is_https()))?;
+
+    // 4. The scope.
+    let scope = if !configured_scopes.is_empty() {
+        Some(configured_scopes.join(" "))
+    } else if let Some(challenged) = found.scope {
+        Some(challenged)
+    } else {
+        strings(protected.get("scopes_supported"))
+            .filter(|s| !s.is_empty())
+            .map(|s| s.join(" "))
+    };
+    Ok(Discovered {
+        resource,
+        scope,
+        server,
+    })
+}
+
+/// The configured issuer as a URL: secure, no query.
+pub(crate) fn pinned_issuer(issuer: &str) -> Result<Endpoint, OAuthError> {
+    url::secure(issuer)
+        .filter(|u| u.uri().query().is_none())
+        .ok_or_else(|| OAuthError::step(OAuthStep::Issuer))
+}
+
+/// An issuer's metadata, validated: a secure token endpoint (https under an https issuer).
+fn server_metadata(
+    doc: &Map<String, Value>,
+    https_issuer: bool,
+) -> Result<ServerMetadata, OAuthError> {
+    let endpoint = |key: &str| -> Option<Result<Endpoint, OAuthError>> {
+        let text = doc.get(key)?.as_str()?;
+        Some(
+            url::secure(text)
+                .filter(|u| u.is_https() || !https_issuer)
+                .ok_or_else(|| OAuthError::step(OAuthStep::InsecureEndpoint)),
+        )
+    };
+    let token_endpoint = endpoint("token_endpoint")
+        .unwrap_or_else(|| Err(OAuthError::step(OAuthStep::ServerMetadata)))?;
+    let authorization_endpoint = endpoint("authorization_endpoint").transpose()?;
+    let mut auth_methods =
+        strings(doc.get("token_endpoint_auth_methods_supported")).unwrap_or_default();
+    if auth_methods.is_empty() {
+        auth_methods.push("client_secret_basic".into());
+    }
+    let pkce_s256 = strings(doc.get("code_challenge_methods_supported"))
+        .is_some_and(|m| m.iter().any(|m| m == "S256"));
+    let iss_required =
+        doc.get("authorization_response_iss_parameter_supported") == Some(&Value::Bool(true));
+    Ok(ServerMetadata {
+        token_endpoint,
+        authorization_endpoint,
+        auth_methods,
+        pkce_s256,
+        iss_required,
+    })
+}
+
+/// A JSON array of strings (non-strings skipped).
+fn strings(value: Option<&Value>) -> Option<Vec<String>> {
+    Some(
+        value?
+            .as_array()?
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// One metadata document: a secure URL answered 200 with a JSON object of at most 64 KiB.
+/// `None` when this candidate failed, for any reason.
+fn fetch(client: &mut Client, text: &str, attempt: &Attempt) -> Option<Map<String, Value>> {
+    let target = url::secure(text)?;
+    let response = client
+        .send(
+            attempt,
+            &Request::new(Method::Get, &target).header("accept", "application/json"),
+        )
+        .ok()?;
+    if response.status() != 200 {
+        return None;
+    }
+    let body = response.read_body(MAX_METADATA_BYTES).ok()?;
+    if body.over_limit {
+        return None;
+    }
+    serde_json::from_slice(&body.bytes).ok()
+}

@@ -1,0 +1,457 @@
+//! `agenthealth login`: the authorization code grant with PKCE, through a loopback callback.
+//!
+//! 1. Discovery as for a check; the authorization endpoint must be secure and the server
+//!    must list PKCE `S256`.
+//! 2. A verifier and a `state` of 32 random bytes each (base64url), the S256 challenge, and a
+//!    listener on `127.0.0.1:<redirect_port>` (ephemeral when unset); the authorization URL
+//!    — the endpoint's own query kept, then `response_type`, `client_id`, `redirect_uri`,
+//!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope` — is
+//!    printed after `Open this URL to authorize AgentHealth:`.
+//! 3. The callback listener answers only `GET /callback` whose `Host` is exactly
+//!    `127.0.0.1:<port>` (anything else: 404). It reads each request head within five
+//!    seconds (at most 8 KiB) and writes within five. A missing, repeated or wrong `state`
+//!    is answered 400 and the login keeps waiting — it was not our authorization. With our
+//!    `state`: an `iss` that is repeated, wrong, or missing although the server advertises
+//!    RFC 9207 fails the login; so does an `error` or a missing `code`. Only the first
+//!    outcome counts, and the browser always gets a page it can show.
+//! 4. The code is exchanged (with the verifier and the same `redirect_uri`), and the token is
+//!    saved to the token file under its lock. No token is ever printed.
+//!
+//! The wait is bounded (five minutes by default) and ends early when the caller cancels.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+
+use super::OAuthError;
+use super::acquire::Settings;
+use super::discovery::{self, Discovered};
+use super::store;
+use super::token::{self, ClientAuth, Token};
+use super::url::{form, parse_query};
+use crate::net::{Client, Endpoint, Reuse};
+use crate::result::reason::{OAuthStep, TokenFileProblem};
+use crate::vocab::{Attempt, Bound, Deadline, SecretLog};
+
+/// How long login waits for the browser.
+pub(crate) const WAIT: Duration = Duration::from_secs(300);
+/// Bound on reading one callback request's head, and on writing its answer.
+const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest callback request head read.
+const MAX_HEAD: usize = 8 * 1024;
+/// How often the wait looks at the cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// What the login needs beyond its settings.
+pub(crate) struct Login<'a> {
+    /// The target's settings.
+    pub settings: &'a Settings,
+    /// The MCP endpoint.
+    pub endpoint: &'a Endpoint,
+    /// Where learned tokens are recorded.
+    pub secrets: &'a SecretLog,
+    /// The deadline of each network step (discovery, the exchange).
+    pub step_timeout: Duration,
+    /// How long to wait for the browser.
+    pub wait: Duration,
+    /// Whether the user cancelled (a signal).
+    pub cancelled: &'a dyn Fn() -> bool,
+}
+
+/// Runs the login; `out` receives the two lines that show the URL, then the success line.
+pub(crate) fn login(login: &Login<'_>, out: &mut dyn Write) -> Result<(), OAuthError> {
+    let settings = login.settings;
+    let token_file = settings
+        .token_file
+        .as_deref()
+        .ok_or_else(|| OAuthError::file(TokenFileProblem::Unwritable))?;
+    let mut client = Client::new(Reuse::KeepAlive);
+    let step = || Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
+    let discovered = discovery::discover(
+        &mut client,
+        login.endpoint,
+        &settings.issuer,
+        &settings.scopes,
+        &step(),
+    )?;
+    let authorization_endpoint = discovered
+        .server
+        .authorization_endpoint
+        .clone()
+        .ok_or_else(|| OAuthError::step(OAuthStep::InsecureEndpoint))?;
+    if !discovered.server.pkce_s256 {
+        return Err(OAuthError::step(OAuthStep::Pkce));
+    }
+
+    let verifier = random_text()?;
+    let state = random_text()?;
+    let challenge = base64url(&Sha256::digest(verifier.as_bytes()));
+    let listener = TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
+    let port = listener
+        .local_addr()
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))?
+        .port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let mut params = vec![
+        ("response_type", "code"),
+        ("client_id", settings.client_id.as_str()),
+        ("redirect_uri", redirect_uri.as_str()),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("state", state.as_str()),
+        ("resource", discovered.resource.as_str()),
+    ];
+    if let Some(scope) = discovered.scope.as_deref() {
+        params.push(("scope", scope));
+    }
+    let base = authorization_endpoint.uri().to_string();
+    let joiner = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{joiner}{}", form(&params));
+    writeln!(out, "Open this URL to authorize AgentHealth:\n{url}")
+        .and_then(|()| out.flush())
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
+
+    let expect = Expected {
+        host: format!("127.0.0.1:{port}"),
+        state: &state,
+        issuer: &settings.issuer,
+        iss_required: discovered.server.iss_required,
+    };
+    let code = wait_for_code(&listener, &expect, login)?;
+    drop(listener);
+
+    let token = exchange(
+        &mut client,
+        &discovered,
+        settings,
+        &code,
+        &verifier,
+        &redirect_uri,
+        login.secrets,
+        &step(),
+    )?;
+    save(token_file, &token, settings, login.endpoint, &step())?;
+    writeln!(
+        out,
+        "OAuth login complete; credentials saved to the configured token file."
+    )
+    .and_then(|()| out.flush())
+    .map_err(|_| OAuthError::step(OAuthStep::Callback))
+}
+
+/// What a callback must carry.
+struct Expected<'a> {
+    host: String,
+    state: &'a str,
+    issuer: &'a str,
+    iss_required: bool,
+}
+
+/// What one callback request meant.
+#[derive(Debug, PartialEq, Eq)]
+enum Callback {
+    /// Not the callback (wrong method, path or Host): 404, keep waiting.
+    NotOurs,
+    /// Not our authorization (`state`): 400, keep waiting.
+    WrongState,
+    /// Our authorization, failed: 400, the login fails.
+    Failed,
+    /// Our authorization, with this code.
+    Code(String),
+}
+
+/// Serves the callback until a code, a failure, the deadline or cancellation.
+fn wait_for_code(
+    listener: &TcpListener,
+    expect: &Expected<'_>,
+    login: &Login<'_>,
+) -> Result<String, OAuthError> {
+    let deadline = Instant::now() + login.wait;
+    listener
+        .set_nonblocking(true)
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
+    loop {
+        if (login.cancelled)() || Instant::now() >= deadline {
+            return Err(OAuthError::step(OAuthStep::Callback));
+        }
+        match listener.accept() {
+            Ok((stream, _)) => match serve(stream, expect) {
+                Callback::Code(code) => return Ok(code),
+                Callback::Failed => return Err(OAuthError::step(OAuthStep::Callback)),
+                Callback::NotOurs | Callback::WrongState => {}
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                wait_readable(listener, left.min(CANCEL_POLL));
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// Waits until `listener` has a connection, at most `bound`.
+fn wait_readable(listener: &TcpListener, bound: Duration) {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
+    let ms = u16::try_from(bound.as_millis()).unwrap_or(u16::MAX);
+    let _ = poll(&mut fds, PollTimeout::from(ms));
+}
+
+/// Answers one connection and says what it meant.
+fn serve(mut stream: TcpStream, expect: &Expected<'_>) -> Callback {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
+    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
+    let head = read_head(&mut stream);
+    let outcome = head.map_or(Callback::NotOurs, |h| judge(&h, expect));
+    let (status, text) = match outcome {
+        Callback::NotOurs => ("404 Not Found", "Not found."),
+        Callback::WrongState => ("400 Bad Request", "Invalid OAuth callback."),
+        Callback::Failed => ("400 Bad Request", "OAuth authorization failed."),
+        Callback::Code(_) => (
+            "200 OK",
+            "Authorization received. You can close this window.",
+        ),
+    };
+    let page =
+        format!("<!doctype html><meta charset=\"utf-8\"><title>agenthealth</title><p>{text}</p>\n");
+    let response = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    let _ = stream.write_all(response.as_bytes());
+    let _ = stream.flush();
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+    outcome
+}
+
+/// The request head (up to the blank line), when it arrives within the bounds.
+fn read_head(stream: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    let started = Instant::now();
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        if head.len() > MAX_HEAD || started.elapsed() > IO_TIMEOUT {
+            return None;
+        }
+        let n = stream.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        head.extend_from_slice(buf.get(..n)?);
+    }
+    String::from_utf8(head).ok()
+}
+
+/// What a request head means for this login.
+fn judge(head: &str, expect: &Expected<'_>) -> Callback {
+    let mut lines = head.split("\r\n");
+    let mut request = lines.next().unwrap_or_default().split(' ');
+    let (method, target) = (request.next(), request.next());
+    let hosts: Vec<&str> = lines
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(name, _)| name.trim().eq_ignore_ascii_case("host"))
+        .map(|(_, value)| value.trim())
+        .collect();
+    let Some(target) = target.filter(|_| method == Some("GET")) else {
+        return Callback::NotOurs;
+    };
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    if path != "/callback" || hosts != [expect.host.as_str()] {
+        return Callback::NotOurs;
+    }
+    let params = parse_query(query);
+    let all = |name: &str| -> Vec<&str> {
+        params
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    };
+    if all("state") != [expect.state] {
+        return Callback::WrongState;
+    }
+    let iss = all("iss");
+    let iss_ok = match iss.as_slice() {
+        [] => !expect.iss_required,
+        [one] => *one == expect.issuer,
+        _ => false,
+    };
+    if !iss_ok || !all("error").is_empty() {
+        return Callback::Failed;
+    }
+    match all("code").as_slice() {
+        [code] if !code.is_empty() => Callback::Code((*code).to_string()),
+        _ => Callback::Failed,
+    }
+}
+
+/// The code for a token.
+#[allow(clippy::too_many_arguments)] // one call site; the values are unrelated
+fn exchange(
+    client: &mut Client,
+    discovered: &Discovered,
+    settings: &Settings,
+    code: &str,
+    verifier: &str,
+    redirect_uri: &str,
+    secrets: &SecretLog,
+    attempt: &Attempt,
+) -> Result<Token, OAuthError> {
+    let auth = ClientAuth {
+        id: &settings.client_id,
+        secret: settings.client_secret.as_ref(),
+    };
+    token::request(
+        client,
+        discovered,
+        &auth,
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("code_verifier", verifier),
+            ("redirect_uri", redirect_uri),
+        ],
+        secrets,
+        attempt,
+    )
+}
+
+/// Saves the login's token under the file's lock.
+fn save(
+    path: &Path,
+    token: &Token,
+    settings: &Settings,
+    endpoint: &Endpoint,
+    attempt: &Attempt,
+) -> Result<(), OAuthError> {
+    let _lock = store::lock(path, attempt.deadline())?;
+    store::write(path, token, &settings.binding(endpoint))
+}
+
+/// Fills `buf` from the operating system's secure random source (through ring).
+pub(crate) fn random(buf: &mut [u8]) -> Result<(), OAuthError> {
+    use ring::rand::SecureRandom;
+    ring::rand::SystemRandom::new()
+        .fill(buf)
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))
+}
+
+/// 32 random bytes, base64url without padding.
+fn random_text() -> Result<String, OAuthError> {
+    let mut bytes = [0u8; 32];
+    random(&mut bytes)?;
+    Ok(base64url(&bytes))
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expect(iss_required: bool) -> Expected<'static> {
+        Expected {
+            host: "127.0.0.1:8765".into(),
+            state: "s1",
+            issuer: "https://as.example",
+            iss_required,
+        }
+    }
+
+    fn head(target: &str, host: &str) -> String {
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: x\r\n\r\n")
+    }
+
+    #[test]
+    fn only_our_callback_with_our_state_and_issuer_gives_a_code() {
+        let e = expect(true);
+        let h = "127.0.0.1:8765";
+        let ok = "/callback?code=c%2F1&state=s1&iss=https%3A%2F%2Fas.example";
+        assert_eq!(judge(&head(ok, h), &e), Callback::Code("c/1".into()));
+        for (target, host, want) in [
+            (ok, "localhost:8765", Callback::NotOurs),
+            (ok, "127.0.0.1:8766", Callback::NotOurs),
+            ("/other?code=c&state=s1", h, Callback::NotOurs),
+            (
+                "/callback?code=c&state=s2&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::WrongState,
+            ),
+            (
+                "/callback?code=c&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::WrongState,
+            ),
+            (
+                "/callback?code=c&state=s1&state=s1&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::WrongState,
+            ),
+            ("/callback?code=c&state=s1", h, Callback::Failed),
+            (
+                "/callback?code=c&state=s1&iss=https%3A%2F%2Fevil",
+                h,
+                Callback::Failed,
+            ),
+            (
+                "/callback?code=c&state=s1&iss=https%3A%2F%2Fas.example&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::Failed,
+            ),
+            (
+                "/callback?error=access_denied&state=s1&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::Failed,
+            ),
+            (
+                "/callback?state=s1&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::Failed,
+            ),
+            (
+                "/callback?code=&state=s1&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::Failed,
+            ),
+        ] {
+            assert_eq!(judge(&head(target, host), &e), want, "{target} {host}");
+        }
+        let post = format!("POST {ok} HTTP/1.1\r\nHost: {h}\r\n\r\n");
+        assert_eq!(judge(&post, &e), Callback::NotOurs);
+        let two_hosts = format!("GET {ok} HTTP/1.1\r\nHost: {h}\r\nHost: {h}\r\n\r\n");
+        assert_eq!(judge(&two_hosts, &e), Callback::NotOurs);
+        // Without RFC 9207 advertised, a missing iss is fine, a wrong one never.
+        let lax = expect(false);
+        assert_eq!(
+            judge(&head("/callback?code=c&state=s1", h), &lax),
+            Callback::Code("c".into())
+        );
+        assert_eq!(
+            judge(&head("/callback?code=c&state=s1&iss=x", h), &lax),
+            Callback::Failed
+        );
+    }
+
+    #[test]
+    fn pkce_is_s256_of_the_verifier() {
+        // RFC 7636 appendix B.
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        assert_eq!(
+            base64url(&Sha256::digest(verifier.as_bytes())),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+        let a = random_text().expect("random");
+        let b = random_text().expect("random");
+        assert_eq!(a.len(), 43);
+        assert_ne!(a, b);
+    }
+}

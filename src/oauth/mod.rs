@@ -1,0 +1,138 @@
+//! OAuth 2.1 for MCP over HTTP: the client that turns `mcp.oauth` into a bearer token.
+//!
+//! It sits on the network layer and the shared vocabulary, below the adapters: the MCP HTTP
+//! transport asks an [`Authorizer`] for its `Authorization` value, and the `login` command
+//! drives [`login::login`]. Nothing here prints (login writes only what it is handed a writer
+//! for) and nothing picks an exit code.
+//!
+//! * [`url`]: which URLs credentials may travel to (https, or http on explicit loopback),
+//!   the canonical resource URI, the well-known locations, form encoding;
+//! * [`challenge`]: the 401's `WWW-Authenticate` (`resource_metadata`, `scope`);
+//! * [`discovery`]: protected-resource metadata (RFC 9728), the pinned issuer's metadata
+//!   (RFC 8414, then OpenID Connect), the scope;
+//! * [`token`]: token requests with client authentication, and what a usable token is;
+//! * [`store`]: the token file (private, bound to issuer, resource and client, written
+//!   atomically, locked across read–refresh–write);
+//! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
+//!   file, refresh, client credentials; never interactive;
+//! * [`login`]: authorization code with PKCE through a loopback callback.
+//!
+//! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
+//! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
+//! never text from a server. All traffic runs under the caller's attempt deadline.
+
+pub(crate) mod acquire;
+pub(crate) mod challenge;
+pub(crate) mod discovery;
+pub(crate) mod login;
+pub(crate) mod store;
+pub(crate) mod token;
+pub(crate) mod url;
+
+pub(crate) use acquire::{Authorizer, Grant, Settings};
+
+use crate::net;
+use crate::result::reason::{McpFailure, NetFailure, OAuthStep, Reason, TokenFileProblem};
+use crate::result::{Fact, Key, Observation};
+use crate::vocab::Status;
+
+/// Why OAuth could not produce a token.
+#[derive(Clone, Debug)]
+pub(crate) enum OAuthError {
+    /// The challenge request got no HTTP answer: the network layer's classification stands,
+    /// as for any request to the target.
+    Network(Box<net::Failure>),
+    /// `grant: authorization_code` and no saved credentials.
+    LoginRequired,
+    /// A step failed.
+    Step {
+        /// Which.
+        step: OAuthStep,
+        /// The token endpoint's HTTP status, when it answered.
+        http_status: Option<u16>,
+        /// The network failure, when the token endpoint did not answer.
+        failure: Option<NetFailure>,
+    },
+}
+
+impl OAuthError {
+    /// A failed step, nothing more known.
+    pub(crate) fn step(step: OAuthStep) -> OAuthError {
+        OAuthError::Step {
+            step,
+            http_status: None,
+            failure: None,
+        }
+    }
+
+    /// A token-file problem.
+    pub(crate) fn file(problem: TokenFileProblem) -> OAuthError {
+        OAuthError::step(OAuthStep::TokenFile(problem))
+    }
+
+    /// Adds the HTTP status the step got.
+    pub(crate) fn status(mut self, status: u16) -> OAuthError {
+        if let OAuthError::Step { http_status, .. } = &mut self {
+            *http_status = Some(status);
+        }
+        self
+    }
+
+    /// The check's observation: MISCONFIGURED `mcp_oauth` (or `mcp_login`) with the step,
+    /// the token endpoint's status, error code and failure word as evidence; a failed
+    /// challenge request as the network layer classified it.
+    pub(crate) fn observation(&self) -> Observation {
+        match self {
+            OAuthError::Network(f) => f.observation(),
+            OAuthError::LoginRequired => Observation::failed(
+                Status::Misconfigured,
+                Reason::Mcp(McpFailure::LoginRequired),
+            ),
+            OAuthError::Step {
+                step,
+                http_status,
+                failure,
+            } => {
+                let mut o = Observation::failed(
+                    Status::Misconfigured,
+                    Reason::Mcp(McpFailure::OAuth(*step)),
+                )
+                .with(Key::Oauth, Fact::Word(step.as_word()));
+                match step {
+                    OAuthStep::TokenEndpoint(Some(error)) => {
+                        o.evidence.set(Key::OauthError, Fact::Word(error.as_word()));
+                    }
+                    OAuthStep::TokenFile(problem) => {
+                        o.evidence
+                            .set(Key::TokenFile, Fact::Word(problem.as_word()));
+                    }
+                    _ => {}
+                }
+                if let Some(status) = http_status {
+                    o.evidence
+                        .set(Key::HttpStatus, Fact::Int(i64::from(*status)));
+                }
+                if let Some(failure) = failure {
+                    o.evidence.set(Key::Failure, Fact::Word(failure.as_word()));
+                }
+                o
+            }
+        }
+    }
+}
+
+/// The offline rules of `mcp.oauth` for `endpoint`, checked before any traffic: the issuer
+/// is a secure URL without a query, and the MCP endpoint is one a token may be sent to.
+pub(crate) fn check_offline(
+    settings: &Settings,
+    endpoint: &crate::net::Endpoint,
+) -> Result<(), OAuthError> {
+    discovery::pinned_issuer(&settings.issuer)?;
+    if !(endpoint.is_https() || url::is_loopback(endpoint.host())) {
+        return Err(OAuthError::step(OAuthStep::Endpoint));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

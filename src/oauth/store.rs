@@ -1,0 +1,270 @@
+//! The token file: where `login` and refreshes keep credentials between runs.
+//!
+//! One JSON object and a newline: `access_token`, `refresh_token` (when there is one),
+//! `expires_at` (RFC 3339, UTC), and the binding — `issuer`, `resource`, `client_id` — plus
+//! the granted `scope`. The format is the Go reference's, so its files keep working.
+//!
+//! * **Reading** refuses a symbolic link, anything but a regular file, a file group or
+//!   others may access or another user owns (checked on the opened file), more than 64 KiB,
+//!   and a file bound to another issuer, resource or client. A missing file is no token.
+//! * **Writing** creates missing parent directories `0700`, refuses a parent group or others
+//!   may write, refuses to replace a symbolic link, and is atomic: a `0600` temporary file
+//!   in the same directory (created exclusively, mode set at creation, before any secret is
+//!   written), written, `fsync`ed and renamed over the target, the directory `fsync`ed; the
+//!   temporary file is removed on failure.
+//! * **Locking**: runs sharing a token file take an exclusive `flock` on a sidecar
+//!   `.<name>.lock` across read → refresh → write, so two runs never refresh with the same
+//!   refresh token (a rotating server would revoke the grant). Waiting for the lock is bounded
+//!   by the attempt's deadline.
+//!
+//! POSIX only: Windows DACLs are out of scope on the Linux target.
+
+use std::fs::{DirBuilder, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::fcntl::{Flock, FlockArg, OFlag};
+use serde_json::{Map, Value};
+
+use super::OAuthError;
+use super::token::Token;
+use crate::result::reason::TokenFileProblem;
+use crate::vocab::rfc3339::{self, Timestamp};
+use crate::vocab::{Secret, SecretLog};
+
+/// Largest token file read.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+/// How often a busy lock is tried again.
+const LOCK_RETRY: Duration = Duration::from_millis(10);
+
+/// What a token file is bound to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Binding {
+    /// The configured issuer, exactly.
+    pub issuer: String,
+    /// The canonical resource URI.
+    pub resource: String,
+    /// The configured client id.
+    pub client_id: String,
+}
+
+/// Reads the token file at `path`: `Ok(None)` when there is none. Both tokens are recorded in
+/// `secrets` as soon as they are read.
+pub(crate) fn read(
+    path: &Path,
+    binding: &Binding,
+    secrets: &SecretLog,
+) -> Result<Option<Token>, OAuthError> {
+    let bad = OAuthError::file;
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(bad(TokenFileProblem::Unreadable)),
+    };
+    if meta.file_type().is_symlink() {
+        return Err(bad(TokenFileProblem::Symlink));
+    }
+    if !meta.is_file() {
+        return Err(bad(TokenFileProblem::NotAFile));
+    }
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
+        .open(path)
+        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
+    // The opened file, not the path: nothing can swap it between the check and the read.
+    let opened = file
+        .metadata()
+        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
+    if !opened.is_file() {
+        return Err(bad(TokenFileProblem::NotAFile));
+    }
+    if opened.mode() & 0o077 != 0 || opened.uid() != nix::unistd::getuid().as_raw() {
+        return Err(bad(TokenFileProblem::Permissions));
+    }
+    if opened.len() > MAX_FILE_BYTES {
+        return Err(bad(TokenFileProblem::Unreadable));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(bad(TokenFileProblem::Unreadable));
+    }
+    let doc: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|_| bad(TokenFileProblem::Malformed))?;
+    let text = |key: &str| doc.get(key).and_then(Value::as_str);
+    for key in ["access_token", "refresh_token"] {
+        if let Some(value) = text(key) {
+            secrets.record(&Secret::new(value.to_string()));
+        }
+    }
+    let stored = Binding {
+        issuer: text("issuer").unwrap_or_default().to_string(),
+        resource: text("resource").unwrap_or_default().to_string(),
+        client_id: text("client_id").unwrap_or_default().to_string(),
+    };
+    let (Some(access), Some(expires_at)) = (
+        text("access_token"),
+        text("expires_at").and_then(rfc3339::parse),
+    ) else {
+        return Err(bad(TokenFileProblem::Malformed));
+    };
+    if stored != *binding {
+        return Err(bad(TokenFileProblem::Binding));
+    }
+    Ok(Some(Token {
+        access: Secret::new(access.to_string()),
+        refresh: text("refresh_token")
+            .filter(|t| !t.is_empty())
+            .map(|t| Secret::new(t.to_string())),
+        expires_at: system_time(expires_at),
+        scope: text("scope").unwrap_or_default().to_string(),
+    }))
+}
+
+/// Writes `token` to `path` atomically, bound to `binding`.
+pub(crate) fn write(path: &Path, token: &Token, binding: &Binding) -> Result<(), OAuthError> {
+    let bad = OAuthError::file;
+    let parent = parent_of(path);
+    private_directory(&parent)?;
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => return Err(bad(TokenFileProblem::Symlink)),
+        Ok(meta) if !meta.is_file() => return Err(bad(TokenFileProblem::NotAFile)),
+        _ => {}
+    }
+    let mut doc = Map::new();
+    doc.insert("access_token".into(), token.access.expose().into());
+    if let Some(refresh) = &token.refresh {
+        doc.insert("refresh_token".into(), refresh.expose().into());
+    }
+    let expires = rfc3339::format(Timestamp::from_system(token.expires_at));
+    doc.insert("expires_at".into(), expires.into());
+    doc.insert("issuer".into(), binding.issuer.clone().into());
+    doc.insert("resource".into(), binding.resource.clone().into());
+    doc.insert("client_id".into(), binding.client_id.clone().into());
+    doc.insert("scope".into(), token.scope.clone().into());
+    let mut text = serde_json::to_string(&Value::Object(doc))
+        .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+    text.push('\n');
+
+    let (temp_path, mut temp) = temporary(&parent)?;
+    let written = temp
+        .write_all(text.as_bytes())
+        .and_then(|()| temp.sync_all())
+        .and_then(|()| std::fs::rename(&temp_path, path));
+    drop(temp);
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(bad(TokenFileProblem::Unwritable));
+    }
+    // The rename is durable once the directory is.
+    if let Ok(dir) = File::open(&parent) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// An exclusive lock on the token file at `path`, held until dropped.
+pub(crate) struct Lock {
+    _held: Flock<File>,
+}
+
+/// Takes the token file's lock, waiting at most until `deadline`.
+pub(crate) fn lock(path: &Path, deadline: Instant) -> Result<Lock, OAuthError> {
+    let bad = OAuthError::file;
+    let parent = parent_of(path);
+    private_directory(&parent)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "token".into());
+    let lock_path = parent.join(format!(".{name}.lock"));
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(OFlag::O_NOFOLLOW.bits())
+        .open(&lock_path)
+        .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+    loop {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(held) => return Ok(Lock { _held: held }),
+            Err((back, nix::errno::Errno::EWOULDBLOCK)) => {
+                if Instant::now() + LOCK_RETRY >= deadline {
+                    return Err(bad(TokenFileProblem::Locked));
+                }
+                std::thread::sleep(LOCK_RETRY);
+                file = back;
+            }
+            Err(_) => return Err(bad(TokenFileProblem::Unwritable)),
+        }
+    }
+}
+
+/// The directory holding `path` (`.` for a bare name).
+fn parent_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Creates `dir` (and its parents) `0700` when missing; refuses one group or others may
+/// write.
+fn private_directory(dir: &Path) -> Result<(), OAuthError> {
+    let bad = OAuthError::file;
+    if std::fs::symlink_metadata(dir).is_err() {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+    }
+    let meta = std::fs::metadata(dir).map_err(|_| bad(TokenFileProblem::Unwritable))?;
+    if !meta.is_dir() {
+        return Err(bad(TokenFileProblem::Unwritable));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(bad(TokenFileProblem::ParentWritable));
+    }
+    Ok(())
+}
+
+/// A new `0600` file with an unpredictable name in `dir`, created exclusively.
+fn temporary(dir: &Path) -> Result<(PathBuf, File), OAuthError> {
+    for _ in 0..8 {
+        let mut name = [0u8; 8];
+        super::login::random(&mut name)
+            .map_err(|_| OAuthError::file(TokenFileProblem::Unwritable))?;
+        let suffix: String = name.iter().map(|b| format!("{b:02x}")).collect();
+        let path = dir.join(format!(".agenthealth-token-{suffix}"));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(OFlag::O_NOFOLLOW.bits())
+            .open(&path)
+        {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(_) => break,
+        }
+    }
+    Err(OAuthError::file(TokenFileProblem::Unwritable))
+}
+
+fn system_time(ts: Timestamp) -> SystemTime {
+    let base = SystemTime::UNIX_EPOCH;
+    let nanos = Duration::from_nanos(u64::from(ts.nanos));
+    match u64::try_from(ts.secs) {
+        Ok(secs) => base + Duration::from_secs(secs) + nanos,
+        Err(_) => base,
+    }
+}

@@ -1,0 +1,63 @@
+//! Advice for OAuth: which step of discovery, token acquisition or the token file failed,
+//! and what to change.
+
+use super::{int, word};
+use crate::result::Key;
+use crate::result::document::Check;
+use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
+
+pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
+    match step {
+        OAuthStep::Issuer => "mcp.oauth.issuer must be an https URL (or http on localhost or a loopback address) without a query".into(),
+        OAuthStep::Endpoint => "OAuth tokens are sent only to an https endpoint (or http on localhost or a loopback address); use the server's https URL".into(),
+        OAuthStep::ResourceMetadata => "the server publishes no protected-resource metadata (RFC 9728): none named by its 401 challenge, none at /.well-known/oauth-protected-resource; check that the endpoint is the MCP URL of an OAuth-protected server".into(),
+        OAuthStep::ResourceMetadataOrigin => "the 401 challenge names resource_metadata on another origin; agenthealth trusts only metadata from the MCP endpoint's own scheme, host and port".into(),
+        OAuthStep::ResourceMismatch => "the protected-resource metadata describes another resource than this endpoint; configure the endpoint exactly as the server's resource URL".into(),
+        OAuthStep::IssuerNotListed => "mcp.oauth.issuer is not among the server's authorization_servers (compared exactly, trailing slash included); check the issuer".into(),
+        OAuthStep::ServerMetadata => "the issuer publishes no authorization-server metadata whose issuer equals mcp.oauth.issuer exactly (tried /.well-known/oauth-authorization-server and /.well-known/openid-configuration)".into(),
+        OAuthStep::InsecureEndpoint => "the authorization server's token or authorization endpoint is not https; credentials travel only over https (or http on a loopback address)".into(),
+        OAuthStep::AuthMethod => "the authorization server supports neither client_secret_basic nor client_secret_post, so the client secret cannot be presented".into(),
+        OAuthStep::Pkce => "login needs PKCE S256, and the authorization server does not list it in code_challenge_methods_supported".into(),
+        OAuthStep::TokenEndpoint(error) => token_endpoint(error, check),
+        OAuthStep::TokenResponse => "the token endpoint's answer is not a usable bearer token (access_token, token_type Bearer, expires_in from 1 s to 10 years)".into(),
+        OAuthStep::TokenFile(problem) => token_file(problem),
+        OAuthStep::NoRefreshToken => "grant refresh_token needs a refresh token: set the variable named by mcp.oauth.refresh_token_env, or log in to fill mcp.oauth.token_file".into(),
+        OAuthStep::Callback => "the authorization server's callback carried an error, a wrong issuer or no code; log in again".into(),
+    }
+}
+
+/// No saved credentials for `authorization_code`.
+pub(super) fn login_required() -> String {
+    "no saved credentials for grant authorization_code: run `agenthealth login CONFIG TARGET` where a browser is available, then keep the token file at mcp.oauth.token_file".into()
+}
+
+fn token_endpoint(error: Option<TokenError>, check: &Check) -> String {
+    match error {
+        Some(TokenError::InvalidClient) => "the authorization server rejected the client (invalid_client): check mcp.oauth.client_id and the secret in the variable named by mcp.oauth.client_secret_env".into(),
+        Some(TokenError::InvalidGrant) => "the refresh token or code was rejected (invalid_grant): it expired, was used twice or was revoked; run agenthealth login again, or replace the refresh token".into(),
+        Some(TokenError::UnauthorizedClient) => "the client is not allowed this grant (unauthorized_client); check the client's registration or mcp.oauth.grant".into(),
+        Some(TokenError::UnsupportedGrantType) => "the authorization server does not support this grant (unsupported_grant_type); check mcp.oauth.grant".into(),
+        Some(TokenError::InvalidScope) => "the authorization server refused the scopes (invalid_scope); check mcp.oauth.scopes".into(),
+        Some(TokenError::InvalidTarget) => "the authorization server refused the MCP resource (invalid_target); the endpoint must be a resource the client may request".into(),
+        Some(TokenError::InvalidRequest) => "the authorization server refused the token request as malformed (invalid_request)".into(),
+        None => match (int(check, Key::HttpStatus), word(check, Key::Failure)) {
+            (_, Some(failure)) => format!("the token endpoint could not be reached ({failure}); check the authorization server"),
+            (Some(status), None) => format!("the token endpoint answered HTTP {status}; check the authorization server and the client's registration"),
+            (None, None) => "the token request failed; check the authorization server".into(),
+        },
+    }
+}
+
+fn token_file(problem: TokenFileProblem) -> String {
+    match problem {
+        TokenFileProblem::Symlink => "mcp.oauth.token_file is a symbolic link; it must be a regular file".into(),
+        TokenFileProblem::NotAFile => "mcp.oauth.token_file is not a regular file".into(),
+        TokenFileProblem::Permissions => "the token file is readable by other users or owned by another; chmod 600 it (or delete it and log in again)".into(),
+        TokenFileProblem::ParentWritable => "the token file's directory is writable by other users; make it private (chmod go-w)".into(),
+        TokenFileProblem::Unreadable => "the token file cannot be read, or is larger than 64 KiB".into(),
+        TokenFileProblem::Malformed => "the token file is not an agenthealth token file; delete it and log in again".into(),
+        TokenFileProblem::Binding => "the token file holds credentials for another issuer, resource or client; delete it and log in again".into(),
+        TokenFileProblem::Unwritable => "the token file or its directory cannot be written; a token file needs private, writable storage".into(),
+        TokenFileProblem::Locked => "another agenthealth run held the token file's lock until the deadline".into(),
+    }
+}

@@ -1,0 +1,399 @@
+//! OAuth through the binary, against a protected MCP server and an authorization server
+//! scripted here (one server on 127.0.0.1 plays both): every grant's happy path, login,
+//! the token file, what reaches the output, and the failures an operator meets first. The
+//! same flows against a real authorization server are in `oauth_interop`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::http_server::{Reply, Request as Recorded, Server};
+use crate::util::{Outcome, TempDir, bin, run_env};
+
+const TOKEN: &str = "acquired-sensitive-value";
+const REFRESH: &str = "rotated-sensitive-value";
+const SECRET: &str = "client-secret-value";
+
+/// A protected modern MCP server and its authorization server.
+struct Protected {
+    server: Server,
+    root: String,
+}
+
+/// How the token endpoint answers.
+#[derive(Clone)]
+enum TokenAnswer {
+    Ok,
+    Error(u16, &'static str),
+}
+
+impl Protected {
+    fn start(answer: TokenAnswer) -> Protected {
+        let root: Arc<Mutex<String>> = Arc::default();
+        let seen = Arc::clone(&root);
+        let server = Server::start(move |r: &Recorded| {
+            let root = seen.lock().map(|g| g.clone()).unwrap_or_default();
+            route(r, &root, &answer)
+        });
+        let url = server.url("").trim_end_matches('/').to_string();
+        if let Ok(mut g) = root.lock() {
+            g.clone_from(&url);
+        }
+        Protected { server, root: url }
+    }
+
+    fn count(&self, path: &str) -> usize {
+        self.server
+            .requests()
+            .iter()
+            .filter(|r| r.target.split('?').next() == Some(path))
+            .count()
+    }
+
+    fn config(&self, dir: &TempDir, name: &str, oauth: &str, checks: &str) -> String {
+        let text = format!(
+            "version: v1\ntargets:\n  - name: {name}\n    type: mcp\n    endpoint: {root}/mcp\n{checks}    mcp:\n      required_tools: [health]\n      oauth:\n        issuer: {root}\n        client_id: registered-client\n{oauth}",
+            root = self.root
+        );
+        dir.file("agenthealth.yaml", &text)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
+    let path = r.target.split('?').next().unwrap_or_default();
+    let json_reply = |v: Value| {
+        Reply::status(200)
+            .header("Content-Type", "application/json")
+            .body(v.to_string())
+    };
+    match (r.method.as_str(), path) {
+        (_, "/mcp") => {
+            if r.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
+                return Reply::status(401).header(
+                    "WWW-Authenticate",
+                    &format!(
+                        "Bearer resource_metadata=\"{root}/.well-known/oauth-protected-resource/mcp\", scope=\"read\""
+                    ),
+                );
+            }
+            if r.method == "HEAD" {
+                return Reply::status(405);
+            }
+            let msg: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+            let result = match msg["method"].as_str() {
+                Some("server/discover") => json!({
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}}
+                }),
+                Some("tools/list") => {
+                    json!({"tools": [{"name": "health", "inputSchema": {"type": "object"}}]})
+                }
+                _ => {
+                    return json_reply(
+                        json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "x"}}),
+                    );
+                }
+            };
+            json_reply(json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+        }
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_reply(json!({
+            "resource": format!("{root}/mcp"),
+            "authorization_servers": [root],
+        })),
+        ("GET", "/.well-known/oauth-authorization-server") => json_reply(json!({
+            "issuer": root,
+            "token_endpoint": format!("{root}/token"),
+            "authorization_endpoint": format!("{root}/authorize"),
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": true
+        })),
+        ("POST", "/token") => match answer {
+            TokenAnswer::Ok => json_reply(json!({
+                "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600,
+                "refresh_token": REFRESH, "scope": "read"
+            })),
+            TokenAnswer::Error(status, code) => Reply::status(*status)
+                .header("Content-Type", "application/json")
+                .body(json!({"error": code, "error_description": "server words"}).to_string()),
+        },
+        _ => Reply::status(404),
+    }
+}
+
+fn client_credentials() -> &'static str {
+    "        grant: client_credentials\n        client_secret_env: MCP_CLIENT_SECRET\n"
+}
+
+fn check(args: &[&str]) -> Outcome {
+    run_env(args, &[("MCP_CLIENT_SECRET", SECRET)])
+}
+
+/// Nothing secret in any output.
+fn assert_clean(o: &Outcome) {
+    for secret in [TOKEN, REFRESH, SECRET] {
+        assert!(
+            !o.stdout.contains(secret) && !o.stderr.contains(secret),
+            "{secret} leaked:\n{}\n{}",
+            o.stdout,
+            o.stderr
+        );
+    }
+}
+
+#[test]
+fn client_credentials_is_healthy_with_one_token_and_nothing_secret_shows() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-cc");
+    // The target is named like the token: the name must come out redacted.
+    let config = as_.config(&dir, TOKEN, client_credentials(), "");
+    let o = check(&["check", &config, "--format", "json"]);
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    assert_clean(&o);
+    let doc = o.json();
+    assert_eq!(doc["target"]["name"], "[REDACTED]");
+    assert_eq!(doc["status"], "HEALTHY");
+    assert_eq!(
+        as_.count("/token"),
+        1,
+        "one token for every dimension of the run"
+    );
+    // The client-credentials extension is declared in modern requests.
+    let posts: Vec<Recorded> = as_
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.target == "/mcp")
+        .collect();
+    assert!(!posts.is_empty());
+    for p in &posts {
+        let body: Value = serde_json::from_slice(&p.body).unwrap_or_default();
+        let caps = &body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+        assert!(
+            caps["extensions"]
+                .get("io.modelcontextprotocol/oauth-client-credentials")
+                .is_some(),
+            "{body}"
+        );
+    }
+    for format in ["terminal", "yaml"] {
+        let o = check(&["check", &config, "--format", format]);
+        assert_eq!(o.code, 0);
+        assert_clean(&o);
+    }
+    let o = check(&["doctor", &config]);
+    assert_eq!(o.code, 0);
+    assert_clean(&o);
+}
+
+#[test]
+fn reachability_alone_never_contacts_the_authorization_server() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-reach");
+    let config = as_.config(
+        &dir,
+        "t",
+        client_credentials(),
+        "    checks: [reachability]\n",
+    );
+    let config = std::fs::read_to_string(&config)
+        .unwrap_or_default()
+        .replace("      required_tools: [health]\n", "");
+    let path = dir.file("reach.yaml", &config);
+    let o = check(&["check", &path.to_string_lossy(), "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert_eq!(as_.count("/token"), 0);
+    assert_eq!(as_.count("/.well-known/oauth-authorization-server"), 0);
+}
+
+#[test]
+fn a_rejected_client_is_misconfigured_with_its_error_code_and_advice() {
+    let as_ = Protected::start(TokenAnswer::Error(401, "invalid_client"));
+    let dir = TempDir::new("oauth-invalid-client");
+    let config = as_.config(&dir, "t", client_credentials(), "");
+    let o = check(&["check", &config, "--format", "json"]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    assert_clean(&o);
+    let doc = o.json();
+    let protocol = &doc["checks"]["protocol"];
+    assert_eq!(protocol["code"], "mcp_oauth");
+    assert_eq!(protocol["evidence"]["oauth"], "token_endpoint");
+    assert_eq!(protocol["evidence"]["oauth_error"], "invalid_client");
+    assert!(!o.stdout.contains("server words"));
+    let o = check(&["doctor", &config]);
+    assert!(o.stdout.contains("invalid_client"), "{}", o.stdout);
+    assert!(o.stdout.contains("client_secret_env"), "{}", o.stdout);
+    assert_eq!(
+        as_.count("/token"),
+        2,
+        "once per run, never retried within one"
+    );
+}
+
+#[test]
+fn authorization_code_without_saved_credentials_needs_login() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login-required");
+    let oauth = format!(
+        "        grant: authorization_code\n        token_file: {}\n",
+        dir.0.join("user.json").display()
+    );
+    let config = as_.config(&dir, "user-mcp", &oauth, "");
+    let o = check(&["check", &config, "--format", "json"]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    assert_eq!(o.json()["checks"]["protocol"]["code"], "mcp_login");
+    assert_eq!(as_.count("/token"), 0);
+    let o = check(&["doctor", &config]);
+    assert!(o.stdout.contains("agenthealth login"), "{}", o.stdout);
+}
+
+#[test]
+fn login_saves_a_private_token_file_that_the_next_check_uses() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login");
+    let token_file = dir.0.join("creds/user.json");
+    let oauth = format!(
+        "        grant: authorization_code\n        token_file: {}\n",
+        token_file.display()
+    );
+    let config = as_.config(&dir, "user-mcp", &oauth, "");
+    let mut child = Command::new(bin())
+        .args(["login", &config, "user-mcp"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("login");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert_eq!(first, "Open this URL to authorize AgentHealth:");
+    let url = lines.next().and_then(Result::ok).unwrap_or_default();
+    assert!(
+        url.starts_with(&format!("{}/authorize?", as_.root)),
+        "{url}"
+    );
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let query: Vec<(String, String)> = url
+        .split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), decode(v)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let get = |k: &str| {
+        query
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(get("resource"), format!("{}/mcp", as_.root));
+    let redirect = get("redirect_uri");
+    let port: u16 = redirect
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/callback")
+        .parse()
+        .unwrap_or(0);
+    let iss = encode(&as_.root);
+    let status = deliver(
+        port,
+        &format!("/callback?code=c1&state={}&iss={iss}", get("state")),
+    );
+    assert_eq!(status, 200);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let mut stderr = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .map(|mut e| e.read_to_string(&mut stderr));
+    let code = child.wait().ok().and_then(|s| s.code());
+    assert_eq!(code, Some(0), "{rest:?} {stderr}");
+    assert_eq!(
+        rest,
+        ["OAuth login complete; credentials saved to the configured token file."]
+    );
+    for secret in [TOKEN, REFRESH] {
+        assert!(!stderr.contains(secret) && !rest.concat().contains(secret));
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token_file).map_or(0, |m| m.permissions().mode() & 0o777);
+    assert_eq!(mode, 0o600);
+    assert_eq!(as_.count("/token"), 1);
+    // The next check uses the saved token: no new token request.
+    let o = check(&["check", &config, "--format", "json"]);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert_eq!(as_.count("/token"), 1);
+}
+
+#[test]
+fn login_misuse_is_a_tool_failure() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login-misuse");
+    let config = as_.config(&dir, "svc", client_credentials(), "");
+    let o = check(&["login", &config, "nope"]);
+    o.assert_tool_failure();
+    assert_eq!(
+        o.stderr.trim(),
+        "agenthealth: login target not found in configuration"
+    );
+    let o = check(&["login", &config, "svc"]);
+    o.assert_tool_failure();
+    assert!(o.stderr.contains("authorization_code"), "{}", o.stderr);
+    check(&["login", &config, "svc", "--format", "json"]).assert_tool_failure();
+    check(&["login", &config]).assert_tool_failure();
+}
+
+/// Percent-decoding for the test's own parsing of the printed URL.
+fn decode(v: &str) -> String {
+    let mut out = Vec::new();
+    let b = v.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(x) = u8::from_str_radix(&v[i + 1..i + 3], 16) {
+                out.push(x);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if b[i] == b'+' { b' ' } else { b[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// What a browser does with the redirect: a GET to the callback.
+fn deliver(port: u16, target: &str) -> u16 {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return 0;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+    let _ = write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    );
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
