@@ -41,6 +41,11 @@
 //!   (`$AGENTHEALTH_INTEROP_DIR/venv/bin`, `…/node_modules/.bin`) first on `PATH`. When they
 //!   are not installed the test fails, naming the block and what is missing (run
 //!   `.ci/interop-setup`), as `tests/interop` does.
+//! * **A browser.** `<!-- console: browser -->` before a `console` block plays the browser
+//!   for `agenthealth login`: when a command prints `Open this URL to authorize
+//!   AgentHealth:` and a URL, the harness fetches the URL and follows its redirect to the
+//!   login's loopback callback (the documents' fake server approves at once). The URL's
+//!   random `state` and `code_challenge` values are masked as `…`.
 //!
 //! A block the harness cannot run is a failure, never a skip: a block whose servers are not
 //! installed, an unknown marker, a marker not followed by the block it needs, a transcript
@@ -67,7 +72,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("/broken", "missing-tool"),
     // A stateless 2026-07-28 server.
     ("/modern", "modern"),
-    // Healthy, but only for `Authorization: Bearer demo-token` (401 otherwise, HEAD too).
+    // Healthy, but only for `Authorization: Bearer demo-token` (401 otherwise, HEAD too);
+    // the server's toy authorization server issues that token (docs/oauth.md).
     ("/private", "auth"),
 ];
 
@@ -80,6 +86,7 @@ const DOCUMENTS: &[&str] = &[
     "docs/deployment.md",
     "docs/graph.md",
     "docs/mcp.md",
+    "docs/oauth.md",
     "docs/output.md",
 ];
 
@@ -102,6 +109,7 @@ document_test! {
     deployment_examples_run_as_shown => "docs/deployment.md",
     graph_examples_run_as_shown => "docs/graph.md",
     mcp_examples_run_as_shown => "docs/mcp.md",
+    oauth_examples_run_as_shown => "docs/oauth.md",
     output_examples_run_as_shown => "docs/output.md",
 }
 
@@ -246,6 +254,7 @@ fn run_document(doc: &str) {
         } else {
             std::env::var_os("PATH").unwrap_or_default()
         };
+        let browser = matches!(fence.marker, Some(Marker::Browser));
         let mut last: Option<(usize, i32)> = None;
         for step in steps {
             match step {
@@ -254,7 +263,7 @@ fn run_document(doc: &str) {
                     command,
                     expected,
                 } => {
-                    let (code, got) = command.run(&dir.0, &path, &port);
+                    let (code, got) = command.run(&dir.0, &path, &port, browser);
                     last = Some((line, code));
                     if !matches_lines(&mask(&expected), &mask(&got)) {
                         problems.push(format!(
@@ -386,6 +395,8 @@ enum Marker {
     },
     /// `<!-- console: interop -->`, right before a `console` block.
     Interop,
+    /// `<!-- console: browser -->`, right before a `console` block.
+    Browser,
 }
 
 /// The fenced blocks and derived files of `text`, with the markers checked: `file:` and
@@ -415,7 +426,7 @@ fn items(text: &str) -> Result<Vec<Item>, String> {
             match (&marker, info.as_str()) {
                 (None, _)
                 | (Some(Marker::File(_)), "yaml")
-                | (Some(Marker::Interop), "console") => {}
+                | (Some(Marker::Interop | Marker::Browser), "console") => {}
                 (Some(m), _) => {
                     return Err(format!(
                         "{}: {m:?} cannot apply to a ```{info} block",
@@ -501,6 +512,7 @@ fn marker(line: &str) -> Result<Option<Marker>, String> {
     } else if let Some(kind) = inner.strip_prefix("console:") {
         match kind.trim() {
             "interop" => Ok(Some(Marker::Interop)),
+            "browser" => Ok(Some(Marker::Browser)),
             other => Err(format!("unknown console marker `{other}`")),
         }
     } else if inner.starts_with("file") || inner.starts_with("console") {
@@ -547,8 +559,8 @@ struct Shown {
 
 impl Shown {
     /// Runs the command in `dir` with `path` as `PATH`; returns its exit code and its output
-    /// (stdout, then stderr with `2>&1`).
-    fn run(&self, dir: &Path, path: &std::ffi::OsStr, port: &str) -> (i32, String) {
+    /// (stdout, then stderr with `2>&1`). With `browser`, a login URL it prints is visited.
+    fn run(&self, dir: &Path, path: &std::ffi::OsStr, port: &str, browser: bool) -> (i32, String) {
         let mut cmd = Command::new(bin());
         cmd.args(self.args.iter().map(|a| with_port(a, port)))
             .current_dir(dir)
@@ -564,6 +576,9 @@ impl Shown {
         for (k, v) in &self.env {
             cmd.env(k, with_port(v, port));
         }
+        if browser {
+            return play_browser(cmd, self.with_stderr);
+        }
         let out = cmd.output().expect("run agenthealth");
         let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
         if self.with_stderr {
@@ -571,6 +586,60 @@ impl Shown {
         }
         (out.status.code().unwrap_or(-1), text)
     }
+}
+
+/// Runs `cmd`; when it prints a login URL, fetches it and follows one redirect (to the
+/// login's callback), as a browser would.
+fn play_browser(mut cmd: Command, with_stderr: bool) -> (i32, String) {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = cmd.spawn().expect("run agenthealth");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut text = String::new();
+    let mut lines = BufReader::new(stdout).lines();
+    let mut url_next = false;
+    while let Some(Ok(line)) = lines.next() {
+        text.push_str(&line);
+        text.push('\n');
+        if url_next && let Some(location) = http_get(&line).and_then(|(_, loc)| loc) {
+            let _ = http_get(&location);
+        }
+        url_next = line == "Open this URL to authorize AgentHealth:";
+    }
+    let mut stderr = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_string(&mut stderr);
+    }
+    let code = child.wait().ok().and_then(|s| s.code()).unwrap_or(-1);
+    if with_stderr {
+        text.push_str(&stderr);
+    }
+    (code, text)
+}
+
+/// A GET of an `http://127.0.0.1:PORT/…` URL: its status and `Location`.
+fn http_get(url: &str) -> Option<(u16, Option<String>)> {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://")?;
+    let (authority, target) = rest.split_at(rest.find('/')?);
+    let mut s = std::net::TcpStream::connect(authority).ok()?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    let status = answer.split(' ').nth(1)?.parse().ok()?;
+    let location = answer
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Location: ")
+                .or_else(|| l.strip_prefix("location: "))
+        })
+        .map(|l| l.trim().to_string());
+    Some((status, location))
 }
 
 /// The steps of a console block.
@@ -707,11 +776,25 @@ fn mask(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(rest) = text[i..].strip_prefix("127.0.0.1:")
+        if let Some((prefix, rest)) = ["127.0.0.1:", "127.0.0.1%3A"]
+            .iter()
+            .find_map(|p| Some((*p, text[i..].strip_prefix(p)?)))
             && rest.starts_with(|c: char| c.is_ascii_digit())
         {
-            out.push_str("127.0.0.1:PORT");
-            i += "127.0.0.1:".len() + rest.bytes().take_while(u8::is_ascii_digit).count();
+            out.push_str(prefix);
+            out.push_str("PORT");
+            i += prefix.len() + rest.bytes().take_while(u8::is_ascii_digit).count();
+            continue;
+        }
+        // A login URL's random values.
+        if let Some((key, rest)) = ["state=", "code_challenge="]
+            .iter()
+            .find_map(|k| Some((*k, text[i..].strip_prefix(k)?)))
+            && (i == 0 || matches!(bytes[i - 1], b'?' | b'&'))
+        {
+            out.push_str(key);
+            out.push('…');
+            i += key.len() + rest.find(['&', '\n', ' ']).unwrap_or(rest.len());
             continue;
         }
         if let Some((key, sep)) = TIMING_KEYS.iter().find_map(|key| {

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use super::OAuthError;
 use super::acquire::Settings;
 use super::discovery::{self, Discovered};
+use super::random::random;
 use super::store;
 use super::token::{self, ClientAuth, Token};
 use super::url::{form, parse_query};
@@ -333,14 +334,6 @@ fn save(
 ) -> Result<(), OAuthError> {
     let _lock = store::lock(path, attempt.deadline())?;
     store::write(path, token, &settings.binding(endpoint))
-}
-
-/// Fills `buf` from the operating system's secure random source (through ring).
-pub(crate) fn random(buf: &mut [u8]) -> Result<(), OAuthError> {
-    use ring::rand::SecureRandom;
-    ring::rand::SystemRandom::new()
-        .fill(buf)
-        .map_err(|_| OAuthError::step(OAuthStep::Callback))
 }
 
 /// 32 random bytes, base64url without padding.

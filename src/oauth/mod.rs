@@ -25,6 +25,7 @@ pub(crate) mod acquire;
 pub(crate) mod challenge;
 pub(crate) mod discovery;
 pub(crate) mod login;
+pub(crate) mod random;
 pub(crate) mod store;
 pub(crate) mod token;
 pub(crate) mod url;

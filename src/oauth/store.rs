@@ -241,7 +241,7 @@ fn private_directory(dir: &Path) -> Result<(), OAuthError> {
 fn temporary(dir: &Path) -> Result<(PathBuf, File), OAuthError> {
     for _ in 0..8 {
         let mut name = [0u8; 8];
-        super::login::random(&mut name)
+        super::random::random(&mut name)
             .map_err(|_| OAuthError::file(TokenFileProblem::Unwritable))?;
         let suffix: String = name.iter().map(|b| format!("{b:02x}")).collect();
         let path = dir.join(format!(".agenthealth-token-{suffix}"));

@@ -573,7 +573,7 @@ fn a_silent_authorization_server_is_cut_at_the_deadline() {
 /// A private scratch directory (0700) under the system temporary directory.
 fn scratch(name: &str) -> PathBuf {
     let mut suffix = [0u8; 6];
-    let _ = super::login::random(&mut suffix);
+    let _ = super::random::random(&mut suffix);
     let hex: String = suffix.iter().map(|b| format!("{b:02x}")).collect();
     let dir = std::env::temp_dir().join(format!("agenthealth-oauth-{name}-{hex}"));
     let _ = std::fs::create_dir_all(&dir);

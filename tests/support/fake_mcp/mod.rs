@@ -38,6 +38,7 @@ use super::http_server;
 
 mod config;
 mod mcp;
+mod oauth;
 mod presets;
 mod render;
 mod server;

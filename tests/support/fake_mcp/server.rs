@@ -14,6 +14,7 @@ use super::http_server::{
     self as http, Conn, Flow, Handler, Options, Request, Server, Wrap, reason,
 };
 use super::mcp::{self, Answer, ListCache, META_VERSION, Msg, Req, RpcMsg};
+use super::oauth::{self, OAuthState};
 use super::render;
 use super::util::{form_decode, raw_member};
 
@@ -298,6 +299,8 @@ pub(super) struct Shared {
     busy_ns: AtomicU64,
     sessions: AtomicUsize,
     ids: AtomicU64,
+    /// The toy authorization server's codes and refresh tokens.
+    oauth: Mutex<OAuthState>,
 }
 
 fn id_key(id: &Value) -> String {
@@ -440,6 +443,7 @@ impl FakeServer {
             busy_ns: AtomicU64::new(0),
             sessions: AtomicUsize::new(0),
             ids: AtomicU64::new(0),
+            oauth: Mutex::new(OAuthState::default()),
         });
         // The log here is richer than the HTTP server's: it keeps none of its own.
         let options = Options {
@@ -673,6 +677,32 @@ fn handle(
     };
     let unparsable = !body.is_empty() && parsed.is_none();
     lock(&shared.log).push(Seen::capture(head, body, parsed.as_ref()));
+    if route.is_none() {
+        // The toy authorization server of the protected routes (see `oauth.rs`).
+        let protected: Vec<(String, String)> = shared
+            .routes
+            .iter()
+            .filter_map(|r| r.cfg.require_bearer.clone().map(|t| (r.path.clone(), t)))
+            .collect();
+        if let Some(a) = oauth::answer(
+            &shared.base,
+            &protected,
+            &shared.oauth,
+            &head.method,
+            &head.target,
+            head.header("authorization"),
+            body,
+        ) {
+            let mut headers = a.headers;
+            headers.push(("Content-Type".into(), "application/json".into()));
+            let written = http::write_full(stream, a.status, headers, &a.body, close);
+            return if written.is_err() || close {
+                Flow::Close
+            } else {
+                Flow::KeepAlive
+            };
+        }
+    }
     let Some(route) = route else {
         return builtin(stream, head, close);
     };
