@@ -61,6 +61,7 @@ pub mod stages;
 pub mod trust;
 
 mod connect;
+mod tcp;
 mod tls;
 
 use std::io::Read;
@@ -106,6 +107,14 @@ fn output_buffer(req: &Request<'_>) -> usize {
         .saturating_add(req.endpoint.uri().to_string().len().saturating_mul(2))
         .saturating_add(1024)
         .max(MIN_OUTPUT_BUFFER)
+}
+
+/// What a request needs of its connection: the output buffer its head needs, and the length
+/// of its body (the connection writes head and body in one piece when they fit).
+#[derive(Clone, Copy)]
+struct Size {
+    output: usize,
+    body: usize,
 }
 
 /// The `User-Agent` of every request.
@@ -222,13 +231,6 @@ impl Client {
         }
     }
 
-    /// The same client with another connection policy (decided once the endpoint is known).
-    pub fn with_reuse(mut self, reuse: Reuse) -> Client {
-        self.reuse = reuse;
-        self.live = None;
-        self
-    }
-
     /// Replaces the process trust store with `config` (tests with a private CA; a future
     /// `--ca-file`). Verification stays on.
     #[cfg(test)]
@@ -293,15 +295,19 @@ impl Client {
             builder = builder.header(*name, *value);
         }
         let output = output_buffer(req);
+        let size = Size {
+            output,
+            body: req.body.map_or(0, <[u8]>::len),
+        };
         match req.body {
             Some(body) => builder
                 .body(body)
                 .map_err(|_| local(FailureKind::InvalidRequest))
-                .and_then(|r| self.run(attempt, r, proxy, output)),
+                .and_then(|r| self.run(attempt, r, proxy, size)),
             None => builder
                 .body(())
                 .map_err(|_| local(FailureKind::InvalidRequest))
-                .and_then(|r| self.run(attempt, r, proxy, output)),
+                .and_then(|r| self.run(attempt, r, proxy, size)),
         }
     }
 
@@ -310,7 +316,7 @@ impl Client {
         attempt: &Attempt,
         request: ureq::http::Request<B>,
         proxy: Option<ureq::Proxy>,
-        output: usize,
+        size: Size,
     ) -> Result<Response, Failure> {
         if attempt.expired() {
             return Err(Failure {
@@ -322,12 +328,12 @@ impl Client {
             });
         }
         let (agent, rec) = self.arm(attempt);
-        rec.begin(attempt, proxy.is_some());
+        rec.begin(attempt, proxy.is_some(), size.body);
         let request = agent
             .configure_request(request)
             .timeout_global(Some(attempt.remaining()))
             .proxy(proxy)
-            .output_buffer_size(output)
+            .output_buffer_size(size.output)
             .build();
         match agent.run(request) {
             Ok(resp) => {

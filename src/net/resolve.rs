@@ -219,6 +219,7 @@ mod tests {
                 Bound::TimeoutMs,
             )),
             false,
+            0,
         );
         let uri: Uri = url.parse().expect("test url");
         let out = r

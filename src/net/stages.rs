@@ -113,6 +113,8 @@ struct Ledger {
     head: Option<Instant>,
     attempt: Option<Attempt>,
     proxied: bool,
+    /// Bytes of the request body (sent after the head).
+    body: usize,
 }
 
 impl Ledger {
@@ -127,6 +129,7 @@ impl Ledger {
             head: None,
             attempt: None,
             proxied: false,
+            body: 0,
         }
     }
 
@@ -169,12 +172,13 @@ impl Recorder {
         lock(&self.ledger)
     }
 
-    /// Starts a new exchange on behalf of `attempt`.
-    pub(crate) fn begin(&self, attempt: &Attempt, proxied: bool) {
+    /// Starts a new exchange on behalf of `attempt`, whose request has a body of `body` bytes.
+    pub(crate) fn begin(&self, attempt: &Attempt, proxied: bool, body: usize) {
         let mut l = self.lock();
         *l = Ledger::new();
         l.attempt = Some(attempt.clone());
         l.proxied = proxied;
+        l.body = body;
         self.exchange.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -186,6 +190,11 @@ impl Recorder {
 
     pub(crate) fn proxied(&self) -> bool {
         self.lock().proxied
+    }
+
+    /// Bytes of the current exchange's request body.
+    pub(crate) fn request_body(&self) -> usize {
+        self.lock().body
     }
 
     pub(crate) fn stage_started(&self, stage: Stage) {
@@ -287,7 +296,7 @@ mod tests {
     fn a_full_exchange_has_every_stage_healthy() {
         let r = Recorder::new();
         let a = attempt();
-        r.begin(&a, false);
+        r.begin(&a, false, 0);
         for s in [Stage::Dns, Stage::Tcp, Stage::Tls] {
             r.stage_started(s);
             r.stage_ended(s, true);
@@ -318,14 +327,14 @@ mod tests {
     #[test]
     fn failed_and_unfinished_stages() {
         let r = Recorder::new();
-        r.begin(&attempt(), false);
+        r.begin(&attempt(), false, 0);
         r.stage_started(Stage::Tcp);
         r.stage_ended(Stage::Tcp, false);
         let t = r.finish(Ending::Failed { cut: false });
         assert_eq!(t.tcp.map(|s| s.status), Some(Status::Unreachable));
         assert!(t.dns.is_none() && t.http.is_none() && t.latency.is_none());
 
-        r.begin(&attempt(), false);
+        r.begin(&attempt(), false, 0);
         r.stage_started(Stage::Dns);
         let t = r.finish(Ending::Failed { cut: true });
         assert_eq!(
@@ -340,18 +349,18 @@ mod tests {
     #[test]
     fn http_stage_after_connection() {
         let r = Recorder::new();
-        r.begin(&attempt(), false);
+        r.begin(&attempt(), false, 0);
         r.connection_ready();
         let reset = r.finish(Ending::Failed { cut: false });
         assert_eq!(reset.http.map(|s| s.status), Some(Status::Unreachable));
         assert!(!reset.new_connection, "no tcp stage: a reused connection");
 
-        r.begin(&attempt(), false);
+        r.begin(&attempt(), false, 0);
         r.connection_ready();
         let cut = r.finish(Ending::Failed { cut: true });
         assert_eq!(cut.http.map(|s| s.status), Some(Status::Unknown));
 
-        r.begin(&attempt(), false);
+        r.begin(&attempt(), false, 0);
         r.connection_ready();
         r.first_byte();
         let partial = r.finish(Ending::Failed { cut: false });

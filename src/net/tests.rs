@@ -340,6 +340,70 @@ fn keep_alive_reuses_one_connection_and_reports_it() {
     assert_eq!(server.connections(), 3);
 }
 
+/// A server with Nagle's algorithm on that writes its head and then its body (uvicorn) holds
+/// the body until the head is acknowledged. Without `TCP_QUICKACK` re-armed after each read,
+/// every kept-alive exchange after the kernel's quick-ACK start-up waits for our delayed-ACK
+/// timer (≈ 40 ms): 12 exchanges would take ≥ 300 ms. The bound is 8 times what they take.
+#[test]
+fn keep_alive_never_waits_for_a_delayed_ack() {
+    let body = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+    let mut bytes = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n".to_vec();
+    bytes.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    let head = bytes.len();
+    bytes.extend_from_slice(body);
+    let server = Server::start_nagle(move |_| Reply::Split(bytes.clone(), head));
+    let mut client = Client::new(Reuse::KeepAlive);
+    let e = endpoint(&server.url("/mcp"));
+    let started = std::time::Instant::now();
+    for _ in 0..12 {
+        let (read, _) = with_watchdog(LONG, |a| {
+            let resp = client.send(a, &Request::new(Method::Post, &e).body(b"{}"))?;
+            resp.read_body(1024)
+        });
+        assert_eq!(read.expect("exchange").bytes, body);
+    }
+    let took = started.elapsed();
+    assert_eq!(server.connections(), 1);
+    assert!(
+        took < Duration::from_millis(150),
+        "12 exchanges took {took:?}"
+    );
+}
+
+/// An idle connection the server closed is found closed before the next request is written,
+/// and that request goes out once, on a new connection. A request the server read and then
+/// left unanswered is never sent again.
+#[test]
+fn a_closed_idle_connection_is_replaced_and_a_sent_request_never_repeated() {
+    let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}".to_vec();
+    let server = Server::start(move |r| match r.path() {
+        // A complete response, no `Connection: close`, then the server closes.
+        "/then-close" => Reply::Close(ok.clone()),
+        "/unanswered" => Reply::Close(Vec::new()),
+        _ => Reply::Send(ok.clone()),
+    });
+    let mut client = Client::new(Reuse::KeepAlive);
+    let exchange = |client: &mut Client, path: &str| {
+        let e = endpoint(&server.url(path));
+        with_watchdog(LONG, |a| {
+            let resp = client.send(a, &Request::new(Method::Post, &e).body(b"{}"))?;
+            resp.read_body(1024)
+        })
+        .0
+    };
+    exchange(&mut client, "/then-close").expect("first");
+    assert!(server.wait_closed(LONG), "the server closed its side");
+    exchange(&mut client, "/again").expect("second, on a new connection");
+    assert_eq!(server.connections(), 2);
+    assert_eq!(server.requests().len(), 2, "each request sent once");
+
+    let failed = exchange(&mut client, "/unanswered").expect_err("closed unanswered");
+    assert_eq!(failed.status(), Status::Unreachable);
+    let sent = server.requests();
+    assert_eq!(sent.iter().filter(|r| r.path() == "/unanswered").count(), 1);
+    assert_eq!(server.connections(), 2, "no second try");
+}
+
 /// An abort arriving late for an attempt that already finished must not cut the next one.
 #[test]
 fn a_late_abort_does_not_cut_a_later_exchange() {

@@ -99,6 +99,9 @@ pub struct Options {
     /// Accept connections and never read or write a byte (a TLS handshake or a request
     /// against it hangs until the client's deadline).
     pub silent: bool,
+    /// Leave Nagle's algorithm on (as uvicorn does): a second small write waits until the
+    /// client acknowledged the first.
+    pub nagle: bool,
 }
 
 impl Default for Options {
@@ -107,6 +110,7 @@ impl Default for Options {
             wrap: None,
             record: true,
             silent: false,
+            nagle: false,
         }
     }
 }
@@ -301,6 +305,15 @@ impl Server {
         Server::scripted(options, Arc::new(|_| Reply::HangBeforeHead))
     }
 
+    /// A scripted server whose sockets keep Nagle's algorithm on ([`Options::nagle`]).
+    pub fn start_nagle(route: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> Server {
+        let options = Options {
+            nagle: true,
+            ..Options::default()
+        };
+        Server::scripted(options, Arc::new(route))
+    }
+
     fn scripted(options: Options, route: Route) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         Server::serve(listener, options, Script(route)).expect("start the test server")
@@ -354,6 +367,25 @@ impl Server {
     /// How many connections were accepted.
     pub fn connections(&self) -> usize {
         self.shared.accepted.load(Ordering::SeqCst)
+    }
+
+    /// Waits until no connection is open any more (each was closed by the server or the
+    /// client), at most `limit`; whether none is.
+    pub fn wait_closed(&self, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        let mut open = lock(&self.shared.open);
+        while !open.is_empty() {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            open = self
+                .shared
+                .open_cv
+                .wait_timeout(open, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        true
     }
 
     /// Every request received so far, in arrival order (when recording).
@@ -439,7 +471,7 @@ fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {
         };
         let index = shared.accepted.fetch_add(1, Ordering::SeqCst);
         // Small writes (TLS flights, head then body) must not wait for delayed ACKs.
-        let _ = stream.set_nodelay(true);
+        let _ = stream.set_nodelay(!shared.options.nagle);
         if shared.options.silent {
             lock(&shared.held).push(stream);
             continue;

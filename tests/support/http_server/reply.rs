@@ -23,6 +23,9 @@ pub enum Reply {
     /// Send these bytes verbatim (a whole response, head included); the connection stays
     /// open for the next request.
     Send(Vec<u8>),
+    /// Writes these bytes in two writes, split at the index (a head, then its body), and
+    /// keeps the connection open.
+    Split(Vec<u8>, usize),
     /// Send these bytes verbatim, then close cleanly (FIN). `Close(Vec::new())` closes
     /// without a byte.
     Close(Vec<u8>),
@@ -125,6 +128,14 @@ impl Reply {
             }
             Reply::Send(bytes) => {
                 conn.write_all(bytes)?;
+                conn.flush()?;
+                Ok(Flow::KeepAlive)
+            }
+            Reply::Split(bytes, at) => {
+                let (head, body) = bytes.split_at((*at).min(bytes.len()));
+                conn.write_all(head)?;
+                conn.flush()?;
+                conn.write_all(body)?;
                 conn.flush()?;
                 Ok(Flow::KeepAlive)
             }

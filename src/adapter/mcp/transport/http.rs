@@ -73,23 +73,16 @@ impl HttpTransport {
     /// The transport for a target, after the offline checks every HTTP-speaking adapter makes
     /// ([`net::preflight()`]); a failure is MISCONFIGURED with the rule that failed as evidence.
     pub fn configure(ctx: &TargetPlan) -> Result<HttpTransport, Observation> {
-        let client = Client::new(Reuse::Fresh);
+        // One kept-alive connection for the whole run, plain HTTP and HTTPS alike (the
+        // delayed-ACK stall that once made plain HTTP open a connection per request is
+        // cured in the network layer: see `net::tcp`).
+        let client = Client::new(Reuse::KeepAlive);
         let fixed = crate::adapter::credential::static_header(&ctx.credential);
         let endpoint = net::preflight(&ctx.target.endpoint, fixed.as_deref(), &client)?;
         if let Credential::OAuth(settings) = &ctx.credential {
             oauth::check_offline(settings, &endpoint).map_err(|e| e.observation())?;
         }
         let credentials = Authorization::new(&ctx.credential, &endpoint, &ctx.secrets);
-        // Plain HTTP opens a connection per request: servers that write a response in
-        // several segments with Nagle on (uvicorn under the Python SDK is one) stall every
-        // kept-alive exchange on our delayed ACK for ~40 ms, while a fresh loopback or LAN
-        // connection costs a fraction of a millisecond. HTTPS keeps one connection alive,
-        // since a TLS handshake per request costs more than the stall it might avoid.
-        let client = if endpoint.is_https() {
-            client.with_reuse(Reuse::KeepAlive)
-        } else {
-            client
-        };
         Ok(HttpTransport::new(endpoint, credentials, client))
     }
 
