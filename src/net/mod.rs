@@ -231,6 +231,20 @@ impl Client {
         }
     }
 
+    /// Another client for the same run, for exchanges that overlap this client's: the same
+    /// policy, trust and proxies, its own connection. (TLS configurations are shared per
+    /// process, and with them rustls's session cache: its handshake resumes this client's
+    /// session.)
+    pub fn sibling(&self) -> Client {
+        Client {
+            reuse: self.reuse,
+            proxies: self.proxies.clone(),
+            tls: self.tls.clone(),
+            live: None,
+            guard: Arc::default(),
+        }
+    }
+
     /// Replaces the process trust store with `config` (tests with a private CA; a future
     /// `--ca-file`). Verification stays on.
     #[cfg(test)]

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
@@ -99,6 +99,25 @@ pub fn self_signed(names: &[&str]) -> Identity {
 
 /// Wraps each accepted connection in a TLS server session presenting `identity`.
 pub fn server_wrap(identity: Identity) -> Wrap {
+    handshakes_wrap(identity, None)
+}
+
+/// Handshakes a server completed, by kind.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Handshakes {
+    /// Full handshakes (certificate sent and verified).
+    pub full: usize,
+    /// Resumed sessions.
+    pub resumed: usize,
+}
+
+/// Like [`server_wrap`], completing each handshake before the first request and counting it
+/// into `counts`.
+pub fn counting_server_wrap(identity: Identity, counts: Arc<Mutex<Handshakes>>) -> Wrap {
+    handshakes_wrap(identity, Some(counts))
+}
+
+fn handshakes_wrap(identity: Identity, counts: Option<Arc<Mutex<Handshakes>>>) -> Wrap {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -107,8 +126,18 @@ pub fn server_wrap(identity: Identity) -> Wrap {
         .with_single_cert(identity.chain, identity.key)
         .expect("server cert");
     let config = Arc::new(config);
-    Arc::new(move |tcp| {
-        let conn = ServerConnection::new(config.clone()).map_err(io::Error::other)?;
+    Arc::new(move |mut tcp| {
+        let mut conn = ServerConnection::new(config.clone()).map_err(io::Error::other)?;
+        if let Some(counts) = &counts {
+            while conn.is_handshaking() {
+                conn.complete_io(&mut tcp)?;
+            }
+            let mut counts = counts.lock().unwrap_or_else(|p| p.into_inner());
+            match conn.handshake_kind() {
+                Some(rustls::HandshakeKind::Resumed) => counts.resumed += 1,
+                _ => counts.full += 1,
+            }
+        }
         let stream: Box<dyn Stream> = Box::new(StreamOwned::new(conn, tcp));
         Ok(stream)
     })

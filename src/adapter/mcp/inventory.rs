@@ -21,6 +21,7 @@ use super::headers::{self, Binding, Exclusion};
 use super::result_shape;
 use super::schema;
 use super::session::Session;
+use super::transport::{Reply, TransportError};
 use crate::config::McpOptions;
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed};
@@ -135,6 +136,13 @@ impl Kind {
 
 /// Lists every advertised inventory. `header_rules` applies the `x-mcp-header` exclusion
 /// (modern era over HTTP).
+///
+/// The inventories are independent, so their pages go out in rounds: the first page of each
+/// at once, then the next page of each that has one ([`Session::request_all`]: over HTTP each
+/// on its own connection of the run, over stdio several ids in flight). Each inventory's pages
+/// stay in order, and at most one request per inventory is in flight. The outcome is the one
+/// a listing in order would have: the first inventory (tools, resources, prompts) that fails
+/// decides, so once one fails, those after it are no longer listed, and those before it go on.
 pub fn list(
     session: &mut Session,
     era: Era,
@@ -142,60 +150,128 @@ pub fn list(
     header_rules: bool,
     attempt: &Attempt,
 ) -> Result<Inventory, Failure> {
-    let mut inventory = Inventory::default();
-    if advertised.tools {
-        let mut tools = Vec::new();
-        let excluded = &mut inventory.excluded;
-        pages(session, era, Kind::Tools, attempt, |mut entry| {
-            let name = identity(&entry, "name", "tool name")?;
-            let input_schema = entry.remove("inputSchema").unwrap_or(Value::Null);
-            if !schema::is_object_schema(&input_schema) {
-                return Err(Failure::Malformed(Malformed::Result(
-                    "tool inputSchema is not an object schema",
-                )));
+    let kinds = [
+        (Kind::Tools, advertised.tools),
+        (Kind::Resources, advertised.resources),
+        (Kind::Prompts, advertised.prompts),
+    ];
+    let mut listings: Vec<Listing> = kinds
+        .iter()
+        .filter(|(_, listed)| *listed)
+        .map(|(kind, _)| Listing::new(*kind))
+        .collect();
+    let mut found = Found {
+        header_rules,
+        inventory: Inventory::default(),
+    };
+    loop {
+        let decided = listings
+            .iter()
+            .position(Listing::failed)
+            .unwrap_or(listings.len());
+        let due: Vec<usize> = (0..decided).filter(|&i| listings[i].wants_page()).collect();
+        if due.is_empty() {
+            break;
+        }
+        let replies = {
+            let calls: Vec<(&'static str, &str)> = due
+                .iter()
+                .map(|&i| (listings[i].kind.method(), listings[i].members.as_str()))
+                .collect();
+            session.request_all(&calls, era, attempt)
+        };
+        for (&i, reply) in due.iter().zip(replies) {
+            listings[i].take(reply, era, &mut found);
+        }
+    }
+    for listing in listings {
+        match listing.state {
+            State::Failed(failure) => {
+                session.blame(listing.kind.method());
+                return Err(failure);
             }
-            let bindings = if header_rules {
-                match headers::bindings(&input_schema) {
-                    Ok(bindings) => bindings,
-                    Err(why) => {
-                        excluded.push((name, why));
-                        return Ok(None);
+            State::Paging | State::Done => {
+                let inventory = &mut found.inventory;
+                match listing.kind {
+                    Kind::Tools => {
+                        inventory.tools.get_or_insert_with(Vec::new);
+                    }
+                    Kind::Resources => {
+                        inventory.resources.get_or_insert_with(Vec::new);
+                    }
+                    Kind::Prompts => {
+                        inventory.prompts.get_or_insert_with(Vec::new);
                     }
                 }
-            } else {
-                Vec::new()
-            };
-            tools.push(Tool {
-                name: name.clone(),
-                annotations: entry.remove("annotations"),
-                input_schema,
-                output_schema: entry.remove("outputSchema").filter(|v| !v.is_null()),
-                bindings,
-            });
-            Ok(Some(name))
-        })?;
-        inventory.tools = Some(tools);
+            }
+        }
     }
-    if advertised.resources {
-        let mut uris = Vec::new();
-        pages(session, era, Kind::Resources, attempt, |entry| {
-            identity(&entry, "name", "resource name")?;
-            let uri = identity(&entry, "uri", "resource uri")?;
-            uris.push(uri.clone());
-            Ok(Some(uri))
-        })?;
-        inventory.resources = Some(uris);
+    Ok(found.inventory)
+}
+
+/// What the listed pages have yielded so far.
+struct Found {
+    header_rules: bool,
+    inventory: Inventory,
+}
+
+impl Found {
+    /// Validates one entry of `kind` and keeps it; returns its identity, or `None` when the
+    /// entry was excluded.
+    fn accept(
+        &mut self,
+        kind: Kind,
+        mut entry: Map<String, Value>,
+    ) -> Result<Option<String>, Failure> {
+        let inventory = &mut self.inventory;
+        match kind {
+            Kind::Tools => {
+                let name = identity(&entry, "name", "tool name")?;
+                let input_schema = entry.remove("inputSchema").unwrap_or(Value::Null);
+                if !schema::is_object_schema(&input_schema) {
+                    return Err(Failure::Malformed(Malformed::Result(
+                        "tool inputSchema is not an object schema",
+                    )));
+                }
+                let bindings = if self.header_rules {
+                    match headers::bindings(&input_schema) {
+                        Ok(bindings) => bindings,
+                        Err(why) => {
+                            inventory.excluded.push((name, why));
+                            return Ok(None);
+                        }
+                    }
+                } else {
+                    Vec::new()
+                };
+                inventory.tools.get_or_insert_with(Vec::new).push(Tool {
+                    name: name.clone(),
+                    annotations: entry.remove("annotations"),
+                    input_schema,
+                    output_schema: entry.remove("outputSchema").filter(|v| !v.is_null()),
+                    bindings,
+                });
+                Ok(Some(name))
+            }
+            Kind::Resources => {
+                identity(&entry, "name", "resource name")?;
+                let uri = identity(&entry, "uri", "resource uri")?;
+                inventory
+                    .resources
+                    .get_or_insert_with(Vec::new)
+                    .push(uri.clone());
+                Ok(Some(uri))
+            }
+            Kind::Prompts => {
+                let name = identity(&entry, "name", "prompt name")?;
+                inventory
+                    .prompts
+                    .get_or_insert_with(Vec::new)
+                    .push(name.clone());
+                Ok(Some(name))
+            }
+        }
     }
-    if advertised.prompts {
-        let mut names = Vec::new();
-        pages(session, era, Kind::Prompts, attempt, |entry| {
-            let name = identity(&entry, "name", "prompt name")?;
-            names.push(name.clone());
-            Ok(Some(name))
-        })?;
-        inventory.prompts = Some(names);
-    }
-    Ok(inventory)
 }
 
 /// A member that must be a non-blank string.
@@ -206,32 +282,76 @@ fn identity(entry: &Map<String, Value>, key: &str, what: &'static str) -> Result
     }
 }
 
-/// Follows one inventory's pages, handing each entry to `accept`, which returns the entry's
-/// identity, or `None` when it excluded the entry.
-fn pages(
-    session: &mut Session,
-    era: Era,
+/// Where one inventory's listing stands.
+enum State {
+    /// Another page is due (`Listing::members` holds its cursor).
+    Paging,
+    /// The last page was listed.
+    Done,
+    /// The listing failed.
+    Failed(Failure),
+}
+
+/// One inventory's listing: its pages follow `nextCursor` (a repeated cursor is a loop);
+/// identities are never repeated; 100 pages and 10,000 entries at most.
+struct Listing {
     kind: Kind,
-    attempt: &Attempt,
-    mut accept: impl FnMut(Map<String, Value>) -> Result<Option<String>, Failure>,
-) -> Result<(), Failure> {
-    let mut members = String::new();
-    let mut cursors: HashSet<String> = HashSet::new();
-    let mut identities: HashSet<String> = HashSet::new();
-    let mut entries = 0usize;
-    for _ in 0..MAX_PAGES {
-        let reply = session.request(kind.method(), &members, era, attempt)?;
+    /// The params members of the next page's request (empty, or its cursor).
+    members: String,
+    cursors: HashSet<String>,
+    identities: HashSet<String>,
+    entries: usize,
+    pages: usize,
+    state: State,
+}
+
+impl Listing {
+    fn new(kind: Kind) -> Listing {
+        Listing {
+            kind,
+            members: String::new(),
+            cursors: HashSet::new(),
+            identities: HashSet::new(),
+            entries: 0,
+            pages: 0,
+            state: State::Paging,
+        }
+    }
+
+    fn wants_page(&self) -> bool {
+        matches!(self.state, State::Paging)
+    }
+
+    fn failed(&self) -> bool {
+        matches!(self.state, State::Failed(_))
+    }
+
+    /// Takes the answer to this listing's request for its next page.
+    fn take(&mut self, reply: Result<Reply, TransportError>, era: Era, found: &mut Found) {
+        self.state = match reply
+            .map_err(Failure::from)
+            .and_then(|reply| self.page(&reply, era, found))
+        {
+            Ok(true) => State::Paging,
+            Ok(false) => State::Done,
+            Err(failure) => State::Failed(failure),
+        };
+    }
+
+    /// Reads one page; `true` when another one is due.
+    fn page(&mut self, reply: &Reply, era: Era, found: &mut Found) -> Result<bool, Failure> {
+        self.pages += 1;
         let mut page = result_shape::object(&reply.result)?;
         if era == Era::Modern {
             result_shape::check_result_type(&page)?;
         }
-        let Some(Value::Array(items)) = page.remove(kind.key()) else {
+        let Some(Value::Array(items)) = page.remove(self.kind.key()) else {
             return Err(Failure::Malformed(Malformed::Result(
                 "inventory is not an array",
             )));
         };
-        entries = entries.saturating_add(items.len());
-        if entries > MAX_ENTRIES {
+        self.entries = self.entries.saturating_add(items.len());
+        if self.entries > MAX_ENTRIES {
             return Err(Failure::Limit(Limit::Entries));
         }
         for item in items {
@@ -240,8 +360,8 @@ fn pages(
                     "inventory entry is not an object",
                 )));
             };
-            if let Some(id) = accept(entry)? {
-                if !identities.insert(id) {
+            if let Some(id) = found.accept(self.kind, entry)? {
+                if !self.identities.insert(id) {
                     return Err(Failure::Malformed(Malformed::Result(
                         "duplicate inventory identity",
                     )));
@@ -249,23 +369,25 @@ fn pages(
             }
         }
         match page.remove("nextCursor") {
-            None | Some(Value::Null) => return Ok(()),
+            None | Some(Value::Null) => Ok(false),
             Some(Value::String(next)) => {
-                members.clear();
-                members.push_str("\"cursor\":");
-                members.push_str(&Value::String(next.clone()).to_string());
-                if !cursors.insert(next) {
+                self.members.clear();
+                self.members.push_str("\"cursor\":");
+                self.members
+                    .push_str(&Value::String(next.clone()).to_string());
+                if !self.cursors.insert(next) {
                     return Err(Failure::Limit(Limit::RepeatedCursor));
                 }
+                if self.pages >= MAX_PAGES {
+                    return Err(Failure::Limit(Limit::Pages));
+                }
+                Ok(true)
             }
-            Some(_) => {
-                return Err(Failure::Malformed(Malformed::Result(
-                    "nextCursor is not a string",
-                )));
-            }
+            Some(_) => Err(Failure::Malformed(Malformed::Result(
+                "nextCursor is not a string",
+            ))),
         }
     }
-    Err(Failure::Limit(Limit::Pages))
 }
 
 /// The configured requirements an inventory does not meet.

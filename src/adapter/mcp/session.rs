@@ -126,6 +126,55 @@ impl Session {
         self.transport.request(&out, attempt)
     }
 
+    /// Sends independent requests at once (see [`Transport::request_all`]): `calls` are
+    /// (method, members) pairs as for [`Session::request`], ids given in order. Returns each
+    /// outcome in the same order.
+    pub fn request_all(
+        &mut self,
+        calls: &[(&'static str, &str)],
+        era: Era,
+        attempt: &Attempt,
+    ) -> Vec<Result<Reply, TransportError>> {
+        let mut bodies = Vec::with_capacity(calls.len());
+        for (method, members) in calls {
+            self.last_method = method;
+            let id = self.take_id();
+            let body = self
+                .params(members, era.is_modern())
+                .map(|params| jsonrpc::encode_request(id, method, Some(&params)));
+            bodies.push((id, *method, body));
+        }
+        let outs: Vec<Outgoing<'_>> = bodies
+            .iter()
+            .filter_map(|(id, method, body)| {
+                let body = body.as_ref().ok()?;
+                Some(Outgoing {
+                    method,
+                    id: Some(*id),
+                    body,
+                    era,
+                    mirror: Mirror::default(),
+                })
+            })
+            .collect();
+        let mut replies = self.transport.request_all(&outs, attempt).into_iter();
+        bodies
+            .into_iter()
+            .map(|(_, _, body)| match body {
+                Ok(_) => replies
+                    .next()
+                    .unwrap_or_else(|| Err(TransportError::unanswered(attempt))),
+                Err(e) => Err(e),
+            })
+            .collect()
+    }
+
+    /// Names `method` as the one whose failure is being reported (after several were sent at
+    /// once, the last one sent need not be it).
+    pub fn blame(&mut self, method: &'static str) {
+        self.last_method = method;
+    }
+
     /// Sends a notification without params.
     pub fn notify(
         &mut self,

@@ -497,6 +497,7 @@ fn legacy_end_to_end_shares_one_session() {
         assert_eq!(int(cap, Key::ResourcesCount), Some(1));
         assert_eq!(int(cap, Key::PromptsCount), Some(1));
         assert_eq!(fact(cap, Key::FailedMethod), None);
+        // The inventories are listed in rounds: the first page of each, then tools' second.
         assert_eq!(
             methods(&log),
             [
@@ -504,9 +505,9 @@ fn legacy_end_to_end_shares_one_session() {
                 "initialize",
                 "notifications/initialized",
                 "tools/list",
-                "tools/list",
                 "resources/list",
-                "prompts/list"
+                "prompts/list",
+                "tools/list"
             ]
         );
         assert_eq!(lock(&log).closes.len(), 1);
@@ -991,4 +992,53 @@ fn refused_credentials_are_typed_rejections() {
     );
     assert_eq!(fact(&o, Key::CredentialEnv), None);
     assert_eq!(word(&o, Key::FailedMethod), Some("server/discover"));
+}
+
+/// The inventories are listed in rounds, yet the outcome is that of a listing in order: the
+/// first inventory that fails decides; those after it are listed no further, those before it
+/// to their end.
+#[test]
+fn the_first_inventory_in_order_that_fails_decides() {
+    const PAGED: &str = r#"{"tools":[{"name":"a","inputSchema":{"type":"object"}}],
+        "nextCursor":"c2"}"#;
+    const BAD_TOOL: &str = r#"{"tools":[{"name":" ","inputSchema":{"type":"object"}}]}"#;
+    const PAGED_PROMPTS: &str = r#"{"prompts":[{"name":"p"}],"nextCursor":"p2"}"#;
+    let capability = |tools_p2: &'static str, resources: Answer| {
+        let server = move |m: &Sent| match (m.method.as_str(), m.params().get("cursor")) {
+            ("server/discover", _) => ok(DISCOVER_OK),
+            ("tools/list", None) => ok(PAGED),
+            ("tools/list", Some(_)) => ok(tools_p2),
+            ("resources/list", _) => resources.clone(),
+            ("prompts/list", None) => ok(PAGED_PROMPTS),
+            ("prompts/list", Some(_)) => ok(PROMPTS),
+            other => panic!("unexpected {other:?}"),
+        };
+        let (mut obs, log) = check(options(), Scripted::new(server), &[Dimension::Capability]);
+        (obs.remove(0), methods(&log))
+    };
+    // Resources fail in the first round, tools' second page after them: tools decide.
+    let (o, sent) = capability(BAD_TOOL, http(500));
+    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_eq!(word(&o, Key::FailedMethod), Some("tools/list"));
+    assert_eq!(
+        sent,
+        [
+            "server/discover",
+            "tools/list",
+            "resources/list",
+            "prompts/list",
+            "tools/list"
+        ],
+        "prompts, after the failed resources, get no second page"
+    );
+    // Tools complete: the resources' failure decides.
+    let (o, _) = capability(TOOLS, http(500));
+    assert_eq!(word(&o, Key::FailedMethod), Some("resources/list"));
+    assert_ne!(o.status, Status::Healthy);
+    // Nothing fails: every page of every inventory.
+    let (o, sent) = capability(TOOLS, ok(RESOURCES));
+    assert_eq!(o.status, Status::Healthy, "{o:?}");
+    assert_eq!(int(&o, Key::ToolsCount), Some(2));
+    assert_eq!(int(&o, Key::PromptsCount), Some(2));
+    assert_eq!(sent.len(), 6);
 }

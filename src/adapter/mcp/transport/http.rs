@@ -25,6 +25,7 @@
 //! hook, one classification of connection failures).
 
 use std::io::Read;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
@@ -40,6 +41,7 @@ use crate::oauth;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::reason::{Limit, Malformed};
 use crate::result::{Observation, Steps};
+use crate::vocab::sync::lock;
 use crate::vocab::{Attempt, Bound, Deadline};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
@@ -48,6 +50,9 @@ pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 pub const MAX_RESUMPTIONS: usize = 3;
 /// Time each end-of-run `DELETE` may take at most (within the engine's cleanup budget).
 pub const DELETE_BUDGET: Duration = Duration::from_millis(250);
+/// Stack of a thread sending one request beside the run's own (an exchange is shallow; JSON
+/// nesting is bounded by the parser).
+const LANE_STACK: usize = 512 * 1024;
 /// Longest session id or event id accepted.
 const MAX_ID_BYTES: usize = 4096;
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -67,6 +72,9 @@ pub struct HttpTransport {
     client: Client,
     session: Option<SessionId>,
     retired: Vec<SessionId>,
+    /// The run's other connections, one per request sent beside the first at once
+    /// ([`Transport::request_all`]); kept for the next round.
+    lanes: Vec<HttpTransport>,
 }
 
 impl HttpTransport {
@@ -94,6 +102,96 @@ impl HttpTransport {
             client,
             session: None,
             retired: Vec::new(),
+            lanes: Vec::new(),
+        }
+    }
+
+    /// A transport for one more connection of this run: the same endpoint and session, the
+    /// credential this run's requests carry now.
+    fn lane(&self, authorization: Option<String>) -> HttpTransport {
+        HttpTransport {
+            endpoint: self.endpoint.clone(),
+            credentials: Authorization::Static(authorization),
+            client: self.client.sibling(),
+            session: self.session.clone(),
+            retired: Vec::new(),
+            lanes: Vec::new(),
+        }
+    }
+
+    /// Requests at once: the first on this connection, each other one on a lane of its own,
+    /// in a thread of its own. The lanes keep their connections for the next round.
+    fn overlap(
+        &mut self,
+        outs: &[Outgoing<'_>],
+        attempt: &Attempt,
+    ) -> Vec<Result<Reply, TransportError>> {
+        let Some((first, rest)) = outs.split_first() else {
+            return Vec::new();
+        };
+        // What this run's requests carry (an OAuth token is obtained here, once).
+        let authorization = match self.authorization(Method::Post, attempt) {
+            Ok(a) => a,
+            Err(e) => return outs.iter().map(|_| Err(e.clone())).collect(),
+        };
+        let mut lanes = std::mem::take(&mut self.lanes);
+        while lanes.len() < rest.len() {
+            lanes.push(self.lane(authorization.clone()));
+        }
+        for lane in &mut lanes {
+            lane.credentials = Authorization::Static(authorization.clone());
+            lane.session.clone_from(&self.session);
+        }
+        let cells: Vec<Mutex<&mut HttpTransport>> = lanes.iter_mut().map(Mutex::new).collect();
+        let mut replies = Vec::with_capacity(outs.len());
+        std::thread::scope(|scope| {
+            let running: Vec<_> = cells
+                .iter()
+                .zip(rest)
+                .map(|(cell, out)| {
+                    let job = move || lock(cell).request(out, attempt);
+                    std::thread::Builder::new()
+                        .name("mcp-lane".into())
+                        .stack_size(LANE_STACK)
+                        .spawn_scoped(scope, job)
+                        .ok()
+                })
+                .collect();
+            replies.push(self.request(first, attempt));
+            for ((handle, cell), out) in running.into_iter().zip(&cells).zip(rest) {
+                // No thread to be had: the same request, here and now.
+                let reply = match handle.map(|h| h.join()) {
+                    Some(Ok(reply)) => reply,
+                    Some(Err(_)) => Err(TransportError::unanswered(attempt)),
+                    None => lock(cell).request(out, attempt),
+                };
+                replies.push(reply);
+            }
+        });
+        drop(cells);
+        self.lanes = lanes;
+        replies
+    }
+
+    /// The `Authorization` value of a request with `method`: a static credential, or for
+    /// OAuth a token (obtained or refreshed through this run's client); the reachability
+    /// `HEAD` never carries an OAuth token.
+    fn authorization(
+        &mut self,
+        method: Method,
+        attempt: &Attempt,
+    ) -> Result<Option<String>, TransportError> {
+        match method {
+            Method::Head => Ok(self.credentials.fixed().map(str::to_string)),
+            _ => self
+                .credentials
+                .header(&mut self.client, attempt)
+                .map_err(|e| match e {
+                    oauth::OAuthError::Network(f) => {
+                        TransportError::Network(Box::new(f.observation()))
+                    }
+                    other => TransportError::Refused(Box::new(other.observation())),
+                }),
         }
     }
 
@@ -108,18 +206,7 @@ impl HttpTransport {
         body: Option<&[u8]>,
         attempt: &Attempt,
     ) -> Result<Response, TransportError> {
-        let auth = match method {
-            Method::Head => self.credentials.fixed().map(str::to_string),
-            _ => self
-                .credentials
-                .header(&mut self.client, attempt)
-                .map_err(|e| match e {
-                    oauth::OAuthError::Network(f) => {
-                        TransportError::Network(Box::new(f.observation()))
-                    }
-                    other => TransportError::Refused(Box::new(other.observation())),
-                })?,
-        };
+        let auth = self.authorization(method, attempt)?;
         let mut req = Request::new(method, &self.endpoint);
         for (name, value) in headers {
             req = req.header(name, value);
@@ -397,11 +484,26 @@ impl Transport for HttpTransport {
         self.exchange(out, attempt).map_err(|e| cut_off(e, attempt))
     }
 
+    fn request_all(
+        &mut self,
+        outs: &[Outgoing<'_>],
+        attempt: &Attempt,
+    ) -> Vec<Result<Reply, TransportError>> {
+        if outs.len() < 2 {
+            return outs.iter().map(|out| self.request(out, attempt)).collect();
+        }
+        self.overlap(outs, attempt)
+    }
+
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
         self.deliver(out, attempt).map_err(|e| cut_off(e, attempt))
     }
 
     fn discard(&mut self) {
+        for lane in &mut self.lanes {
+            lane.client.discard();
+        }
+        self.lanes.clear();
         self.client.discard();
         if let Some(session) = self.session.take() {
             self.retired.push(session);
@@ -430,6 +532,10 @@ impl Transport for HttpTransport {
                 drain(response);
             }
         }
+        for lane in &mut self.lanes {
+            lane.client.discard();
+        }
+        self.lanes.clear();
         self.client.discard();
     }
 }

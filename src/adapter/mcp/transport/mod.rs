@@ -224,6 +224,18 @@ pub trait Transport: Send {
     /// Sends one request (`out.id` is `Some`) and returns its result.
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError>;
 
+    /// Sends independent requests at once and returns what [`Transport::request`] would have
+    /// returned for each, in the same order. HTTP gives each its own connection of the run
+    /// beside the first; stdio writes them all and matches the responses by id. This default
+    /// sends them one after another.
+    fn request_all(
+        &mut self,
+        outs: &[Outgoing<'_>],
+        attempt: &Attempt,
+    ) -> Vec<Result<Reply, TransportError>> {
+        outs.iter().map(|out| self.request(out, attempt)).collect()
+    }
+
     /// Sends one notification (`out.id` is `None`); nothing is awaited but its acceptance.
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError>;
 
@@ -257,40 +269,77 @@ pub(crate) fn receive(
     era: Era,
     status: Option<u16>,
 ) -> Vec<Received> {
+    receive_among(message, &[want], era, status)
+        .into_iter()
+        .map(|(_, received)| received)
+        .collect()
+}
+
+/// [`receive`] while the requests `wanted` are all in flight: each of our responses comes with
+/// the index in `wanted` of the request it answers, or `None` when it concerns every request
+/// still waiting (another id is malformed; an error with a `null` id answers whatever is in
+/// flight). A batch is taken in order until every request in it was answered.
+pub(crate) fn receive_among(
+    message: Incoming,
+    wanted: &[u64],
+    era: Era,
+    status: Option<u16>,
+) -> Vec<(Option<usize>, Received)> {
     let mut out = Vec::new();
-    classify(message, want, era, status, &mut out);
+    let mut answered = 0;
+    classify(message, wanted, era, status, &mut answered, &mut out);
     out
 }
 
-fn classify(message: Incoming, want: u64, era: Era, status: Option<u16>, out: &mut Vec<Received>) {
+fn classify(
+    message: Incoming,
+    wanted: &[u64],
+    era: Era,
+    status: Option<u16>,
+    answered: &mut usize,
+    out: &mut Vec<(Option<usize>, Received)>,
+) {
     match message {
         Incoming::Response { id, outcome } => {
-            let ours = jsonrpc::id_matches(want, &id) || (id.is_null() && outcome.is_err());
-            out.push(Received::Ours(if ours {
-                outcome.map_err(|e| TransportError::Rpc {
-                    code: e.code,
-                    status,
-                })
-            } else {
-                Err(TransportError::Malformed(Malformed::IdMismatch))
-            }));
+            let index = wanted.iter().position(|w| jsonrpc::id_matches(*w, &id));
+            let rpc = |e: jsonrpc::RpcError| TransportError::Rpc {
+                code: e.code,
+                status,
+            };
+            let (index, outcome) = match index {
+                Some(i) => (Some(i), outcome.map_err(rpc)),
+                None if id.is_null() && outcome.is_err() => (None, outcome.map_err(rpc)),
+                None => (None, Err(TransportError::Malformed(Malformed::IdMismatch))),
+            };
+            // A response for every request still waiting ends the wait for all of them.
+            *answered = match index {
+                Some(_) => answered.saturating_add(1),
+                None => wanted.len(),
+            };
+            out.push((index, Received::Ours(outcome)));
         }
         Incoming::Notification => {}
-        Incoming::Request { .. } if era.is_modern() => out.push(Received::Ours(Err(
-            TransportError::Malformed(Malformed::StatelessServerRequest),
-        ))),
+        Incoming::Request { .. } if era.is_modern() => {
+            *answered = wanted.len();
+            out.push((
+                None,
+                Received::Ours(Err(TransportError::Malformed(
+                    Malformed::StatelessServerRequest,
+                ))),
+            ));
+        }
         Incoming::Request { id, method, .. } => {
             let answer = if method == "ping" {
                 jsonrpc::encode_result(&id, &empty_result())
             } else {
                 jsonrpc::encode_error(&id, METHOD_NOT_FOUND, "Method not found")
             };
-            out.push(Received::Answer(answer));
+            out.push((None, Received::Answer(answer)));
         }
         Incoming::Batch(messages) => {
             for m in messages {
-                classify(m, want, era, status, out);
-                if matches!(out.last(), Some(Received::Ours(_))) {
+                classify(m, wanted, era, status, answered, out);
+                if *answered >= wanted.len() {
                     return;
                 }
             }

@@ -163,6 +163,163 @@ impl StdioTransport {
         }
     }
 
+    /// Several requests in flight at once (see [`Transport::request_all`]): every line is
+    /// written, then output is read until each has its response, matched by id. The rules of
+    /// [`StdioTransport::exchange`] apply to each request: a response counts toward its own
+    /// request's 1 MiB, anything else toward every request still waiting; what ends the
+    /// output, the deadline or a broken message ends every request still waiting.
+    fn exchange_all(
+        &mut self,
+        outs: &[Outgoing<'_>],
+        attempt: &Attempt,
+    ) -> Vec<Result<Box<RawValue>, TransportError>> {
+        let mut outcomes: Vec<Option<Result<Box<RawValue>, TransportError>>> =
+            outs.iter().map(|_| None).collect();
+        let mut used = vec![0usize; outs.len()];
+        let era = outs.first().map_or(Era::Modern, |o| o.era);
+        if let Err(e) = self.send_all(outs, attempt) {
+            return outs.iter().map(|_| Err(e.clone())).collect();
+        }
+        loop {
+            let pending: Vec<usize> = (0..outs.len()).filter(|&i| outcomes[i].is_none()).collect();
+            if pending.is_empty() {
+                break;
+            }
+            let ids: Vec<u64> = pending.iter().map(|&i| outs[i].id.unwrap_or(0)).collect();
+            let everyone = |outcomes: &mut Vec<Option<_>>, e: &dyn Fn(usize) -> TransportError| {
+                for &i in &pending {
+                    outcomes[i] = Some(Err(e(i)));
+                }
+            };
+            let Some(child) = self.child.as_mut() else {
+                everyone(&mut outcomes, &|_| network(attempt));
+                break;
+            };
+            let line = match child.recv_line(attempt) {
+                Ok(line) => line,
+                Err(RecvError::Timeout | RecvError::Aborted) => {
+                    everyone(&mut outcomes, &|_| network(attempt));
+                    break;
+                }
+                Err(RecvError::LineTooLong) => {
+                    everyone(&mut outcomes, &|_| TransportError::Limit(Limit::Line));
+                    break;
+                }
+                Err(RecvError::Closed { exit, unterminated }) => {
+                    everyone(&mut outcomes, &|i| {
+                        if used[i] == 0 && unterminated == 0 {
+                            TransportError::Exited(exit)
+                        } else {
+                            TransportError::Malformed(Malformed::OutputEnded)
+                        }
+                    });
+                    break;
+                }
+                Err(RecvError::Io(_)) => {
+                    everyone(&mut outcomes, &|_| {
+                        TransportError::Malformed(Malformed::OutputEnded)
+                    });
+                    break;
+                }
+            };
+            let size = line.len().saturating_add(1);
+            let message = match jsonrpc::parse(&line) {
+                Ok(message) => message,
+                Err(e) => {
+                    let why = match e {
+                        FrameError::NotJson => Malformed::NonJsonLine,
+                        _ => Malformed::NotJsonRpc,
+                    };
+                    for &i in &pending {
+                        used[i] = used[i].saturating_add(size);
+                    }
+                    everyone(&mut outcomes, &|i| {
+                        if used[i] > MAX_RESPONSE_BYTES {
+                            TransportError::Limit(Limit::OutputBeforeResponse)
+                        } else {
+                            TransportError::Malformed(why)
+                        }
+                    });
+                    break;
+                }
+            };
+            let received = super::receive_among(message, &ids, era, None);
+            // The line counts toward the requests it answers, or else every one waiting.
+            let answers: Vec<usize> = received
+                .iter()
+                .filter_map(|(index, r)| match (index, r) {
+                    (Some(k), Received::Ours(_)) => pending.get(*k).copied(),
+                    _ => None,
+                })
+                .collect();
+            let charged = if answers.is_empty() {
+                &pending
+            } else {
+                &answers
+            };
+            for &i in charged {
+                used[i] = used[i].saturating_add(size);
+            }
+            let over: Vec<usize> = pending
+                .iter()
+                .copied()
+                .filter(|&i| used[i] > MAX_RESPONSE_BYTES)
+                .collect();
+            if !over.is_empty() {
+                for i in over {
+                    outcomes[i] = Some(Err(TransportError::Limit(Limit::OutputBeforeResponse)));
+                }
+                continue;
+            }
+            for (index, r) in received {
+                match (index, r) {
+                    (Some(k), Received::Ours(outcome)) => {
+                        if let Some(&i) = pending.get(k) {
+                            outcomes[i] = Some(outcome);
+                        }
+                    }
+                    (None, Received::Ours(outcome)) => {
+                        for &i in &pending {
+                            if outcomes[i].is_none() {
+                                outcomes[i] = Some(outcome.clone());
+                            }
+                        }
+                    }
+                    (_, Received::Answer(body)) => {
+                        if let Some(child) = self.child.as_mut() {
+                            let _ = child.send(&body, attempt.ends());
+                        }
+                    }
+                }
+            }
+        }
+        outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(network(attempt))))
+            .collect()
+    }
+
+    /// Writes every request of [`StdioTransport::exchange_all`], one line each.
+    fn send_all(&mut self, outs: &[Outgoing<'_>], attempt: &Attempt) -> Result<(), TransportError> {
+        if attempt.expired() {
+            return Err(network(attempt));
+        }
+        let child = self.child(attempt)?;
+        for out in outs {
+            match child.send(&one_line(out.body), attempt.ends()) {
+                // A closed input: what the process wrote, and how it ended, is on stdout.
+                Ok(()) | Err(SendError::Closed) => {}
+                Err(SendError::Timeout | SendError::Io(_)) => return Err(network(attempt)),
+                Err(SendError::EmbeddedNewline) => {
+                    return Err(TransportError::Malformed(Malformed::Request(
+                        "request contains a newline",
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Handles one message received while waiting for the response to `want`; returns the
     /// outcome once it is our response.
     fn on_incoming(
@@ -226,6 +383,28 @@ impl Transport for StdioTransport {
             Err(_) if attempt.is_aborted() => Err(network(attempt)),
             Err(e) => Err(e),
         }
+    }
+
+    fn request_all(
+        &mut self,
+        outs: &[Outgoing<'_>],
+        attempt: &Attempt,
+    ) -> Vec<Result<Reply, TransportError>> {
+        if outs.len() < 2 {
+            return outs.iter().map(|out| self.request(out, attempt)).collect();
+        }
+        self.exchange_all(outs, attempt)
+            .into_iter()
+            .map(|outcome| match outcome {
+                Ok(result) => Ok(Reply {
+                    result,
+                    mode: ResponseMode::Json,
+                    session_issued: false,
+                }),
+                Err(_) if attempt.is_aborted() => Err(network(attempt)),
+                Err(e) => Err(e),
+            })
+            .collect()
     }
 
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
@@ -467,6 +646,42 @@ mod tests {
             Bound::Cleanup,
         )));
         assert!(t.pid().is_none());
+    }
+
+    /// The server answers no list until all three were asked for, then in reverse order:
+    /// one request at a time would wait forever; several in flight get each its own answer.
+    #[test]
+    fn several_requests_in_flight_are_matched_by_id() {
+        let mut t = fake(&["--era", "modern", "--reverse-lists", "--notify"]);
+        let a = soon(10_000);
+        let meta = crate::adapter::mcp::session::meta(false);
+        let params = format!("{{{meta}}}");
+        let params = RawValue::from_string(params).expect("params");
+        let methods = ["tools/list", "resources/list", "prompts/list"];
+        let bodies: Vec<Vec<u8>> = methods
+            .iter()
+            .zip(2u64..)
+            .map(|(m, id)| jsonrpc::encode_request(id, m, Some(&params)))
+            .collect();
+        let outs: Vec<Outgoing<'_>> = methods
+            .iter()
+            .zip(&bodies)
+            .zip(2u64..)
+            .map(|((m, body), id)| Outgoing {
+                method: m,
+                id: Some(id),
+                body,
+                era: Era::Modern,
+                mirror: Mirror::default(),
+            })
+            .collect();
+        let replies = t.request_all(&outs, &a);
+        assert_eq!(replies.len(), 3);
+        for (reply, key) in replies.iter().zip(["tools", "resources", "prompts"]) {
+            let reply = reply.as_ref().expect("answered");
+            assert!(reply.result.get().contains(&format!("\"{key}\"")), "{key}");
+        }
+        t.discard();
     }
 
     #[test]

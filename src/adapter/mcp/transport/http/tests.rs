@@ -567,6 +567,91 @@ fn head_probe_accepts_any_status_and_reuses_the_connection() {
     assert_eq!(head.header("authorization"), Some("Bearer tok"));
 }
 
+/// Requests sent at once, ids from `first`.
+fn send_all(
+    t: &mut HttpTransport,
+    methods: &[&str],
+    first: u64,
+    era: Era,
+    attempt: &Attempt,
+) -> Vec<Result<transport::Reply, TransportError>> {
+    let bodies: Vec<Vec<u8>> = methods
+        .iter()
+        .zip(first..)
+        .map(|(m, id)| jsonrpc::encode_request(id, m, None))
+        .collect();
+    let outs: Vec<Outgoing<'_>> = methods
+        .iter()
+        .zip(&bodies)
+        .zip(first..)
+        .map(|((method, body), id)| Outgoing {
+            method,
+            id: Some(id),
+            body,
+            era,
+            mirror: Mirror::default(),
+        })
+        .collect();
+    t.request_all(&outs, attempt)
+}
+
+/// Over HTTPS, sequential work shares one connection and its one handshake; requests sent
+/// at once add one connection each, whose handshakes resume the run's TLS session. The
+/// lanes stay for the next round, and carry the legacy session.
+#[test]
+fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
+    use crate::net::testkit::tls::{Handshakes, TestCa, counting_server_wrap};
+    let ca = TestCa::new();
+    let counts = Arc::new(std::sync::Mutex::new(Handshakes::default()));
+    let wrap = counting_server_wrap(ca.leaf(&["localhost"]), counts.clone());
+    let server = Server::start_wrapped(wrap, with_session);
+    let config = crate::net::trust::client_config(ca.roots()).expect("config");
+    let endpoint =
+        Endpoint::parse(&format!("https://localhost:{}/mcp", server.port())).expect("endpoint");
+    let client = Client::new(Reuse::KeepAlive).with_tls_config(config);
+    let mut t = HttpTransport::new(endpoint, Authorization::Static(None), client);
+    let a = attempt_for(LONG);
+    t.probe(&a).expect("probe").expect("reachable");
+    send(&mut t, "initialize", 1, Era::Handshake, &a).expect("initialize");
+    send(&mut t, "tools/list", 2, Era::Legacy(V), &a).expect("tools/list");
+    assert_eq!(server.connections(), 1);
+    assert_eq!(
+        *counts.lock().expect("counts"),
+        Handshakes {
+            full: 1,
+            resumed: 0
+        }
+    );
+
+    let lists = ["tools/list", "resources/list", "prompts/list"];
+    for round in 0..2u64 {
+        let replies = send_all(&mut t, &lists, 3 + 3 * round, Era::Legacy(V), &a);
+        assert!(replies.iter().all(Result::is_ok), "{replies:?}");
+    }
+    t.close(&attempt_for(LONG));
+    assert_eq!(
+        server.connections(),
+        3,
+        "one more per request beside the first"
+    );
+    assert_eq!(
+        *counts.lock().expect("counts"),
+        Handshakes {
+            full: 1,
+            resumed: 2
+        }
+    );
+    for r in server.with_method("POST").iter().skip(1) {
+        assert_eq!(r.header("mcp-session-id"), Some("s-1"), "{}", r.rpc());
+    }
+    let delete = server.with_method("DELETE");
+    assert_eq!(delete.len(), 1);
+    assert_eq!(
+        delete[0].connection, 0,
+        "the DELETE on the run's connection"
+    );
+}
+
 // ---------------------------------------------------------------- notifications
 
 #[test]
@@ -1013,21 +1098,24 @@ fn legacy_fixture_end_to_end() {
         obs[3].evidence.get(Key::DiscoverRpcCode),
         Some(&Fact::Int(-32000))
     );
-    let rpcs: Vec<String> = server
+    let mut rpcs: Vec<String> = server
         .with_method("POST")
         .iter()
         .map(Request::rpc)
         .collect();
+    // The inventories are listed at once, each on its own connection: they arrive in any
+    // order, tools' second page after its first.
+    rpcs[3..].sort();
     assert_eq!(
         rpcs,
         [
             "server/discover",
             "initialize",
             "notifications/initialized",
-            "tools/list",
-            "tools/list",
+            "prompts/list",
             "resources/list",
-            "prompts/list"
+            "tools/list",
+            "tools/list",
         ]
     );
     assert_eq!(server.with_method("DELETE").len(), 1);
@@ -1092,10 +1180,22 @@ fn modern_server_end_to_end() {
     }
     let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
     assert_eq!(methods, ["HEAD", "POST", "POST", "POST", "POST"]);
+    // HEAD and discover on the run's connection, tools there too, resources and prompts
+    // listed at the same time on one connection each.
     assert_eq!(
         server.connections(),
-        1,
-        "one kept-alive connection for the whole run"
+        3,
+        "one, and one per inventory beside it"
+    );
+    let on_first: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.connection == 0)
+        .map(|r| format!("{} {}", r.method, r.rpc()))
+        .collect();
+    assert_eq!(
+        on_first,
+        ["HEAD ", "POST server/discover", "POST tools/list"]
     );
 }
 
