@@ -44,7 +44,10 @@ demo-graph: build
 	$(CARGO) build --release --example fake_mcp_server
 	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server graph $(ARGS)
 
-## bench: wall time and peak RSS of agenthealth against local servers
+## bench: every number of docs/performance.md from one run (static binary, RUNS=21 alternating
+## rounds): ping mcp over the floor, across a 20 ms-each-way link, the 1,000-node graph, the size;
+## writes docs/performance.svg
 bench: static
-	$(CARGO) build --release --example fake_mcp_server
-	@bash examples/bench.sh $(STATIC_BIN) target/release/examples/fake_mcp_server
+	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy
+	@python3 examples/bench.py $(STATIC_BIN) target/release/examples/fake_mcp_server \
+		target/release/examples/floor_client target/release/examples/latency_proxy

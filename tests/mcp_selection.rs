@@ -15,15 +15,30 @@ use crate::util::{Outcome, TempDir, run};
 const DISCOVER: &str = "server/discover";
 
 /// `HEAD`, `POST <json-rpc method>`, `DELETE`, … in arrival order.
+/// The requests as they arrived, except that the inventories, listed at once on connections
+/// of their own, arrive in any order: each run of consecutive `*/list` requests is put in
+/// listing order (tools, resources, prompts).
 fn sequence(server: &FakeServer) -> Vec<String> {
-    server
+    let mut seen: Vec<String> = server
         .log()
         .iter()
         .map(|s| match &s.rpc_method {
             Some(m) => format!("{} {m}", s.method),
             None => s.method.clone(),
         })
-        .collect()
+        .collect();
+    let order = |r: &String| {
+        ["tools/list", "resources/list", "prompts/list"]
+            .iter()
+            .position(|l| r.ends_with(l))
+    };
+    let mut i = 0;
+    while i < seen.len() {
+        let run = seen[i..].iter().take_while(|r| order(r).is_some()).count();
+        seen[i..i + run].sort_by_key(order);
+        i += run.max(1);
+    }
+    seen
 }
 
 fn ping(server: &FakeServer) -> Outcome {

@@ -25,11 +25,13 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use nix::errno::Errno;
 use nix::libc;
-use nix::sys::socket::setsockopt;
+use nix::sys::socket::{MsgFlags, recv, setsockopt};
 use nix::{setsockopt_impl, sockopt_impl};
 use ureq::unversioned::transport::time;
 use ureq::unversioned::transport::{
@@ -222,18 +224,16 @@ impl Transport for TcpTransport {
         Ok(n > 0)
     }
 
-    /// Whether an idle connection can be reused: nothing to read and no end of stream (a
+    /// Whether an idle connection can be reused: nothing to read and no end of stream (one
     /// non-blocking peek). A server that closed it, or sent bytes nobody asked for, makes the
     /// pool open a new connection before the request is written.
     fn is_open(&mut self) -> bool {
-        let stream = &*self.stream;
-        if stream.set_nonblocking(true).is_err() {
-            return false;
-        }
         let mut byte = [0u8; 1];
-        let idle =
-            matches!(stream.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        stream.set_nonblocking(false).is_ok() && idle
+        let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT;
+        matches!(
+            recv(self.stream.as_raw_fd(), &mut byte, flags),
+            Err(Errno::EAGAIN)
+        )
     }
 }
 

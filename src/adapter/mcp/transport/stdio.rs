@@ -166,7 +166,7 @@ impl StdioTransport {
     /// Several requests in flight at once (see [`Transport::request_all`]): every line is
     /// written, then output is read until each has its response, matched by id. The rules of
     /// [`StdioTransport::exchange`] apply to each request: a response counts toward its own
-    /// request's 1 MiB, anything else toward every request still waiting; what ends the
+    /// request's 1 MiB, any other line toward the first request still waiting; what ends the
     /// output, the deadline or a broken message ends every request still waiting.
     fn exchange_all(
         &mut self,
@@ -230,7 +230,7 @@ impl StdioTransport {
                         FrameError::NotJson => Malformed::NonJsonLine,
                         _ => Malformed::NotJsonRpc,
                     };
-                    for &i in &pending {
+                    if let Some(&i) = pending.first() {
                         used[i] = used[i].saturating_add(size);
                     }
                     everyone(&mut outcomes, &|i| {
@@ -244,7 +244,9 @@ impl StdioTransport {
                 }
             };
             let received = super::receive_among(message, &ids, era, None);
-            // The line counts toward the requests it answers, or else every one waiting.
+            // The line counts toward the requests it answers, or else toward the first one
+            // still waiting (the one a server answering in order is working on): each line is
+            // charged once, so all of them together stay within 1 MiB per request.
             let answers: Vec<usize> = received
                 .iter()
                 .filter_map(|(index, r)| match (index, r) {
@@ -252,11 +254,8 @@ impl StdioTransport {
                     _ => None,
                 })
                 .collect();
-            let charged = if answers.is_empty() {
-                &pending
-            } else {
-                &answers
-            };
+            let first = pending.get(..1).unwrap_or_default();
+            let charged = if answers.is_empty() { first } else { &answers };
             for &i in charged {
                 used[i] = used[i].saturating_add(size);
             }

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""make bench: agenthealth against local servers, every number from one run.
+
+    bench.py AGENTHEALTH FAKE_MCP_SERVER FLOOR_CLIENT LATENCY_PROXY   (RUNS=21)
+
+* Local cases run alternating (one run of each case per round, RUNS rounds) so a noisy
+  neighbour slows every case alike; each reports the median and the worst wall time, and the
+  peak RSS (ru_maxrss of the run, from wait4).
+* The floor of `ping mcp` is process start (/bin/true) plus the same requests sent by
+  examples/floor_client.rs (one connection, framing only) to the same server; the report
+  gives ours - floor.
+* WAN: the same checks through examples/latency_proxy.rs (20 ms each way, a new connection
+  costs one round trip more), with the sequential round trips and connections it counted.
+* The 1,000-node graph: wall, peak RSS, peak threads; the 1,000-target config load; the
+  static binary's size.
+
+Writes the table to stdout and the plot to docs/performance.svg.
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RUNS = max(21, int(os.environ.get("RUNS", "21")))
+BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
+HERE = os.path.dirname(os.path.abspath(__file__))
+INTEROP = os.environ.get("AGENTHEALTH_INTEROP_DIR", os.path.join(os.getcwd(), "target/interop"))
+SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "..", "docs", "performance.svg"))
+TMP = tempfile.mkdtemp(prefix="agenthealth-bench-")
+children = []
+
+
+def start(argv, **kw):
+    """Starts a server that prints one `listening on X` line; returns (process, X)."""
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, **kw)
+    children.append(p)
+    line = p.stdout.readline()
+    if not line.startswith("listening on "):
+        sys.exit("bench: %s did not start" % argv[0])
+    return p, line.strip()[len("listening on "):]
+
+
+def run_once(argv, env=None):
+    """Wall seconds, peak RSS KiB and exit code of one run."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_maxrss, p.returncode
+
+
+def peak_threads(argv):
+    """Most threads the command had at once, sampled from /proc until it exits."""
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        try:
+            with open("/proc/%d/status" % p.pid) as f:
+                for line in f:
+                    if line.startswith("Threads:"):
+                        peak = max(peak, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    return peak
+
+
+class Case:
+    def __init__(self, label, argv, env=None, floor=None):
+        self.label, self.argv, self.env, self.floor = label, argv, env, floor
+        self.walls, self.rss, self.codes = [], 0, set()
+
+    def measure(self):
+        wall, rss, code = run_once(self.argv, self.env)
+        self.walls.append(wall * 1000)
+        self.rss = max(self.rss, rss)
+        self.codes.add(code)
+
+    @property
+    def median(self):
+        return statistics.median(self.walls)
+
+    @property
+    def worst(self):
+        return max(self.walls)
+
+
+def alternate(cases, runs):
+    for c in cases:
+        c.measure()  # warm-up, not counted
+        c.walls.clear()
+    for _ in range(runs):
+        for c in cases:
+            c.measure()
+
+
+def main():
+    _, fake = start([FAKE, "--route", "/modern=modern", "--until-killed"])
+    _, fake2 = start([FAKE, "--until-killed"])
+    ca = os.path.join(TMP, "ca.pem")
+    _, tls = start([FAKE, "--tls", ca, "--route", "/modern=modern", "--until-killed"])
+    py = {}
+    python = os.path.join(INTEROP, "venv/bin/python")
+    if os.access(python, os.X_OK):
+        env = dict(os.environ, INTEROP_EXIT_ON_STDIN_EOF="1")
+        for mode in ("json", "sse"):
+            _, url = start([python, os.path.join(INTEROP, "servers/py_server.py"),
+                            "--transport", "http", "--mode", mode], env=env)
+            py[mode] = url
+    own_ca = dict(os.environ, SSL_CERT_FILE=ca)
+    own_ca.pop("SSL_CERT_DIR", None)
+
+    ping = lambda url: [BIN, "ping", "mcp", url]
+    true = Case("true (process start)", ["/bin/true"])
+    local = [
+        true,
+        Case("agenthealth version", [BIN, "version"]),
+        Case("floor: modern, fake", [FLOOR, "modern", fake + "/modern"]),
+        Case("ping mcp: modern, fake", ping(fake + "/modern"), floor="floor: modern, fake"),
+        Case("floor: legacy, fake", [FLOOR, "legacy", fake + "/mcp"]),
+        Case("ping mcp: legacy, fake", ping(fake + "/mcp"), floor="floor: legacy, fake"),
+        Case("ping http: fake /health", [BIN, "ping", "http", fake + "/health"]),
+        Case("ping mcp: https modern, fake", ping(tls + "/modern"), env=own_ca),
+    ]
+    for mode, url in py.items():
+        local.append(Case("floor: Python %s" % mode, [FLOOR, "modern", url]))
+        local.append(Case("ping mcp: Python %s" % mode, ping(url), floor="floor: Python %s" % mode))
+    alternate(local, RUNS)
+    by = {c.label: c for c in local}
+
+    print("%-34s %9s %9s %9s %9s" % ("case (%d runs, alternating)" % RUNS, "median", "worst", "- floor", "peak RSS"))
+    for c in local:
+        over = ""
+        if c.floor:
+            over = "%+8.2f" % (c.median - by[c.floor].median - true.median)
+        elif c.label.startswith("floor"):
+            over = "%+8.2f" % (c.median - true.median)
+        print("%-34s %6.2f ms %6.2f ms %9s %5d KiB%s" % (
+            c.label, c.median, c.worst, over, c.rss, "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
+    print("  - floor: ours minus the floor client's run (ping) or minus /bin/true (floor rows)")
+
+    # WAN: through the latency proxy.
+    wan = []
+    fake_hostport = fake[len("http://"):]
+    proxy, paddr = start([PROXY, fake_hostport, "20"])
+    functional = os.path.join(TMP, "functional.yaml")
+    with open(functional, "w") as f:
+        f.write("""version: v1
+targets:
+  - name: functional
+    type: mcp
+    endpoint: http://%s/modern
+    checks: [reachability, authentication, protocol, capability, functional]
+    mcp:
+      functional:
+        tool: echo
+        safe: true
+        arguments_json: '{"text": "hi"}'
+""" % paddr)
+    kinds = [
+        ("modern passive", ping("http://%s/modern" % paddr)),
+        ("legacy passive", ping("http://%s/mcp" % paddr)),
+        ("modern functional", [BIN, "check", functional]),
+    ]
+    print()
+    print("%-34s %9s %9s %12s %12s" % ("WAN: 20 ms each way (%d runs)" % RUNS, "median", "worst", "round trips", "connections"))
+    for label, argv in kinds:
+        c = Case(label, argv)
+        trips = set()
+        conns = set()
+        c.measure()
+        c.walls.clear()
+        for _ in range(RUNS):
+            proxy.stdin.write("\n")
+            proxy.stdin.flush()
+            proxy.stdout.readline()  # reset the counts
+            c.measure()
+            proxy.stdin.write("\n")
+            proxy.stdin.flush()
+            counts = dict(kv.split("=") for kv in proxy.stdout.readline().split())
+            trips.add(int(counts["round_trips"]))
+            conns.add(int(counts["connections"]))
+        fmt = lambda s: "-".join(str(x) for x in sorted(s)[::max(1, len(s) - 1)])
+        print("%-34s %6.1f ms %6.1f ms %12s %12s%s" % (label, c.median, c.worst, fmt(trips), fmt(conns),
+                                                        "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
+        wan.append((label, c, trips, conns))
+
+    # The 1,000-node graph and its config load.
+    graph = os.path.join(TMP, "graph.yaml")
+    with open(graph, "w") as f:
+        subprocess.run([os.path.join(HERE, "graph/generate.sh"), "10", "9", "10",
+                        fake + "/health", fake2 + "/health"], stdout=f, check=True)
+    nodes = sum(1 for line in open(graph) if line.lstrip().startswith("- name:"))
+    heavy = [
+        Case("check --format json", [BIN, "check", graph, "--format", "json"]),
+        Case("validate (config load)", [BIN, "validate", graph]),
+    ]
+    alternate(heavy, RUNS)
+    threads = max(peak_threads([BIN, "check", graph, "--format", "json"]) for _ in range(3))
+    print()
+    print("%-34s %9s %9s %9s" % ("%d HTTP nodes (%d runs)" % (nodes, RUNS), "median", "worst", "peak RSS"))
+    for c in heavy:
+        print("%-34s %6.1f ms %6.1f ms %5d KiB%s" % (c.label, c.median, c.worst, c.rss,
+                                                    "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
+    print("%-34s %9d" % ("peak threads", threads))
+    size = os.path.getsize(BIN)
+    print()
+    print("static binary: %d bytes (%.2f MiB)" % (size, size / 1048576))
+
+    plot(local, by, true, wan)
+
+
+def plot(local, by, true, wan):
+    """A horizontal bar chart: wall time per check kind, ours beside its floor."""
+    rows = []
+    for c in local:
+        if c.label.startswith("ping mcp") and c.floor:
+            rows.append((c.label[len("ping mcp: "):], c.median, by[c.floor].median))
+    wan_rows = [(label + " (WAN)", c.median, None) for label, c, _, _ in wan]
+    width, bar_x, row_h = 720, 190, 26
+    height = 60 + row_h * (len(rows) + len(wan_rows)) + 30
+    local_max = max([r[1] for r in rows] + [1.0])
+    wan_max = max([r[1] for r in wan_rows] + [1.0])
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (width, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="10" y="20" font-size="14" font-weight="bold">agenthealth: wall time per check (median of %d runs)</text>' % RUNS,
+           '<text x="10" y="38" fill="#555">local rows: ours (blue) over the floor client (grey); WAN rows: 20 ms each way, own scale</text>']
+    y = 52
+    for label, ours, floor in rows:
+        scale = (width - bar_x - 90) / local_max
+        out.append('<text x="10" y="%d">%s</text>' % (y + 15, label))
+        out.append('<rect x="%d" y="%d" width="%.1f" height="9" fill="#4a7bd0"/>' % (bar_x, y + 4, ours * scale))
+        out.append('<rect x="%d" y="%d" width="%.1f" height="9" fill="#aaa"/>' % (bar_x, y + 14, floor * scale))
+        out.append('<text x="%.1f" y="%d">%.2f ms (floor %.2f)</text>' % (bar_x + ours * scale + 6, y + 13, ours, floor))
+        y += row_h
+    for label, ours, _ in wan_rows:
+        scale = (width - bar_x - 90) / wan_max
+        out.append('<text x="10" y="%d">%s</text>' % (y + 15, label))
+        out.append('<rect x="%d" y="%d" width="%.1f" height="14" fill="#d08a4a"/>' % (bar_x, y + 5, ours * scale))
+        out.append('<text x="%.1f" y="%d">%.0f ms</text>' % (bar_x + ours * scale + 6, y + 16, ours))
+        y += row_h
+    out.append('</svg>')
+    with open(SVG, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("plot: %s" % os.path.relpath(SVG))
+
+
+try:
+    main()
+finally:
+    for p in children:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        p.kill()
+        p.wait()
+    subprocess.run(["rm", "-rf", TMP])

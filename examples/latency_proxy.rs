@@ -1,0 +1,176 @@
+//! `latency_proxy`: a TCP proxy on 127.0.0.1 that makes a local server look far away, for
+//! `make bench`: every chunk waits `DELAY_MS` in each direction, and a new connection's first
+//! bytes wait one round trip more (its TCP handshake). It also counts what a check costs
+//! across such a link.
+//!
+//! ```text
+//! latency_proxy UPSTREAM_HOST:PORT DELAY_MS
+//! ```
+//!
+//! Prints `listening on 127.0.0.1:PORT`. Each line read on stdin is answered with
+//! `round_trips=N connections=M` for the traffic since the previous line, and the counts
+//! start again. `round_trips` is the longest chain of requests each sent only after the
+//! answer to the one before arrived: a request's depth is one more than that of the deepest
+//! answer the client had received when it sent the request (on any connection), so requests
+//! sent at once on several connections count once. A TLS handshake's flights count like
+//! requests.
+
+use std::io::{self, BufRead, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Counts {
+    /// Depth of the deepest answer delivered to the client so far.
+    delivered: u32,
+    /// The deepest request so far.
+    deepest: u32,
+    connections: u32,
+}
+
+/// One connection's turn: the depth of its request in flight, and whether its answer started.
+#[derive(Default)]
+struct Turn {
+    depth: u32,
+    answered: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Copies `from` to `to`, each chunk released `delay` after it arrived (and not before
+/// `not_before`); `on_chunk` runs when a chunk is read, `on_release` when it is written.
+fn pipe(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    delay: Duration,
+    not_before: Instant,
+    on_chunk: impl Fn() -> u32 + Send + 'static,
+    on_release: impl Fn(u32) + Send + 'static,
+) {
+    let (tx, rx) = mpsc::channel::<(Instant, u32, Vec<u8>)>();
+    let writer = thread::spawn(move || {
+        for (due, depth, bytes) in rx {
+            let now = Instant::now();
+            if due > now {
+                thread::sleep(due - now);
+            }
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+            on_release(depth);
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let depth = on_chunk();
+                let due = (Instant::now() + delay).max(not_before + delay);
+                if tx.send((due, depth, buf[..n].to_vec())).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    drop(tx);
+    let _ = writer.join();
+}
+
+fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<Counts>>) {
+    let accepted = Instant::now();
+    let Ok(server) = TcpStream::connect(upstream) else {
+        return;
+    };
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    lock(&counts).connections += 1;
+    let turn = Arc::new(Mutex::new(Turn {
+        depth: 0,
+        answered: true,
+    }));
+    let (c2, s2) = match (client.try_clone(), server.try_clone()) {
+        (Ok(c), Ok(s)) => (c, s),
+        _ => return,
+    };
+    // Client → server: a chunk after an answer started is a new request.
+    let up = {
+        let (turn, counts) = (turn.clone(), counts.clone());
+        thread::spawn(move || {
+            pipe(
+                client,
+                server,
+                delay,
+                // The handshake: one round trip before the first byte can leave.
+                accepted + 2 * delay,
+                move || {
+                    let mut t = lock(&turn);
+                    if t.answered {
+                        let mut c = lock(&counts);
+                        t.depth = c.delivered + 1;
+                        t.answered = false;
+                        c.deepest = c.deepest.max(t.depth);
+                    }
+                    t.depth
+                },
+                |_| {},
+            )
+        })
+    };
+    // Server → client: an answer carries its request's depth.
+    let down_turn = turn.clone();
+    pipe(
+        s2,
+        c2,
+        delay,
+        accepted,
+        move || lock(&down_turn).depth,
+        move |depth| {
+            let mut c = lock(&counts);
+            c.delivered = c.delivered.max(depth);
+            lock(&turn).answered = true;
+        },
+    );
+    let _ = up.join();
+}
+
+fn main() -> io::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [upstream, delay_ms] = args.as_slice() else {
+        eprintln!("usage: latency_proxy UPSTREAM_HOST:PORT DELAY_MS");
+        std::process::exit(2);
+    };
+    let delay = Duration::from_millis(delay_ms.parse().unwrap_or(20));
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    println!("listening on {}", listener.local_addr()?);
+    io::stdout().flush()?;
+    let counts = Arc::new(Mutex::new(Counts::default()));
+    {
+        let counts = counts.clone();
+        thread::spawn(move || {
+            let stdin = io::stdin();
+            for line in stdin.lock().lines() {
+                if line.is_err() {
+                    break;
+                }
+                let mut c = lock(&counts);
+                println!("round_trips={} connections={}", c.deepest, c.connections);
+                let _ = io::stdout().flush();
+                *c = Counts::default();
+            }
+            std::process::exit(0);
+        });
+    }
+    for client in listener.incoming().flatten() {
+        let upstream = upstream.clone();
+        let counts = counts.clone();
+        thread::spawn(move || serve(client, &upstream, delay, counts));
+    }
+    Ok(())
+}
