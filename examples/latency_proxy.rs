@@ -8,8 +8,9 @@
 //! ```
 //!
 //! Prints `listening on 127.0.0.1:PORT`. Each line read on stdin is answered with
-//! `round_trips=N connections=M` for the traffic since the previous line, and the counts
-//! start again. `round_trips` is the longest chain of requests each sent only after the
+//! `round_trips=N connections=M cleanup=K` for the traffic since the previous line, and the
+//! counts start again (`cleanup`: `DELETE` requests, the end-of-run cleanup, which are not
+//! part of the chain). `round_trips` is the longest chain of requests each sent only after the
 //! answer to the one before arrived: a request's depth is one more than that of the deepest
 //! answer the client had received when it sent the request (on any connection), so requests
 //! sent at once on several connections count once. A TLS handshake's flights count like
@@ -29,6 +30,8 @@ struct Counts {
     /// The deepest request so far.
     deepest: u32,
     connections: u32,
+    /// `DELETE` requests (the end-of-run cleanup).
+    cleanup: u32,
 }
 
 /// One connection's turn: the depth of its request in flight, and whether its answer started.
@@ -49,7 +52,7 @@ fn pipe(
     mut to: TcpStream,
     delay: Duration,
     not_before: Instant,
-    on_chunk: impl Fn() -> u32 + Send + 'static,
+    on_chunk: impl Fn(&[u8]) -> u32 + Send + 'static,
     on_release: impl Fn(u32) + Send + 'static,
 ) {
     let (tx, rx) = mpsc::channel::<(Instant, u32, Vec<u8>)>();
@@ -59,10 +62,11 @@ fn pipe(
             if due > now {
                 thread::sleep(due - now);
             }
+            // Marked delivered before the client can read it (and answer).
+            on_release(depth);
             if to.write_all(&bytes).is_err() {
                 break;
             }
-            on_release(depth);
         }
         let _ = to.shutdown(Shutdown::Write);
     });
@@ -71,7 +75,7 @@ fn pipe(
         match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => {
-                let depth = on_chunk();
+                let depth = on_chunk(&buf[..n]);
                 let due = (Instant::now() + delay).max(not_before + delay);
                 if tx.send((due, depth, buf[..n].to_vec())).is_err() {
                     break;
@@ -109,9 +113,14 @@ fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<C
                 delay,
                 // The handshake: one round trip before the first byte can leave.
                 accepted + 2 * delay,
-                move || {
+                move |bytes: &[u8]| {
                     let mut t = lock(&turn);
-                    if t.answered {
+                    if t.answered && bytes.starts_with(b"DELETE ") {
+                        // The end-of-run cleanup: counted apart from the check.
+                        lock(&counts).cleanup += 1;
+                        t.answered = false;
+                        t.depth = 0;
+                    } else if t.answered {
                         let mut c = lock(&counts);
                         t.depth = c.delivered + 1;
                         t.answered = false;
@@ -130,7 +139,7 @@ fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<C
         c2,
         delay,
         accepted,
-        move || lock(&down_turn).depth,
+        move |_: &[u8]| lock(&down_turn).depth,
         move |depth| {
             let mut c = lock(&counts);
             c.delivered = c.delivered.max(depth);
@@ -160,7 +169,10 @@ fn main() -> io::Result<()> {
                     break;
                 }
                 let mut c = lock(&counts);
-                println!("round_trips={} connections={}", c.deepest, c.connections);
+                println!(
+                    "round_trips={} connections={} cleanup={}",
+                    c.deepest, c.connections, c.cleanup
+                );
                 let _ = io::stdout().flush();
                 *c = Counts::default();
             }
