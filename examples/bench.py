@@ -149,12 +149,13 @@ def main():
     for c in local:
         over = ""
         if c.floor:
-            over = "%+8.2f" % (c.median - by[c.floor].median - true.median)
+            over = "%+8.2f" % (c.median - by[c.floor].median)
         elif c.label.startswith("floor"):
             over = "%+8.2f" % (c.median - true.median)
         print("%-34s %6.2f ms %6.2f ms %9s %5d KiB%s" % (
             c.label, c.median, c.worst, over, c.rss, "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
-    print("  - floor: ours minus the floor client's run (ping) or minus /bin/true (floor rows)")
+    print("  - floor: ping rows, ours minus the floor (the floor client's run: its process start and")
+    print("  the same requests); floor rows, the floor client minus /bin/true (the requests alone)")
 
     # WAN: through the latency proxy.
     wan = []

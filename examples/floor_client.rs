@@ -18,7 +18,13 @@ use nix::libc;
 use nix::sys::socket::setsockopt;
 use nix::{setsockopt_impl, sockopt_impl};
 
-sockopt_impl!(QuickAck, SetOnly, libc::IPPROTO_TCP, libc::TCP_QUICKACK, bool);
+sockopt_impl!(
+    QuickAck,
+    SetOnly,
+    libc::IPPROTO_TCP,
+    libc::TCP_QUICKACK,
+    bool
+);
 
 /// The socket, acknowledging at once after every read (as agenthealth does): without it a
 /// server that writes head and body apart with Nagle on (uvicorn) waits 40 ms per response.

@@ -60,6 +60,7 @@ pub mod resolve;
 pub mod stages;
 pub mod trust;
 
+mod buffers;
 mod connect;
 mod tcp;
 mod tls;

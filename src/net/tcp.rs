@@ -29,13 +29,14 @@ use std::os::fd::AsRawFd;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use super::buffers::ConnBuffers;
 use nix::errno::Errno;
 use nix::libc;
 use nix::sys::socket::{MsgFlags, recv, setsockopt};
 use nix::{setsockopt_impl, sockopt_impl};
 use ureq::unversioned::transport::time;
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, LazyBuffers, NextTimeout, ShutdownHandle, Transport,
+    Buffers, ConnectionDetails, NextTimeout, ShutdownHandle, Transport,
 };
 use ureq::{Error, Timeout};
 
@@ -75,7 +76,7 @@ pub(crate) fn connect(details: &ConnectionDetails) -> Result<TcpTransport, Error
             Ok(stream) => {
                 let config = details.config;
                 let buffers =
-                    LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size());
+                    ConnBuffers::new(config.input_buffer_size(), config.output_buffer_size());
                 let transport = TcpTransport::new(stream, buffers)?;
                 (details.register_shutdown)(transport.shutdown_handle())?;
                 return Ok(transport);
@@ -129,13 +130,13 @@ fn io_timeout(timeout: NextTimeout) -> Result<Option<Duration>, Error> {
 /// An open connection: a socket shared with its shutdown handle, and ureq's buffers.
 pub(crate) struct TcpTransport {
     stream: Arc<TcpStream>,
-    buffers: LazyBuffers,
+    buffers: ConnBuffers,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
 }
 
 impl TcpTransport {
-    fn new(stream: TcpStream, buffers: LazyBuffers) -> Result<TcpTransport, Error> {
+    fn new(stream: TcpStream, buffers: ConnBuffers) -> Result<TcpTransport, Error> {
         stream.set_nodelay(true)?;
         quick_ack(&stream);
         Ok(TcpTransport {

@@ -14,11 +14,12 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use ureq::Error;
 use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, Transport,
-    TransportAdapter, time,
+    Buffers, ConnectionDetails, Connector, Either, NextTimeout, Transport, TransportAdapter, time,
 };
 
 use crate::result::Stage;
+
+use super::buffers::ConnBuffers;
 
 use super::stages::Recorder;
 use super::trust;
@@ -59,7 +60,7 @@ impl TlsStage {
         while conn.is_handshaking() {
             conn.complete_io(&mut sock).map_err(tls_error)?;
         }
-        let buffers = LazyBuffers::new(
+        let buffers = ConnBuffers::new(
             details.config.input_buffer_size(),
             details.config.output_buffer_size(),
         );
@@ -121,7 +122,7 @@ fn tls_error(e: io::Error) -> Error {
 
 /// An established TLS connection over the chained transport.
 pub(crate) struct TlsTransport {
-    buffers: LazyBuffers,
+    buffers: ConnBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
 }
 
