@@ -88,6 +88,7 @@ const DOCUMENTS: &[&str] = &[
     "docs/mcp.md",
     "docs/oauth.md",
     "docs/output.md",
+    "docs/performance.md",
 ];
 
 macro_rules! document_test {
@@ -111,6 +112,7 @@ document_test! {
     mcp_examples_run_as_shown => "docs/mcp.md",
     oauth_examples_run_as_shown => "docs/oauth.md",
     output_examples_run_as_shown => "docs/output.md",
+    performance_examples_run_as_shown => "docs/performance.md",
 }
 
 /// README.md and every `docs/*.md` have a test here, so no document's examples go unrun.
