@@ -237,7 +237,7 @@ def plot(local, by, true, wan):
         if c.label.startswith("ping mcp") and c.floor:
             rows.append((c.label[len("ping mcp: "):], c.median, by[c.floor].median))
     wan_rows = [(label + " (WAN)", c.median, None) for label, c, _, _ in wan]
-    width, bar_x, row_h = 720, 190, 26
+    width, bar_x, row_h = 760, 190, 26
     height = 60 + row_h * (len(rows) + len(wan_rows)) + 30
     local_max = max([r[1] for r in rows] + [1.0])
     wan_max = max([r[1] for r in wan_rows] + [1.0])
@@ -247,14 +247,14 @@ def plot(local, by, true, wan):
            '<text x="10" y="38" fill="#555">local rows: ours (blue) over the floor client (grey); WAN rows: 20 ms each way, own scale</text>']
     y = 52
     for label, ours, floor in rows:
-        scale = (width - bar_x - 90) / local_max
+        scale = (width - bar_x - 170) / local_max
         out.append('<text x="10" y="%d">%s</text>' % (y + 15, label))
         out.append('<rect x="%d" y="%d" width="%.1f" height="9" fill="#4a7bd0"/>' % (bar_x, y + 4, ours * scale))
         out.append('<rect x="%d" y="%d" width="%.1f" height="9" fill="#aaa"/>' % (bar_x, y + 14, floor * scale))
         out.append('<text x="%.1f" y="%d">%.2f ms (floor %.2f)</text>' % (bar_x + ours * scale + 6, y + 13, ours, floor))
         y += row_h
     for label, ours, _ in wan_rows:
-        scale = (width - bar_x - 90) / wan_max
+        scale = (width - bar_x - 80) / wan_max
         out.append('<text x="10" y="%d">%s</text>' % (y + 15, label))
         out.append('<rect x="%d" y="%d" width="%.1f" height="14" fill="#d08a4a"/>' % (bar_x, y + 5, ours * scale))
         out.append('<text x="%.1f" y="%d">%.0f ms</text>' % (bar_x + ours * scale + 6, y + 16, ours))

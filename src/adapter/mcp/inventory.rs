@@ -2,8 +2,8 @@
 //! inventory listed page by page, its entries validated, and the configured requirements
 //! matched against it.
 //!
-//! Only inventories the server advertises are listed, in the order tools, resources,
-//! prompts. Pages follow `nextCursor` (a repeated cursor is a loop); identities are tool and
+//! Only inventories the server advertises are listed, all at once (see [`list`]); the order
+//! tools, resources, prompts decides which failure is reported. Pages follow `nextCursor` (a repeated cursor is a loop); identities are tool and
 //! prompt `name`s and resource `uri`s, each a non-blank string and never repeated; every
 //! entry needs a non-blank `name`, and every tool an object `inputSchema`. Limits: 100 pages
 //! and 10,000 entries per inventory (the transport bounds each response to 1 MiB). Over a
