@@ -26,6 +26,8 @@ pub enum Reply {
     /// Writes these bytes in two writes, split at the index (a head, then its body), and
     /// keeps the connection open.
     Split(Vec<u8>, usize),
+    /// The reply, after this long (a slow server; a stopping server answers at once).
+    After(Duration, Box<Reply>),
     /// Send these bytes verbatim, then close cleanly (FIN). `Close(Vec::new())` closes
     /// without a byte.
     Close(Vec<u8>),
@@ -130,6 +132,10 @@ impl Reply {
                 conn.write_all(bytes)?;
                 conn.flush()?;
                 Ok(Flow::KeepAlive)
+            }
+            Reply::After(delay, reply) => {
+                conn.wait(Some(*delay));
+                reply.try_act(request, conn)
             }
             Reply::Split(bytes, at) => {
                 let (head, body) = bytes.split_at((*at).min(bytes.len()));

@@ -226,8 +226,9 @@ pub trait Transport: Send {
 
     /// Sends independent requests at once and returns what [`Transport::request`] would have
     /// returned for each, in the same order. HTTP gives each its own connection of the run
-    /// beside the first; stdio writes them all and matches the responses by id. This default
-    /// sends them one after another.
+    /// beside the first where that is faster than one after another (a round trip costs more
+    /// than a lane: see `http::lanes_pay`); stdio writes them all and matches the responses by
+    /// id. This default sends them one after another.
     fn request_all(
         &mut self,
         outs: &[Outgoing<'_>],

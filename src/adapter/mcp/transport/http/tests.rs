@@ -604,7 +604,10 @@ fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
     let ca = TestCa::new();
     let counts = Arc::new(std::sync::Mutex::new(Handshakes::default()));
     let wrap = counting_server_wrap(ca.leaf(&["localhost"]), counts.clone());
-    let server = Server::start_wrapped(wrap, with_session);
+    // A server slow to answer (25 ms), so that lanes pay even over TLS on loopback.
+    let server = Server::start_wrapped(wrap, |r| {
+        Reply::After(Duration::from_millis(25), Box::new(with_session(r)))
+    });
     let config = crate::net::trust::client_config(ca.roots()).expect("config");
     let endpoint =
         Endpoint::parse(&format!("https://localhost:{}/mcp", server.port())).expect("endpoint");
@@ -1141,62 +1144,99 @@ fn legacy_fixture_end_to_end() {
 /// session, no GET or DELETE; every POST carries the modern headers.
 #[test]
 fn modern_server_end_to_end() {
-    let server = Server::start(|r| {
-        let ok = |result: &str| {
-            Reply::Send(json(
-                200,
-                &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
-            ))
+    // A fast server (loopback): one connection. A slow one (each POST answered after 25 ms):
+    // a round trip costs more than a lane, so the inventories go out at once, resources and
+    // prompts on a connection each.
+    for (delay, connections) in [(None, 1), (Some(Duration::from_millis(25)), 3)] {
+        let server = Server::start(move |r| {
+            let ok = |result: &str| {
+                let reply = Reply::Send(json(
+                    200,
+                    &format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id()),
+                ));
+                match delay {
+                    Some(d) => Reply::After(d, Box::new(reply)),
+                    None => reply,
+                }
+            };
+            match (r.method.as_str(), r.rpc().as_str()) {
+                ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+                ("POST", "server/discover") => ok(
+                    r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
+                ),
+                ("POST", "tools/list") => ok(
+                    r#"{"resultType":"complete","tools":[{"name":"search 世界","inputSchema":{"type":"object","properties":{"query":{"type":"string","x-mcp-header":"Query"}}}}]}"#,
+                ),
+                ("POST", "resources/list") => ok(r#"{"resultType":"complete","resources":[]}"#),
+                ("POST", "prompts/list") => ok(r#"{"resultType":"complete","prompts":[]}"#),
+                other => panic!("unexpected {other:?}"),
+            }
+        });
+        let options = McpOptions {
+            required_tools: vec!["search 世界".into()],
+            ..McpOptions::default()
         };
-        match (r.method.as_str(), r.rpc().as_str()) {
-            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
-            ("POST", "server/discover") => ok(
-                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
-            ),
-            ("POST", "tools/list") => ok(
-                r#"{"resultType":"complete","tools":[{"name":"search 世界","inputSchema":{"type":"object","properties":{"query":{"type":"string","x-mcp-header":"Query"}}}}]}"#,
-            ),
-            ("POST", "resources/list") => ok(r#"{"resultType":"complete","resources":[]}"#),
-            ("POST", "prompts/list") => ok(r#"{"resultType":"complete","prompts":[]}"#),
-            other => panic!("unexpected {other:?}"),
+        let obs = run_over(&server, options, &PASSIVE);
+        for o in &obs {
+            assert_eq!(o.status, Status::Healthy, "{o:?}");
         }
-    });
-    let options = McpOptions {
-        required_tools: vec!["search 世界".into()],
-        ..McpOptions::default()
+        for r in server.with_method("POST") {
+            assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+            assert_eq!(r.header("mcp-method").map(str::to_owned), Some(r.rpc()));
+            assert_eq!(r.header("mcp-session-id"), None);
+            assert_eq!(
+                r.json()["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+                "2026-07-28"
+            );
+        }
+        let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
+        assert_eq!(methods, ["HEAD", "POST", "POST", "POST", "POST"]);
+        assert_eq!(server.connections(), connections, "{delay:?}");
+        let on_first: Vec<String> = server
+            .requests()
+            .iter()
+            .filter(|r| r.connection == 0)
+            .map(|r| format!("{} {}", r.method, r.rpc()))
+            .collect();
+        let sequential = [
+            "HEAD ",
+            "POST server/discover",
+            "POST tools/list",
+            "POST resources/list",
+            "POST prompts/list",
+        ];
+        // At once: HEAD, discover and tools on the run's connection.
+        assert_eq!(on_first, sequential[..6 - connections], "{delay:?}");
+    }
+}
+
+/// The inventories go out at once only where that is faster than one after another.
+#[test]
+fn requests_go_out_at_once_where_a_round_trip_costs_more_than_a_lane() {
+    use super::{Link, lanes_pay};
+    let ms = Duration::from_millis;
+    let link = |connect: u64, round_trip: u64| Link {
+        connect: Some(ms(connect)),
+        round_trip: Some(ms(round_trip)),
     };
-    let obs = run_over(&server, options, &PASSIVE);
-    for o in &obs {
-        assert_eq!(o.status, Status::Healthy, "{o:?}");
-    }
-    for r in server.with_method("POST") {
-        assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
-        assert_eq!(r.header("mcp-method").map(str::to_owned), Some(r.rpc()));
-        assert_eq!(r.header("mcp-session-id"), None);
-        assert_eq!(
-            r.json()["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
-            "2026-07-28"
-        );
-    }
-    let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
-    assert_eq!(methods, ["HEAD", "POST", "POST", "POST", "POST"]);
-    // HEAD and discover on the run's connection, tools there too, resources and prompts
-    // listed at the same time on one connection each.
-    assert_eq!(
-        server.connections(),
-        3,
-        "one, and one per inventory beside it"
-    );
-    let on_first: Vec<String> = server
-        .requests()
-        .iter()
-        .filter(|r| r.connection == 0)
-        .map(|r| format!("{} {}", r.method, r.rpc()))
-        .collect();
-    assert_eq!(
-        on_first,
-        ["HEAD ", "POST server/discover", "POST tools/list"]
-    );
+    // Nothing measured yet: one after another.
+    assert!(!lanes_pay(3, 2, Link::default()));
+    // Loopback: a round trip of 0.1 ms is cheaper than a lane.
+    let loopback = Link {
+        connect: Some(Duration::from_micros(50)),
+        round_trip: Some(Duration::from_micros(100)),
+    };
+    assert!(!lanes_pay(3, 2, loopback));
+    // Across a WAN over plain HTTP (40 ms round trips, a 40 ms connect): three at once save
+    // one round trip; two at once save nothing.
+    assert!(lanes_pay(3, 2, link(40, 40)));
+    assert!(!lanes_pay(2, 1, link(40, 40)));
+    // Over HTTPS the new connections' TCP and TLS round trips eat the saving...
+    assert!(!lanes_pay(3, 2, link(80, 40)));
+    // ...unless they are open already (a later page), or the server is slow to answer.
+    assert!(lanes_pay(3, 0, link(80, 40)));
+    assert!(lanes_pay(3, 2, link(2, 25)));
+    assert!(!lanes_pay(1, 0, link(0, 1000)));
 }
 
 /// Upstream §17 B16, C18, C19, C22 through whole runs.
