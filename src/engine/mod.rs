@@ -131,6 +131,7 @@ fn run_capped(
             .min(give_up)
             .min(now + PROGRESS_EVERY)
             .saturating_duration_since(now);
+        watchdog.sleep_until(now + wait);
         match rx.recv_timeout(wait) {
             Ok(Msg::Done(id, outcome)) => {
                 if let Some(slot) = outcomes.get_mut(id) {

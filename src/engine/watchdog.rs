@@ -85,6 +85,9 @@ struct Inner<P> {
 struct Table<P> {
     next_id: u64,
     entries: Vec<Entry<P>>,
+    /// When the ticking thread will tick next by itself ([`Watchdog::sleep_until`]); `None`
+    /// while it is awake or has not said.
+    sleeping_until: Option<Instant>,
 }
 
 struct Entry<P> {
@@ -134,6 +137,7 @@ impl<P> Watchdog<P> {
                 table: Mutex::new(Table {
                     next_id: 0,
                     entries: Vec::new(),
+                    sleeping_until: None,
                 }),
             }),
         }
@@ -147,7 +151,10 @@ impl<P> Watchdog<P> {
             let mut table = lock(&self.inner.table);
             let id = table.next_id;
             table.next_id += 1;
-            let earliest = table.entries.iter().all(|e| deadline < due(e));
+            // Woken only if it would otherwise tick too late for this call: a check of one
+            // target no longer wakes the collecting thread for every call it makes.
+            let earliest = table.entries.iter().all(|e| deadline < due(e))
+                && table.sleeping_until.is_none_or(|at| deadline < at);
             table.entries.push(Entry {
                 id,
                 attempt: attempt.clone(),
@@ -176,6 +183,8 @@ impl<P> Watchdog<P> {
         let mut abandoned = Vec::new();
         let next = {
             let mut table = lock(&self.inner.table);
+            // Awake: a call watched from now until `sleep_until` wakes it again.
+            table.sleeping_until = None;
             let mut i = 0;
             while i < table.entries.len() {
                 let e = &mut table.entries[i];
@@ -210,6 +219,12 @@ impl<P> Watchdog<P> {
             attempt.abort();
         }
         Tick { abandoned, next }
+    }
+
+    /// The ticking thread will tick next at `at` unless woken: a call whose deadline is not
+    /// earlier needs no wake.
+    pub fn sleep_until(&self, at: Instant) {
+        lock(&self.inner.table).sleeping_until = Some(at);
     }
 
     /// Calls in flight.
@@ -501,5 +516,34 @@ mod tests {
         for t in [ta, tb, tc] {
             assert!(matches!(t.finish(), Finished::InTime(_)));
         }
+    }
+
+    /// A ticker asleep until some instant is woken only for a call due before it; once it
+    /// ticks (awake), any new earliest call wakes it again.
+    #[test]
+    fn a_call_due_after_the_next_tick_wakes_nobody() {
+        let (dog, wakes) = counting_watchdog(&Cancel::new());
+        let t0 = Instant::now();
+        let after = |ms| {
+            Attempt::new(Deadline::new(
+                t0 + Duration::from_millis(ms),
+                Bound::TimeoutMs,
+            ))
+        };
+        dog.sleep_until(t0 + Duration::from_millis(100));
+        let late = dog.watch(&after(500), true, "late");
+        assert_eq!(wakes.load(Ordering::SeqCst), 0, "ticks at 100 ms anyway");
+        assert!(matches!(late.finish(), Finished::InTime(_)));
+        let soon = dog.watch(&after(50), true, "soon");
+        assert_eq!(wakes.load(Ordering::SeqCst), 1, "due before the next tick");
+        assert!(matches!(soon.finish(), Finished::InTime(_)));
+        let _ = dog.tick(t0);
+        let late = dog.watch(&after(500), true, "late");
+        assert_eq!(
+            wakes.load(Ordering::SeqCst),
+            2,
+            "awake: it has not said when it sleeps"
+        );
+        assert!(matches!(late.finish(), Finished::InTime(_)));
     }
 }
