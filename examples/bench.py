@@ -17,8 +17,8 @@
 Writes the table to stdout and the plot to docs/performance.svg.
 """
 
-import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,10 +45,15 @@ def start(argv, **kw):
 
 
 def run_once(argv, env=None):
-    """Wall seconds and exit code of one run."""
+    """Wall seconds, CPU seconds (user + system: the growth of the reaped children's usage)
+    and exit code of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env).returncode
-    return time.perf_counter() - t0, code
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, code
 
 
 def peak_rss(argv, env=None):
@@ -84,12 +89,17 @@ def peak_threads(argv):
 class Case:
     def __init__(self, label, argv, env=None, floor=None):
         self.label, self.argv, self.env, self.floor = label, argv, env, floor
-        self.walls, self.rss, self.codes = [], 0, set()
+        self.walls, self.cpus, self.rss, self.codes = [], [], 0, set()
 
     def measure(self):
-        wall, code = run_once(self.argv, self.env)
+        wall, cpu, code = run_once(self.argv, self.env)
         self.walls.append(wall * 1000)
+        self.cpus.append(cpu * 1000)
         self.codes.add(code)
+
+    @property
+    def cpu(self):
+        return statistics.median(self.cpus)
 
     @property
     def median(self):
@@ -104,6 +114,7 @@ def alternate(cases, runs):
     for c in cases:
         c.measure()  # warm-up, not counted
         c.walls.clear()
+        c.cpus.clear()
     for _ in range(runs):
         for c in cases:
             c.measure()
@@ -116,14 +127,6 @@ def main():
     _, fake2 = start([FAKE, "--until-killed"])
     ca = os.path.join(TMP, "ca.pem")
     _, tls = start([FAKE, "--tls", ca, "--route", "/modern=modern", "--until-killed"])
-    py = {}
-    python = os.path.join(INTEROP, "venv/bin/python")
-    if os.access(python, os.X_OK):
-        env = dict(os.environ, INTEROP_EXIT_ON_STDIN_EOF="1")
-        for mode in ("json", "sse"):
-            _, url = start([python, os.path.join(INTEROP, "servers/py_server.py"),
-                            "--transport", "http", "--mode", mode], env=env)
-            py[mode] = url
     own_ca = dict(os.environ, SSL_CERT_FILE=ca)
     own_ca.pop("SSL_CERT_DIR", None)
 
@@ -139,23 +142,38 @@ def main():
         Case("ping http: fake /health", [BIN, "ping", "http", fake + "/health"]),
         Case("ping mcp: https modern, fake", ping(tls + "/modern"), env=own_ca),
     ]
-    for mode, url in py.items():
-        local.append(Case("floor: Python %s" % mode, [FLOOR, "modern", url]))
-        local.append(Case("ping mcp: Python %s" % mode, ping(url), floor="floor: Python %s" % mode))
     alternate(local, RUNS)
+    # The real Python servers only now, so that they never compete with the rows above.
+    python = os.path.join(INTEROP, "venv/bin/python")
+    if os.access(python, os.X_OK):
+        env = dict(os.environ, INTEROP_EXIT_ON_STDIN_EOF="1")
+        real = []
+        for mode in ("json", "sse"):
+            _, url = start([python, os.path.join(INTEROP, "servers/py_server.py"),
+                            "--transport", "http", "--mode", mode], env=env)
+            real.append(Case("floor: Python %s" % mode, [FLOOR, "modern", url]))
+            real.append(Case("ping mcp: Python %s" % mode, ping(url), floor="floor: Python %s" % mode))
+        alternate(real, RUNS)
+        local += real
+    else:
+        print("(the real Python server is not installed: run make interop-setup for its rows)")
     by = {c.label: c for c in local}
 
-    print("%-34s %9s %9s %9s %9s" % ("case (%d runs, alternating)" % RUNS, "median", "worst", "- floor", "peak RSS"))
+    print("%-34s %9s %9s %8s %9s %8s %9s" % ("case (%d runs, alternating)" % RUNS, "median", "worst", "- floor", "CPU", "- floor", "peak RSS"))
     for c in local:
-        over = ""
+        over = cpu_over = ""
         if c.floor:
             over = "%+8.2f" % (c.median - by[c.floor].median)
+            cpu_over = "%+8.2f" % (c.cpu - by[c.floor].cpu)
         elif c.label.startswith("floor"):
             over = "%+8.2f" % (c.median - true.median)
-        print("%-34s %6.2f ms %6.2f ms %9s %5d KiB%s" % (
-            c.label, c.median, c.worst, over, c.rss, "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
+            cpu_over = "%+8.2f" % (c.cpu - true.cpu)
+        print("%-34s %6.2f ms %6.2f ms %8s %6.2f ms %8s %5d KiB%s" % (
+            c.label, c.median, c.worst, over, c.cpu, cpu_over, c.rss,
+            "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
     print("  - floor: ping rows, ours minus the floor (the floor client's run: its process start and")
-    print("  the same requests); floor rows, the floor client minus /bin/true (the requests alone)")
+    print("  the same requests); floor rows, the floor client minus /bin/true (the requests alone).")
+    print("  CPU: user + system time of the run (getrusage of the children), median; steadier than wall")
 
     # WAN: through the latency proxy.
     wan = []
@@ -187,6 +205,7 @@ targets:
         trips, conns, cleanup = set(), set(), set()
         c.measure()
         c.walls.clear()
+        c.cpus.clear()
         for _ in range(RUNS):
             proxy.stdin.write("\n")
             proxy.stdin.flush()

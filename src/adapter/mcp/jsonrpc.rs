@@ -222,20 +222,34 @@ impl std::error::Error for FrameError {}
 ///
 /// A [`FrameError`] naming the first rule the bytes break.
 pub fn parse(bytes: &[u8]) -> Result<Incoming, FrameError> {
-    let raw: &RawValue = serde_json::from_slice(bytes).map_err(|_| FrameError::NotJson)?;
-    if first_byte(raw) == Some(b'[') {
-        let items: Vec<&RawValue> =
-            serde_json::from_str(raw.get()).map_err(|_| FrameError::NotJson)?;
-        if items.is_empty() {
-            return Err(FrameError::EmptyBatch);
+    // An object or a batch is read in one pass (a response body is the largest thing we
+    // parse, and every pass over it counts); anything else is read whole to tell invalid
+    // JSON from a value that is not a message.
+    let first = bytes
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+    match first {
+        Some(b'{') => {
+            let members = serde_json::from_slice(bytes).map_err(|_| FrameError::NotJson)?;
+            from_members(&members)
         }
-        let messages = items
-            .into_iter()
-            .map(parse_object)
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(Incoming::Batch(messages));
+        Some(b'[') => {
+            let items: Vec<&RawValue> =
+                serde_json::from_slice(bytes).map_err(|_| FrameError::NotJson)?;
+            if items.is_empty() {
+                return Err(FrameError::EmptyBatch);
+            }
+            let messages = items
+                .into_iter()
+                .map(parse_object)
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Incoming::Batch(messages))
+        }
+        _ => {
+            let raw: &RawValue = serde_json::from_slice(bytes).map_err(|_| FrameError::NotJson)?;
+            parse_object(raw)
+        }
     }
-    parse_object(raw)
 }
 
 fn first_byte(raw: &RawValue) -> Option<u8> {
@@ -248,7 +262,11 @@ fn parse_object(raw: &RawValue) -> Result<Incoming, FrameError> {
     }
     let members: HashMap<String, &RawValue> =
         serde_json::from_str(raw.get()).map_err(|_| FrameError::NotJson)?;
+    from_members(&members)
+}
 
+/// A message from the members of its object.
+fn from_members(members: &HashMap<String, &RawValue>) -> Result<Incoming, FrameError> {
     match members.get("jsonrpc").map(|v| to_value(v)).transpose()? {
         Some(Value::String(v)) if v == "2.0" => {}
         _ => return Err(FrameError::BadVersion),
