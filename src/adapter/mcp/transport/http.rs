@@ -56,10 +56,13 @@ pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
 pub const MAX_RESUMPTIONS: usize = 3;
 /// Time each end-of-run `DELETE` may take at most (within the engine's cleanup budget).
 pub const DELETE_BUDGET: Duration = Duration::from_millis(250);
-/// What a request sent beside the run's own costs here, its connection aside: a thread, a
-/// client, buffers, the server's accept. Measured with perf stat on the 2-core development VM:
-/// two lanes add 0.55 ms of CPU (task-clock) to a passive check of the fake server.
-const LANE_COST: Duration = Duration::from_micros(300);
+/// What a request sent beside the run's own costs, its connection aside: a thread, a client,
+/// buffers, the server's accept. On the 2-core development VM two lanes added 0.55 ms of CPU
+/// (perf stat task-clock) and 0.6 ms of wall time to a passive check of the fake server when
+/// the machine was quiet, 2 ms of wall time when it was busy (load average 8): the busy figure
+/// is the one taken, since a round trip measured on a busy machine is long for want of a CPU,
+/// which more threads do not cure.
+const LANE_COST: Duration = Duration::from_millis(1);
 /// Stack of a thread sending one request beside the run's own (an exchange is shallow; JSON
 /// nesting is bounded by the parser).
 const LANE_STACK: usize = 512 * 1024;
