@@ -255,7 +255,8 @@ def plot(local, by, true, wan):
     for c in local:
         if c.label.startswith("ping mcp") and c.floor:
             rows.append((c.label[len("ping mcp: "):], c.median, by[c.floor].median))
-    wan_rows = [(label + " (WAN)", c.median, None) for label, c, _, _ in wan]
+    wan_rows = [(label + " (WAN)", c.median, "-".join(str(t) for t in sorted(trips)))
+                for label, c, trips, _ in wan]
     width, bar_x, row_h = 760, 190, 26
     height = 60 + row_h * (len(rows) + len(wan_rows)) + 30
     local_max = max([r[1] for r in rows] + [1.0])
@@ -272,11 +273,11 @@ def plot(local, by, true, wan):
         out.append('<rect x="%d" y="%d" width="%.1f" height="9" fill="#aaa"/>' % (bar_x, y + 14, floor * scale))
         out.append('<text x="%.1f" y="%d">%.2f ms (floor %.2f)</text>' % (bar_x + ours * scale + 6, y + 13, ours, floor))
         y += row_h
-    for label, ours, _ in wan_rows:
-        scale = (width - bar_x - 80) / wan_max
+    for label, ours, trips in wan_rows:
+        scale = (width - bar_x - 170) / wan_max
         out.append('<text x="10" y="%d">%s</text>' % (y + 15, label))
         out.append('<rect x="%d" y="%d" width="%.1f" height="14" fill="#d08a4a"/>' % (bar_x, y + 5, ours * scale))
-        out.append('<text x="%.1f" y="%d">%.0f ms</text>' % (bar_x + ours * scale + 6, y + 16, ours))
+        out.append('<text x="%.1f" y="%d">%.0f ms, %s round trips</text>' % (bar_x + ours * scale + 6, y + 16, ours, trips))
         y += row_h
     out.append('</svg>')
     with open(SVG, "w") as f:
