@@ -20,6 +20,7 @@ mod mcp_functional;
 mod mcp_modes;
 mod mcp_selection;
 mod oauth;
+mod oauth_interop;
 mod support;
 
 use support::fake_mcp;
