@@ -166,15 +166,16 @@ fn a_stateless_legacy_server_needs_no_session() {
     }
 }
 
-/// −32022, −32020, −32021, and −32601 carried by a 404 with a JSON-RPC body: a modern server
-/// said no. Classified, never downgraded, and remembered: one discovery per run.
+/// −32022, −32020, −32021: a modern server said no. Classified, never downgraded, and
+/// remembered: one discovery per run.
 #[test]
 fn recognised_modern_errors_stay_modern() {
     for (status, code, want) in [
         (400, -32022, "mcp_version"),
         (400, -32020, "mcp_rpc"),
         (400, -32021, "mcp_rpc"),
-        (404, -32601, "mcp_rpc"),
+        (200, -32022, "mcp_version"),
+        (404, -32020, "mcp_rpc"),
     ] {
         let s = FakeServer::start(dual().with_fault(Fault::on(
             DISCOVER,
@@ -198,7 +199,10 @@ fn recognised_modern_errors_stay_modern() {
 }
 
 /// Any other HTTP rejection is a legacy server: `initialize` offering 2025-11-25, and the
-/// evidence says what discovery met.
+/// evidence says what discovery met. Among them the two classes of issue 12, healthy for the
+/// official clients: a gateway that maps its handshake-only child's −32601 to a 404, and a
+/// stateless server of an older Python SDK line answering any unknown method with −32602 in
+/// a 200.
 #[test]
 fn legacy_rejections_fall_back_to_initialize() {
     let raw = |status, ct: &'static str, body: &str| Action::Raw {
@@ -248,6 +252,25 @@ fn legacy_rejections_fall_back_to_initialize() {
         ),
         ("−32601 inside a 200", error(200, -32601), 200, Some(-32601)),
         ("−32601 inside a 400", error(400, -32601), 400, Some(-32601)),
+        (
+            "gateway: −32601 inside a 404",
+            error(404, -32601),
+            404,
+            Some(-32601),
+        ),
+        (
+            "stateless: −32602 inside a 200",
+            error(200, -32602),
+            200,
+            Some(-32602),
+        ),
+        ("−32600 inside a 200", error(200, -32600), 200, Some(-32600)),
+        (
+            "pre-release −32000 inside a 200",
+            error(200, -32000),
+            200,
+            Some(-32000),
+        ),
         ("pre-release −32019", error(400, -32019), 400, Some(-32019)),
     ];
     for (name, action, status, code) in rows {
@@ -322,26 +345,10 @@ fn other_discovery_failures_never_downgrade() {
             "mcp_rpc",
         ),
         (
-            "−32600 inside a 200",
-            Action::Error {
-                status: 200,
-                code: -32600,
-                message: "bad",
-                data: None,
-            },
+            "200 {}: not a discover result",
+            Action::Result(serde_json::json!({})),
             2,
-            "mcp_rpc",
-        ),
-        (
-            "pre-release −32000 inside a 200",
-            Action::Error {
-                status: 200,
-                code: -32000,
-                message: "bad",
-                data: None,
-            },
-            2,
-            "mcp_rpc",
+            "mcp_protocol",
         ),
         ("malformed JSON", Action::MalformedJson, 2, "mcp_protocol"),
         ("wrong id", Action::WrongId, 2, "mcp_protocol"),

@@ -16,6 +16,7 @@ pub(super) fn advice(failure: NetFailure, check: &Check) -> Option<String> {
     let store = trust_store(check);
     Some(match failure {
         NetFailure::Dns => "the host name does not resolve; check the endpoint's host and DNS".into(),
+        NetFailure::DnsNoResolver => "this machine has no resolver configuration (no /etc/resolv.conf, as in an empty container root) and the host is not in /etc/hosts, so no name can be looked up; give the container a resolv.conf (in Kubernetes, a dnsPolicy other than None), or use an IP address or localhost".into(),
         NetFailure::ConnectRefused => "nothing is listening at the endpoint's host and port".into(),
         NetFailure::TlsUntrusted => format!(
             "the server certificate does not chain to a CA in {store}; add the CA that signed it there, or set SSL_CERT_FILE to a bundle that holds it"

@@ -18,6 +18,11 @@ fn causes(doc: &Document, unicode: bool) -> Vec<String> {
         .collect()
 }
 
+/// Advice for a target from a configuration file.
+fn file_advice(dim: Dimension, check: &Check) -> Option<String> {
+    check_advice(dim, check, Audience::default())
+}
+
 fn check(status: Status, reason: Option<Reason>, facts: &[(Key, Fact)]) -> Check {
     Check {
         code: reason.and_then(Reason::code),
@@ -40,7 +45,7 @@ fn a_rejected_token_is_named_by_its_variable() {
         ],
     );
     assert_eq!(
-        check_advice(Dimension::Authentication, &rejected).as_deref(),
+        file_advice(Dimension::Authentication, &rejected).as_deref(),
         Some("HTTP 401: the token in $API_TOKEN was rejected; check its value and scope")
     );
     let anonymous = check(
@@ -48,7 +53,7 @@ fn a_rejected_token_is_named_by_its_variable() {
         Some(Reason::Http(HttpFailure::AuthRejected)),
         &[(Key::HttpStatus, Fact::Int(403))],
     );
-    let advice = check_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
+    let advice = file_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
     assert!(
         advice.starts_with("HTTP 403: the endpoint requires credentials; set auth.bearer_env"),
         "{advice}"
@@ -61,7 +66,7 @@ fn certificate_advice_names_the_trust_store() {
         let mut all = vec![(Key::Failure, Fact::Word("tls_untrusted"))];
         all.extend_from_slice(facts);
         let reason = Some(Reason::Network(NetFailure::TlsUntrusted));
-        check_advice(
+        file_advice(
             Dimension::Reachability,
             &check(Status::Unreachable, reason, &all),
         )
@@ -98,7 +103,7 @@ fn certificate_advice_names_the_trust_store() {
 #[test]
 fn status_advice_depends_on_the_status_and_method() {
     let advice = |status: i64, method: &'static str| {
-        check_advice(
+        file_advice(
             Dimension::Protocol,
             &check(
                 Status::Unhealthy,
@@ -114,7 +119,7 @@ fn status_advice_depends_on_the_status_and_method() {
     assert!(advice(405, "HEAD").contains("set http.method: GET"));
     assert!(advice(501, "HEAD").contains("set http.method: GET"));
     assert!(advice(405, "GET").contains("check the endpoint path"));
-    assert!(advice(302, "HEAD").contains("redirects are never followed"));
+    assert!(advice(302, "HEAD").contains("agenthealth never follows redirects"));
     assert!(advice(404, "HEAD").contains("check the endpoint path, or list 404"));
     assert!(advice(503, "HEAD").contains("server error"));
     assert!(advice(204, "GET").contains("not in http.expected_status"));
@@ -123,7 +128,7 @@ fn status_advice_depends_on_the_status_and_method() {
 #[test]
 fn transport_advice_says_what_happened() {
     let advice = |status: Status, reason: Reason, facts: &[(Key, Fact)]| {
-        check_advice(Dimension::Reachability, &check(status, Some(reason), facts))
+        file_advice(Dimension::Reachability, &check(status, Some(reason), facts))
             .unwrap_or_default()
     };
     let timed_out = |bound, response_seen| {
@@ -176,7 +181,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
             bound,
             response_seen: false,
         });
-        check_advice(
+        file_advice(
             Dimension::Protocol,
             &check(
                 Status::Unreachable,
@@ -194,7 +199,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
         cap.contains("the 60 s cap on every run") && !cap.contains("timeout_ms"),
         "{cap}"
     );
-    let exhausted = check_advice(
+    let exhausted = file_advice(
         Dimension::Capability,
         &check(
             Status::Unreachable,
@@ -210,7 +215,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
 fn configuration_advice_follows_the_reason() {
     use crate::result::reason::{EndpointProblem, Misconfig, TrustProblem};
     let misconfigured = |problem, facts: &[(Key, Fact)]| {
-        check_advice(
+        file_advice(
             Dimension::Configuration,
             &check(Status::Misconfigured, Some(Reason::Config(problem)), facts),
         )
@@ -268,7 +273,7 @@ fn checks_failing_for_one_reason_share_one_advice_line() {
     );
     r.checks.insert(Dimension::Authentication, rejected.clone());
     r.checks.insert(Dimension::Protocol, rejected);
-    let text = advise(&Document { results: vec![r] }, Style::default());
+    let text = advise(&Document::new(vec![r]), Style::default());
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
     assert_eq!(lines.len(), 1, "{text}");
     assert!(
@@ -293,7 +298,7 @@ fn the_root_cause_is_the_deepest_failing_critical_dependency() {
         Status::Unhealthy,
         vec![edge(search, None, false), edge(gw, Some("gw"), true)],
     );
-    let doc = Document { results: vec![api] };
+    let doc = Document::new(vec![api]);
     assert_eq!(
         causes(&doc, true),
         vec!["Doctor: root cause: api → gateway [id=gw] → db [id=db] is UNREACHABLE"]
@@ -309,7 +314,7 @@ fn a_failing_parent_over_a_healthy_child_is_its_own_root_cause() {
     let db = node("db", Status::Healthy, vec![]);
     let gw = node("gateway", Status::Unhealthy, vec![edge(db, None, true)]);
     let api = node("api", Status::Unhealthy, vec![edge(gw, None, true)]);
-    let doc = Document { results: vec![api] };
+    let doc = Document::new(vec![api]);
     assert_eq!(
         causes(&doc, true),
         vec!["Doctor: root cause: api → gateway is UNHEALTHY"]
@@ -321,11 +326,11 @@ fn no_root_cause_without_a_failing_critical_path() {
     // Only an optional dependency fails: the parent is DEGRADED, nothing to blame.
     let search = node("search", Status::Unreachable, vec![]);
     let api = node("api", Status::Degraded, vec![edge(search, None, false)]);
-    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    assert!(causes(&Document::new(vec![api]), true).is_empty());
     // The parent fails on its own checks; its critical dependency is fine.
     let db = node("db", Status::Healthy, vec![]);
     let api = node("api", Status::Unhealthy, vec![edge(db, None, true)]);
-    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    assert!(causes(&Document::new(vec![api]), true).is_empty());
 }
 
 #[test]
@@ -338,7 +343,7 @@ fn every_failing_branch_is_named() {
         vec![edge(a, None, true), edge(b, None, true)],
     );
     assert_eq!(
-        causes(&Document { results: vec![api] }, true),
+        causes(&Document::new(vec![api]), true),
         vec![
             "Doctor: root cause: api → a is UNKNOWN",
             "Doctor: root cause: api → b is MISCONFIGURED"
