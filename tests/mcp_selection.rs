@@ -487,7 +487,7 @@ fn a_legacy_pin_offers_exactly_the_pin() {
 }
 
 /// Unpinned, a legacy server answering an unsupported revision is a version failure after the
-/// fallback; its session is deleted.
+/// fallback, and the evidence names the revision when it is one by the grammar (issue 12).
 #[test]
 fn an_unsupported_answered_revision_is_a_version_failure() {
     let s = FakeServer::start(FakeConfig::default().with_fault(Fault::on(
@@ -504,10 +504,28 @@ fn an_unsupported_answered_revision_is_a_version_failure() {
     let p = protocol(&o);
     assert_eq!(p["code"], "mcp_version");
     assert_eq!(p["evidence"]["fallback"], true);
+    assert_eq!(
+        p["evidence"]["server_version"], "2099-01-01",
+        "a revision by the grammar is named"
+    );
+    // Anything else the server calls its revision is never shown.
+    let s = FakeServer::start(FakeConfig::default().with_fault(Fault::on(
+        "initialize",
+        Action::Result(serde_json::json!({
+            "protocolVersion": "latest \u{1b}[31m",
+            "capabilities": {},
+            "serverInfo": {"name": "x", "version": "1"}
+        })),
+    )));
+    let o = ping(&s);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let p = protocol(&o);
+    assert_eq!(p["code"], "mcp_version");
     assert!(
         p["evidence"]["server_version"].is_null(),
         "never server text"
     );
+    assert!(!o.stdout.contains("latest"), "{}", o.stdout);
 }
 
 /// Stateless streams are parsed to the response and never resumed with GET.

@@ -14,11 +14,27 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// `doc` without its top-level `duration_ms` (asserted to be a number first).
+pub fn untimed(mut doc: serde_json::Value) -> serde_json::Value {
+    let ms = doc.as_object_mut().and_then(|m| m.remove("duration_ms"));
+    assert!(
+        ms.as_ref().is_some_and(serde_json::Value::is_number),
+        "duration_ms: {ms:?}"
+    );
+    doc
+}
+
 impl Outcome {
     /// Parses stdout as JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// The JSON document without the run's `duration_ms`, which differs from run to run (it
+    /// must be there: a number of milliseconds).
+    pub fn json_untimed(&self) -> serde_json::Value {
+        untimed(self.json())
     }
 
     /// Asserts a tool failure: exit 6, nothing on stdout, one line on stderr.

@@ -128,7 +128,7 @@ fn malformed(why: Malformed, check: &Check, audience: Audience) -> String {
         // A 200 that is not a discover result: a legacy server answering any method with some
         // result (an empty one, often). No error to fall back on, so only a pin helps.
         Malformed::Result(_) if discover && unpinned => format!(
-            "server/discover was answered with a result that is not a discover result ({}), as some legacy servers answer any method; pin the server's legacy revision with {} (e.g. '2025-06-18') so agenthealth skips discovery",
+            "server/discover was answered with a result that is not a discover result ({}), as some legacy servers answer any method; pin the server's legacy revision (e.g. '2025-06-18') with {}, so agenthealth skips discovery",
             why.as_word(),
             audience.name(Setting::ProtocolVersion)
         ),
@@ -193,9 +193,20 @@ fn version(failure: McpFailure, check: &Check, audience: Audience) -> String {
     let supports = |v: &str| SUPPORTED_REVISIONS.contains(&v);
     let discover = word(check, Key::FailedMethod).as_deref() == Some("server/discover");
     let refused = failure == McpFailure::VersionRefused;
+    let oldest = SUPPORTED_REVISIONS.first().copied().unwrap_or_default();
+    let newest = SUPPORTED_REVISIONS.last().copied().unwrap_or_default();
     let rest = match (pin, answered) {
-        (_, Some(v)) if !supports(&v) => format!(
+        // Revisions are dates: they compare as text.
+        (_, Some(v)) if !supports(&v) && v.as_str() < oldest => format!(
             "the server speaks {v}; agenthealth supports {}: the server (or its SDK) needs a newer revision",
+            supported()
+        ),
+        (_, Some(v)) if !supports(&v) && v.as_str() > newest => format!(
+            "the server speaks {v}, newer than agenthealth supports ({}); pin one of those the server also serves with {pin_key}, or upgrade agenthealth",
+            supported()
+        ),
+        (_, Some(v)) if !supports(&v) => format!(
+            "the server speaks {v}; agenthealth supports {}: pin one of those the server also serves with {pin_key}",
             supported()
         ),
         (Some(_), Some(v)) => format!("the server speaks {v}: pin {v} or remove the pin"),

@@ -34,14 +34,14 @@ impl Audience {
             (Setting::BearerEnv, true) => "--bearer-env",
             (Setting::ProtocolVersion, false) => "mcp.protocol_version",
             (Setting::ProtocolVersion, true) => {
-                "mcp.protocol_version (in a configuration file: ping and doctor take no pin)"
+                "mcp.protocol_version in a configuration file (ping and doctor take no pin)"
             }
             (Setting::HttpMethod, false) => "http.method",
             (Setting::HttpMethod, true) => {
-                "http.method (in a configuration file: ping and doctor always send HEAD)"
+                "http.method in a configuration file (ping and doctor send HEAD)"
             }
             (Setting::ExpectedStatus, false) => "http.expected_status",
-            (Setting::ExpectedStatus, true) => "http.expected_status (in a configuration file)",
+            (Setting::ExpectedStatus, true) => "http.expected_status in a configuration file",
             (Setting::Endpoint, false) => "the endpoint",
             (Setting::Endpoint, true) => "the endpoint argument",
             (Setting::StdioCommand, false) => "mcp.stdio.command",
