@@ -788,8 +788,9 @@ const TIMING_KEYS: &[&str] = &[
     "http_ms",
 ];
 
-/// `text` with durations and ports masked (see the module doc).
-fn mask(text: &str) -> String {
+/// `text` with durations and ports masked (see the module doc). The golden outputs of
+/// `tests/layout.rs` compare through it too.
+pub(crate) fn mask(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut i = 0;

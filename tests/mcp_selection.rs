@@ -305,6 +305,8 @@ fn legacy_servers_of_every_revision_negotiate_theirs() {
         DiscoverReply::BadRequestEmpty,
         DiscoverReply::NotFound,
         DiscoverReply::MethodNotAllowed,
+        DiscoverReply::GatewayNotFound,
+        DiscoverReply::StatelessInvalidParams,
     ];
     for (i, reply) in replies.into_iter().enumerate() {
         let version = ["2025-03-26", "2025-06-18", "2025-11-25"][i % 3];
@@ -370,6 +372,15 @@ fn other_discovery_failures_never_downgrade() {
         assert_eq!(p["evidence"]["era"], "modern", "{name}");
         assert_eq!(p["evidence"]["failed_method"], DISCOVER, "{name}");
     }
+    // The fake's legacy server answering any method with `{}`: no error to fall back on.
+    let mut cfg = dual();
+    cfg.legacy.discover = Some(DiscoverReply::EmptyResult);
+    cfg.era = Era::Legacy("2025-11-25");
+    let s = FakeServer::start(cfg);
+    let o = ping(&s);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert_eq!(sequence(&s), posts(&[DISCOVER]));
+    assert_eq!(protocol(&o)["code"], "mcp_protocol");
     // A discovery answer that does not list 2026-07-28 is a version mismatch, not a legacy
     // server.
     let mut cfg = dual();

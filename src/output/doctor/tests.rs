@@ -350,3 +350,211 @@ fn every_failing_branch_is_named() {
         ]
     );
 }
+
+fn mcp_check(failure: crate::result::reason::McpFailure, facts: &[(Key, Fact)]) -> Check {
+    check(Status::Unhealthy, Some(Reason::Mcp(failure)), facts)
+}
+
+fn revision(text: &str) -> Fact {
+    Fact::Revision(crate::result::RevisionDate::parse(text).expect("a revision"))
+}
+
+/// The revision a server speaks is named, and what to do depends on whether it is older,
+/// newer or one we support (issue 12).
+#[test]
+fn version_advice_names_what_the_server_speaks() {
+    use crate::result::reason::McpFailure;
+    let fell_back = |v: &str| {
+        vec![
+            (Key::Era, Fact::Word("legacy")),
+            (Key::Fallback, Fact::Bool(true)),
+            (Key::DiscoverHttpStatus, Fact::Int(400)),
+            (Key::DiscoverRpcCode, Fact::Int(-32000)),
+            (Key::ServerVersion, revision(v)),
+            (Key::FailedMethod, Fact::Word("initialize")),
+        ]
+    };
+    let advice = |facts: &[(Key, Fact)]| {
+        file_advice(Dimension::Protocol, &mcp_check(McpFailure::Version, facts)).unwrap_or_default()
+    };
+    assert_eq!(
+        advice(&fell_back("2024-11-05")),
+        "discover got HTTP 400 -32000; fell back to initialize; the server speaks 2024-11-05; agenthealth supports 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28: the server (or its SDK) needs a newer revision"
+    );
+    assert!(
+        advice(&fell_back("2099-01-01"))
+            .contains("speaks 2099-01-01, newer than agenthealth supports"),
+    );
+    assert!(advice(&fell_back("2025-09-01")).contains("pin one of those the server also serves"));
+    let pinned = [
+        (Key::PinnedVersion, Fact::Word("2025-11-25")),
+        (Key::ServerVersion, revision("2025-06-18")),
+    ];
+    assert!(
+        advice(&pinned).ends_with("the server speaks 2025-06-18: pin 2025-06-18 or remove the pin")
+    );
+    let discover = [
+        (Key::ServerVersion, revision("2025-11-25")),
+        (Key::FailedMethod, Fact::Word("server/discover")),
+    ];
+    assert!(
+        advice(&discover).contains(
+            "the newest it lists is 2025-11-25: pin 2025-11-25 with mcp.protocol_version"
+        )
+    );
+}
+
+/// A 200 that is not a discover result: pin a legacy revision; ad-hoc, in a file.
+#[test]
+fn a_discover_answer_that_is_not_a_result_asks_for_a_pin() {
+    use crate::result::reason::{Malformed, McpFailure};
+    let c = mcp_check(
+        McpFailure::Malformed(Malformed::Result("discover supportedVersions")),
+        &[(Key::FailedMethod, Fact::Word("server/discover"))],
+    );
+    let file = file_advice(Dimension::Protocol, &c).unwrap_or_default();
+    assert!(
+        file.contains("not a discover result (discover supportedVersions)"),
+        "{file}"
+    );
+    assert!(file.contains("with mcp.protocol_version, so"), "{file}");
+    let adhoc = check_advice(Dimension::Protocol, &c, Audience { adhoc: true }).unwrap_or_default();
+    assert!(
+        adhoc.contains("in a configuration file (ping and doctor take no pin)"),
+        "{adhoc}"
+    );
+}
+
+/// A redirect says which endpoint to configure when the configuration tells (issue 12).
+#[test]
+fn redirect_advice_says_which_endpoint_to_configure() {
+    use crate::result::reason::McpFailure;
+    let advice = |word: Option<&'static str>, audience| {
+        let mut facts = vec![
+            (Key::HttpStatus, Fact::Int(307)),
+            (Key::FailedMethod, Fact::Word("server/discover")),
+        ];
+        facts.extend(word.map(|w| (Key::Redirect, Fact::Word(w))));
+        check_advice(
+            Dimension::Protocol,
+            &mcp_check(McpFailure::HttpStatus, &facts),
+            audience,
+        )
+        .unwrap_or_default()
+    };
+    let file = Audience::default();
+    assert_eq!(
+        advice(Some("trailing_slash"), file),
+        "HTTP 307 on server/discover is a redirect, and agenthealth never follows redirects: the server redirects to the same URL with a trailing slash; add the trailing slash to the endpoint"
+    );
+    assert!(
+        advice(Some("no_trailing_slash"), file)
+            .ends_with("remove the trailing slash from the endpoint")
+    );
+    assert!(advice(Some("https"), file).ends_with("use https:// in the endpoint"));
+    assert!(advice(Some("elsewhere"), file).contains("agenthealth never shows it"));
+    assert!(advice(None, file).contains("agenthealth never shows it"));
+    assert!(
+        advice(Some("trailing_slash"), Audience { adhoc: true })
+            .ends_with("to the endpoint argument")
+    );
+}
+
+/// A 403 with no credential and no challenge is an allow-list; with a challenge, or with a
+/// credential, it is about the credential (issue 12).
+#[test]
+fn a_403_without_challenge_or_credential_is_an_allow_list() {
+    let advice = |facts: &[(Key, Fact)]| {
+        let c = check(
+            Status::Misconfigured,
+            Some(Reason::Http(HttpFailure::AuthRejected)),
+            facts,
+        );
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let bare = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+    ]);
+    assert!(bare.contains("Host and Origin allow-lists"), "{bare}");
+    assert!(!bare.contains("bearer_env"), "{bare}");
+    let challenged = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(true)),
+    ]);
+    assert!(challenged.contains("set auth.bearer_env"), "{challenged}");
+    let with_token = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+        (Key::CredentialEnv, Fact::Config("T".into())),
+    ]);
+    assert!(
+        with_token.contains("the token in $T was rejected"),
+        "{with_token}"
+    );
+    let unauthorized = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+    ]);
+    assert!(
+        unauthorized.contains("requires credentials"),
+        "{unauthorized}"
+    );
+}
+
+/// Network advice quotes the configured address; no resolver configuration is said so.
+#[test]
+fn network_advice_names_the_address_and_a_missing_resolver() {
+    let advice = |failure, facts: &[(Key, Fact)]| {
+        file_advice(
+            Dimension::Reachability,
+            &check(Status::Unreachable, Some(Reason::Network(failure)), facts),
+        )
+        .unwrap_or_default()
+    };
+    let at = [(Key::Address, Fact::Config("db.internal:5432".into()))];
+    assert_eq!(
+        advice(NetFailure::ConnectRefused, &at),
+        "nothing is listening at `db.internal:5432`"
+    );
+    assert!(
+        advice(NetFailure::Dns, &at)
+            .starts_with("the host name of `db.internal:5432` does not resolve")
+    );
+    let no_resolver = advice(NetFailure::DnsNoResolver, &at);
+    assert!(
+        no_resolver.contains("no resolver configuration (no /etc/resolv.conf"),
+        "{no_resolver}"
+    );
+}
+
+/// Several targets: the contract's line for each, then each distinct advice once, naming the
+/// targets (and checks) it applies to.
+#[test]
+fn advice_is_given_once_for_every_target_it_applies_to() {
+    let refused = || {
+        check(
+            Status::Unreachable,
+            Some(Reason::Network(NetFailure::ConnectRefused)),
+            &[(Key::Address, Fact::Config("127.0.0.1:1".into()))],
+        )
+    };
+    let mut a = node("a", Status::Unreachable, vec![]);
+    let mut b = node("b", Status::Unreachable, vec![]);
+    let mut c = node("c", Status::Unreachable, vec![]);
+    for r in [&mut a, &mut b] {
+        r.checks.clear();
+        r.checks.insert(Dimension::Reachability, refused());
+    }
+    c.checks.clear();
+    c.checks.insert(Dimension::Protocol, refused());
+    let text = advise(&Document::new(vec![a, b, c]), Style::default());
+    let advice: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    assert_eq!(
+        advice,
+        ["  - a, b (reachability); c (protocol): nothing is listening at `127.0.0.1:1`"],
+        "{text}"
+    );
+    let status_lines = text.lines().filter(|l| l.starts_with("Doctor: ")).count();
+    assert_eq!(status_lines, 3, "{text}");
+}

@@ -468,6 +468,35 @@ fn redirects_are_never_followed() {
     assert!(elsewhere.requests().is_empty());
 }
 
+/// A network failure of an exchange with the endpoint names its configured host and port.
+#[test]
+fn a_refused_connection_names_the_configured_address() {
+    let port = crate::net::testkit::http_server::closed_port();
+    let mut t = http(
+        &format!("http://127.0.0.1:{port}/mcp"),
+        Authorization::Static(None),
+    );
+    let got = send(
+        &mut t,
+        "server/discover",
+        1,
+        Era::Modern,
+        &attempt_for(LONG),
+    );
+    let Err(TransportError::Network(o)) = got else {
+        panic!("a network failure: {got:?}")
+    };
+    assert_eq!(o.status, Status::Unreachable);
+    assert_eq!(
+        o.evidence.get(Key::Address),
+        Some(&Fact::Config(format!("127.0.0.1:{port}")))
+    );
+    assert_eq!(
+        o.evidence.get(Key::Failure),
+        Some(&Fact::Word("connect_refused"))
+    );
+}
+
 /// A same-origin redirect to the endpoint with a trailing slash says so (issue 12), from the
 /// configured endpoint: the `Location` is compared, never kept.
 #[test]
