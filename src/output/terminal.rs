@@ -344,6 +344,50 @@ api (http): UNHEALTHY
     }
 
     #[test]
+    fn headers_label_latency_and_run_and_several_targets_end_with_a_summary() {
+        let utf8 = Style {
+            color: false,
+            unicode: true,
+        };
+        let mut hang = node("hang", Status::Unreachable, vec![]);
+        hang.latency_ms = Some(0.4);
+        if let Some(c) = hang.checks.get_mut(&Dimension::Protocol) {
+            c.message = Some(Check::generic_message(
+                Status::Unreachable,
+                Dimension::Protocol,
+            ));
+        }
+        let mut one = Document::new(vec![hang.clone()]);
+        one.duration_ms = Some(5012.0);
+        assert_eq!(
+            render(&one, utf8),
+            "hang (http): UNREACHABLE  latency 0.40 ms · run 5.01 s\n  protocol       UNREACHABLE\n",
+            "the message that restates the line is left out"
+        );
+        let mut many = Document::new(vec![
+            node("a", Status::Healthy, vec![]),
+            hang,
+            node("b", Status::Healthy, vec![]),
+        ]);
+        many.duration_ms = Some(980.0);
+        let text = render(&many, utf8);
+        assert!(text.starts_with("a (http): HEALTHY\n"), "{text}");
+        assert!(
+            text.contains("hang (http): UNREACHABLE  latency 0.40 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\n3 targets: 2 HEALTHY, 1 UNREACHABLE · 980.00 ms\n"),
+            "{text}"
+        );
+        let ascii = render(&many, Style::default());
+        assert!(
+            ascii.ends_with("3 targets: 2 HEALTHY, 1 UNREACHABLE; 980.00 ms\n"),
+            "{ascii}"
+        );
+    }
+
+    #[test]
     fn a_target_without_dependencies_has_no_rule() {
         let doc = Document::new(vec![node("ping", Status::Healthy, vec![])]);
         let text = render(&doc, Style::default());
