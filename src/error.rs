@@ -70,6 +70,8 @@ impl Error {
     pub fn line(&self, redact: &dyn Fn(&str) -> String) -> String {
         let message = match self {
             Error::Config(e) => format!("invalid configuration: {}", e.render(redact)),
+            // Our own words only: nothing to redact, nothing a short secret may garble.
+            Error::Write => self.to_string(),
             other => redact(&other.to_string()),
         };
         clean(&format!("agenthealth: {message}"))

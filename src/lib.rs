@@ -34,7 +34,7 @@ pub mod vocab;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{Command, OutputFormat, RunArgs, Source};
+use cli::{Command, ConfigSource, OutputFormat, RunArgs, Source, TerminalEnv};
 use error::Error;
 use output::{Format, Redactor, Style};
 
@@ -69,8 +69,8 @@ where
         Command::Version => {
             write_stdout(concat!("agenthealth ", env!("CARGO_PKG_VERSION"), "\n")).map(|_| 0)
         }
-        Command::Validate(path) => {
-            config::load_file(&path).map_err(|e| (Error::from(e), None))?;
+        Command::Validate(source) => {
+            load(&source)?;
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
@@ -83,9 +83,19 @@ where
     }
 }
 
+/// The configuration of a file, or of standard input for `-`.
+fn load(source: &ConfigSource) -> Result<config::Config, Failure> {
+    match source {
+        ConfigSource::Path(path) => config::load_file(path),
+        ConfigSource::Stdin => config::load_stdin(),
+    }
+    .map_err(|e| (Error::from(e), None))
+}
+
 fn run_checks(args: RunArgs) -> Result<i32, Failure> {
+    let terminal = TerminalEnv::from_env();
     let config = match &args.source {
-        Source::File(path) => config::load_file(path).map_err(|e| (Error::from(e), None))?,
+        Source::File(source) => load(source)?,
         Source::Adhoc {
             name,
             kind,
@@ -96,7 +106,8 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
-    let progress = output::progress::Progress::stderr();
+    // The progress line moves the cursor: never on a dumb terminal, never when quiet.
+    let progress = output::progress::Progress::stderr(!args.quiet && !terminal.is_dumb());
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
     progress.finish();
     // After the run: the secrets include every token learned during it.
@@ -105,15 +116,17 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let format = output_format(args.format);
     let style = Style {
-        color: args.color.enabled(
-            std::io::stdout().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ),
+        color: args
+            .color
+            .enabled(std::io::stdout().is_terminal(), &terminal),
         unicode: format == Format::Terminal && locale_is_utf8(),
     };
     let text = output::render(&doc, format, style, args.doctor)
         .map_err(|_| (Error::Write, Some(redactor.clone())))?;
-    write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+    // `--quiet`: the document was built and validated all the same; only the exit code says.
+    if !args.quiet {
+        write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+    }
     Ok(exit::for_status(doc.worst()))
 }
 
@@ -123,6 +136,7 @@ fn output_format(format: OutputFormat) -> Format {
         OutputFormat::Terminal => Format::Terminal,
         OutputFormat::Json => Format::Json,
         OutputFormat::Yaml => Format::Yaml,
+        OutputFormat::Line => Format::Line,
     }
 }
 

@@ -477,7 +477,7 @@ fn doctor_explains_mcp_failures() {
     has(
         &o,
         "  - authentication, protocol: mcp.protocol_version pins 2025-11-25, so there is no fallback between \
-         eras; the server answered 2025-06-18; pin 2025-06-18 or remove the pin",
+         eras; the server speaks 2025-06-18: pin 2025-06-18 or remove the pin",
     );
     let mut legacy = FakeConfig::default();
     legacy.legacy.discover = Some(DiscoverReply::BadRequestEmpty);
@@ -504,7 +504,8 @@ fn doctor_explains_mcp_failures() {
     has(
         &o,
         "  - authentication, protocol: discover got HTTP 400 -32000; fell back to initialize; the server \
-         answered a revision agenthealth does not support",
+         speaks 2099-01-01, newer than agenthealth supports (2025-03-26, 2025-06-18, 2025-11-25 and \
+         2026-07-28)",
     );
     // Limits and malformed answers name the method and what broke.
     let s = FakeServer::start(with(Fault::on("tools/list", Action::RepeatCursor)));

@@ -2,13 +2,17 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
 //! drives the stdio child-process layer against hostile children; `stdio` runs the binary
 //! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
-//! README.md and docs/ as shown; `test_server` checks the HTTP test server the others use.
+//! README.md and docs/ as shown; `layout` holds the golden terminal, doctor and line outputs;
+//! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
+//! server the others use.
 
 mod cli;
 mod config;
 mod docs;
+mod empty_root;
 mod graph;
 mod interop;
+mod layout;
 mod process;
 mod stdio;
 mod test_server;

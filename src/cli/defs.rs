@@ -53,10 +53,18 @@ pub(crate) const FLAGS: &[Flag] = &[
     Flag {
         long: "format",
         short: None,
-        takes: Takes::Value("terminal|json|yaml", update_format),
+        takes: Takes::Value("terminal|json|yaml|line", update_format),
         verbs: &["ping", "check", "doctor", "version"],
         adhoc: false,
-        doc: "output format (default terminal)",
+        doc: "output format (default terminal; line: one line per target)",
+    },
+    Flag {
+        long: "quiet",
+        short: Some('q'),
+        takes: Takes::Nothing(|low| low.quiet = true),
+        verbs: &["ping", "check", "doctor"],
+        adhoc: false,
+        doc: "print nothing; only the exit code tells the result",
     },
     Flag {
         long: "color",
@@ -64,7 +72,7 @@ pub(crate) const FLAGS: &[Flag] = &[
         takes: Takes::Value("auto|always|never", update_color),
         verbs: &["ping", "check", "doctor"],
         adhoc: false,
-        doc: "colour terminal output (auto: on a terminal, unless NO_COLOR is set)",
+        doc: "colour terminal output (auto: a terminal, no NO_COLOR, not TERM=dumb)",
     },
     Flag {
         long: "timeout",
@@ -118,17 +126,17 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     ),
     (
         "check",
-        "check <config.yaml>",
-        "run every target of a configuration file",
+        "check <config.yaml|->",
+        "run every target of a configuration file (- reads it from stdin)",
     ),
     (
         "doctor",
-        "doctor <config.yaml> | doctor <type> <endpoint>",
+        "doctor <config.yaml|-> | doctor <type> <endpoint>",
         "like check/ping, with advice for what did not pass",
     ),
     (
         "validate",
-        "validate <config.yaml>",
+        "validate <config.yaml|->",
         "load and validate a configuration without any network traffic",
     ),
     (
@@ -216,7 +224,11 @@ mod tests {
         );
         assert_eq!(
             update("format", "xml").format,
-            Some(Err("must be one of terminal, json, yaml".into()))
+            Some(Err("must be one of terminal, json, yaml, line".into()))
+        );
+        assert_eq!(
+            update("format", "line").format,
+            Some(Ok(OutputFormat::Line))
         );
         let names = OutputFormat::ALL.map(OutputFormat::as_str).join("|");
         assert_eq!(by_long("format").and_then(Flag::value_name), Some(&*names));
@@ -268,6 +280,8 @@ mod tests {
     #[test]
     fn switches() {
         assert!(update("stdio", "").stdio);
+        assert!(update("quiet", "").quiet);
+        assert_eq!(by_short('q').map(|f| f.long), Some("quiet"));
         assert!(update("help", "").help);
         assert_eq!(update("version", "").positional, ["version"]);
         assert_eq!(by_short('h').map(|f| f.long), Some("help"));

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use crate::config::adhoc::AdhocOptions;
 use crate::vocab::TargetType;
 
-pub(crate) use args::{ColorChoice, OutputFormat};
+pub(crate) use args::{ColorChoice, OutputFormat, TerminalEnv};
 pub(crate) use parse::parse;
 
 /// What the user asked for, as typed (no files read, no environment consulted).
@@ -28,7 +28,7 @@ pub(crate) enum Command {
     /// `version`.
     Version,
     /// `validate <config.yaml>`: load only.
-    Validate(PathBuf),
+    Validate(ConfigSource),
     /// `ping`, `check` or `doctor`.
     Run(RunArgs),
     /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
@@ -51,13 +51,35 @@ pub(crate) struct RunArgs {
     pub(crate) format: OutputFormat,
     /// Colour choice.
     pub(crate) color: ColorChoice,
+    /// `--quiet`: write nothing, only the exit code.
+    pub(crate) quiet: bool,
+}
+
+/// Where a configuration is read from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ConfigSource {
+    /// A file.
+    Path(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+}
+
+impl ConfigSource {
+    /// `-` is standard input; anything else a path.
+    pub(crate) fn from_arg(arg: &str) -> ConfigSource {
+        if arg == "-" {
+            ConfigSource::Stdin
+        } else {
+            ConfigSource::Path(PathBuf::from(arg))
+        }
+    }
 }
 
 /// Where the targets come from.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Source {
-    /// A configuration file.
-    File(PathBuf),
+    /// A configuration file (or standard input).
+    File(ConfigSource),
     /// One ad-hoc target (`ping <type> <endpoint>`, or `ping mcp --stdio -- <command>
     /// [args…]`); named after the verb.
     Adhoc {

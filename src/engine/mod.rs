@@ -150,6 +150,7 @@ fn run_capped(
         .collect();
     Document {
         results: aggregate::project(config, &outcomes),
+        duration_ms: Some(start.elapsed().as_secs_f64() * 1000.0),
     }
 }
 

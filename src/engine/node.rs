@@ -470,7 +470,7 @@ pub fn to_check(dim: Dimension, obs: Observation) -> Check {
     let message = match obs.reason.and_then(Reason::message) {
         Some(message) => Some(message),
         None if obs.status == Status::Healthy => None,
-        None => Some(format!("{} in {}", obs.status, dim)),
+        None => Some(Check::generic_message(obs.status, dim)),
     };
     Check {
         code: obs.code(),
