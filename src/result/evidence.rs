@@ -46,6 +46,7 @@ keys! {
     Endpoint = "endpoint": "why the endpoint is not a usable URL (userinfo, fragment, unsupported_scheme, …)",
     Credential = "credential": "why the credential's value cannot be sent (control_character)",
     CredentialEnv = "credential_env": "the variable whose credential the target refused (its name only)",
+    CredentialKind = "credential_kind": "oauth when the refused request carried an OAuth access token",
     MissingEnv = "missing_env": "referenced environment variables that are unset or empty",
     TrustStore = "trust_store": "which trust store verifies certificates: env, system or bundled",
     TrustStoreSource = "trust_store_source": "the variables or file behind that trust store",

@@ -255,6 +255,9 @@ fn rejected_credential(check: &Check, audience: Audience) -> String {
         Some(env) => {
             format!("HTTP {s}{on}: the token in ${env} was rejected; check its value and scope")
         }
+        None if word(check, Key::CredentialKind).as_deref() == Some("oauth") => format!(
+            "HTTP {s}{on}: the MCP server refused the OAuth access token its authorization server issued; check that the server accepts tokens for this endpoint as the resource (audience) and the scopes granted (mcp.oauth.scopes)"
+        ),
         None if status == Some(403) && challenged == Some(&Fact::Bool(false)) => format!(
             "HTTP 403{on} without a WWW-Authenticate challenge and with no credential sent: the server refuses this client, not a token; check its Host and Origin allow-lists (many accept `localhost` but refuse `127.0.0.1`, or the reverse) and any IP allow-list, then use {} with a host it accepts",
             audience.name(Setting::Endpoint)

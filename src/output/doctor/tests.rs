@@ -461,7 +461,7 @@ fn redirect_advice_says_which_endpoint_to_configure() {
 }
 
 /// A 403 with no credential and no challenge is an allow-list; with a challenge, or with a
-/// credential, it is about the credential (issue 12).
+/// credential (a bearer variable or an OAuth token), it is about the credential (issue 12).
 #[test]
 fn a_403_without_challenge_or_credential_is_an_allow_list() {
     let advice = |facts: &[(Key, Fact)]| {
@@ -492,6 +492,13 @@ fn a_403_without_challenge_or_credential_is_an_allow_list() {
         with_token.contains("the token in $T was rejected"),
         "{with_token}"
     );
+    let oauth = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+        (Key::CredentialKind, Fact::Word("oauth")),
+    ]);
+    assert!(oauth.contains("refused the OAuth access token"), "{oauth}");
+    assert!(!oauth.contains("allow-lists"), "{oauth}");
     let unauthorized = advice(&[
         (Key::HttpStatus, Fact::Int(401)),
         (Key::AuthChallenge, Fact::Bool(false)),
