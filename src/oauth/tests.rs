@@ -428,6 +428,20 @@ fn each_binding_rule_is_its_own_failure() {
             },
             OAuthStep::ResourceMetadata,
         ),
+        (
+            |w, root| {
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    w.overrides.insert(
+                        doc.into(),
+                        Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+                    );
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
     ];
     for (mutate, want) in cases {
         let mutate = *mutate;
@@ -447,6 +461,28 @@ fn each_binding_rule_is_its_own_failure() {
             "redirects are not followed"
         );
     }
+}
+
+/// A redirect in answer to the challenge request is not followed either: it is no challenge,
+/// and discovery goes on from the well-known locations on the endpoint's own origin.
+#[test]
+fn a_redirected_challenge_request_is_not_followed() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        w.overrides.insert(
+            "/mcp".into(),
+            Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+        );
+        w
+    });
+    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    assert!(r.is_ok(), "{r:?}");
+    assert!(fake.requests("/elsewhere").is_empty(), "not followed");
+    assert_eq!(
+        value(&fake.form(), "scope"),
+        Some("meta"),
+        "no challenge read"
+    );
 }
 
 #[test]
