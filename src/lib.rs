@@ -38,6 +38,17 @@ use cli::{Command, OutputFormat, RunArgs, Source};
 use error::Error;
 use output::{Format, Redactor, Style};
 
+/// What `version` and `--version` print: the version, then the commit the binary was built
+/// from (`unknown` when the build had neither git nor `AGENTHEALTH_COMMIT`; see `build.rs`).
+/// Scripts that read the second word get the version, as from the Go reference.
+pub const VERSION_LINE: &str = concat!(
+    "agenthealth ",
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("AGENTHEALTH_COMMIT"),
+    ")\n"
+);
+
 /// Runs the command line and returns the process exit code.
 pub fn run<I>(args: I) -> i32
 where
@@ -66,9 +77,7 @@ where
     let command = cli::parse(args).map_err(|e| (Error::from(e), None))?;
     match command {
         Command::Help(verb) => write_stdout(&cli::help::usage(verb.as_deref())).map(|_| 0),
-        Command::Version => {
-            write_stdout(concat!("agenthealth ", env!("CARGO_PKG_VERSION"), "\n")).map(|_| 0)
-        }
+        Command::Version => write_stdout(VERSION_LINE).map(|_| 0),
         Command::Validate(path) => {
             config::load_file(&path).map_err(|e| (Error::from(e), None))?;
             Ok(0)
