@@ -28,13 +28,14 @@ mod output;
 mod plan;
 pub mod process;
 pub mod result;
+mod serve;
 mod signals;
 pub mod vocab;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{Command, OutputFormat, RunArgs, Source};
+use cli::{Command, OutputFormat, RunArgs, ServeArgs, Source};
 use error::Error;
 use output::{Format, Redactor, Style};
 
@@ -83,6 +84,7 @@ where
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
+        Command::Serve(args) => serve(args),
         Command::Login { config, target } => {
             let cancel = engine::Cancel::new();
             signals::install(&cancel);
@@ -106,32 +108,78 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
     let progress = output::progress::Progress::stderr();
+    let started = std::time::Instant::now();
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
+    let run = output::metrics::LastRun {
+        finished_at: std::time::SystemTime::now(),
+        duration: started.elapsed(),
+    };
     progress.finish();
     // After the run: the secrets include every token learned during it.
     let secrets = plan.secrets();
     let redactor = Redactor::new(secrets.iter().map(vocab::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
-    let format = output_format(args.format);
-    let style = Style {
-        color: args.color.enabled(
-            std::io::stdout().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ),
-        unicode: format == Format::Terminal && locale_is_utf8(),
-    };
-    let text = output::render(&doc, format, style, args.doctor)
-        .map_err(|_| (Error::Write, Some(redactor.clone())))?;
+    let text = match output_format(args.format) {
+        Some(format) => {
+            let style = Style {
+                color: args.color.enabled(
+                    std::io::stdout().is_terminal(),
+                    std::env::var_os("NO_COLOR").as_deref(),
+                ),
+                unicode: format == Format::Terminal && locale_is_utf8(),
+            };
+            output::render(&doc, format, style, args.doctor)
+        }
+        None => output::validate(&doc).map(|()| {
+            let runs = output::metrics::Runs {
+                total: 1,
+                last: Some(run),
+            };
+            output::metrics::render(Some(&doc), &runs, output::metrics::Dialect::OpenMetrics)
+        }),
+    }
+    .map_err(|_| (Error::Write, Some(redactor.clone())))?;
     write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
     Ok(exit::for_status(doc.worst()))
 }
 
-/// The renderer for the command line's `--format` (the CLI knows no renderer).
-fn output_format(format: OutputFormat) -> Format {
+/// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
+fn serve(args: ServeArgs) -> Result<i32, Failure> {
+    let config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
+    let fail = |e| (Error::Serve(e), None);
+    let token = match &args.token_env {
+        Some(name) => Some(serve::token(name, std::env::var(name).ok()).map_err(fail)?),
+        None => None,
+    };
+    let options = serve::Options {
+        listen: args.listen,
+        token,
+        interval: args
+            .interval_ms
+            .map_or(serve::INTERVAL, std::time::Duration::from_millis),
+    };
+    let cancel = engine::Cancel::new();
+    signals::install(&cancel);
+    // One line for the operator's log: where to probe (never a token).
+    let announce = |addr: std::net::SocketAddr| {
+        let paths = serve::ahp::PATHS.join(" ");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "agenthealth: serving AHP v1 on http://{addr} ({paths})"
+        );
+    };
+    serve::run(config, options, &cancel, &announce).map_err(fail)?;
+    Ok(0)
+}
+
+/// The document renderer for the command line's `--format` (the CLI knows no renderer);
+/// `None` for `openmetrics`, which renders the run rather than the document.
+fn output_format(format: OutputFormat) -> Option<Format> {
     match format {
-        OutputFormat::Terminal => Format::Terminal,
-        OutputFormat::Json => Format::Json,
-        OutputFormat::Yaml => Format::Yaml,
+        OutputFormat::Terminal => Some(Format::Terminal),
+        OutputFormat::Json => Some(Format::Json),
+        OutputFormat::Yaml => Some(Format::Yaml),
+        OutputFormat::OpenMetrics => None,
     }
 }
 

@@ -34,6 +34,12 @@ pub(crate) struct LowArgs {
     pub(crate) bearer_env: Option<Recorded<String>>,
     /// `--stdio`.
     pub(crate) stdio: bool,
+    /// `--listen`.
+    pub(crate) listen: Option<Recorded<std::net::SocketAddr>>,
+    /// `--token-env`: the name of the variable, not its value.
+    pub(crate) token_env: Option<Recorded<String>>,
+    /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
+    pub(crate) interval_ms: Option<Recorded<u64>>,
 }
 
 /// `--format`: how the results are written. The command line's own choice, mapped to the
@@ -47,14 +53,17 @@ pub(crate) enum OutputFormat {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// The run as OpenMetrics text, for node_exporter's textfile collector.
+    OpenMetrics,
 }
 
 impl OutputFormat {
     /// Every format, in the order help and messages list them.
-    pub(crate) const ALL: [OutputFormat; 3] = [
+    pub(crate) const ALL: [OutputFormat; 4] = [
         OutputFormat::Terminal,
         OutputFormat::Json,
         OutputFormat::Yaml,
+        OutputFormat::OpenMetrics,
     ];
 
     /// The spelling on the command line.
@@ -63,6 +72,7 @@ impl OutputFormat {
             OutputFormat::Terminal => "terminal",
             OutputFormat::Json => "json",
             OutputFormat::Yaml => "yaml",
+            OutputFormat::OpenMetrics => "openmetrics",
         }
     }
 

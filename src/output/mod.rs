@@ -1,10 +1,12 @@
-//! Rendering a [`Document`]: terminal, JSON or YAML, after the single redaction pass.
+//! Rendering a [`Document`]: terminal, JSON or YAML, after the single redaction pass; and a
+//! run's [`metrics`].
 //!
 //! The document is validated before anything is rendered (contract §4): a document that
 //! breaks the v1 rules is a tool failure (exit 6) with nothing on stdout, never a partial or
 //! invalid document.
 
 pub mod doctor;
+pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod terminal;
