@@ -2,7 +2,8 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
 //! drives the stdio child-process layer against hostile children; `stdio` runs the binary
 //! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
-//! README.md and docs/ as shown; `test_server` checks the HTTP test server the others use.
+//! README.md and docs/ as shown; `test_server` checks the HTTP test server the others use;
+//! `serve` runs the AHP server against scripted targets and hostile clients.
 
 mod cli;
 mod config;
@@ -10,6 +11,7 @@ mod docs;
 mod graph;
 mod interop;
 mod process;
+mod serve;
 mod stdio;
 mod test_server;
 mod util;
@@ -21,5 +23,6 @@ mod mcp_modes;
 mod mcp_selection;
 mod oauth;
 mod support;
+mod tools;
 
 use support::fake_mcp;
