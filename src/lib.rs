@@ -10,7 +10,8 @@
 //! calls [`run`].
 //!
 //! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]).
+//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); and
+//! [`reference`], the man page and completions generated from the flag table.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -31,6 +32,10 @@ pub mod result;
 mod serve;
 mod signals;
 pub mod vocab;
+
+/// The man page and shell completions, generated from the flag table (`make dist` writes
+/// them with `cargo run --example reference`).
+pub use cli::reference;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};

@@ -11,6 +11,7 @@ mod args;
 mod defs;
 pub(crate) mod help;
 mod parse;
+pub mod reference;
 
 use std::path::PathBuf;
 
