@@ -7,6 +7,7 @@
 
 mod cli;
 mod config;
+mod deploy;
 mod docs;
 mod graph;
 mod interop;

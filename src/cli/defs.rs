@@ -165,7 +165,7 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     ),
     (
         "serve",
-        "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME]",
+        "serve <config.yaml>",
         "run the checks every 30 s and serve AHP v1 and /metrics over HTTP",
     ),
     (
