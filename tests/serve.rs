@@ -42,7 +42,20 @@ impl Serving {
     /// Starts `serve CONFIG --listen 127.0.0.1:0 --token-env AHP_TOKEN` plus `extra`, and
     /// waits for its announcement.
     fn start(config: &Path, extra: &[&str]) -> Serving {
-        let mut child = Command::new(bin())
+        Serving::start_under(&[], config, extra)
+    }
+
+    /// The same, run by `wrapper` (a command that execs the rest, like `prlimit … --`).
+    fn start_under(wrapper: &[&str], config: &Path, extra: &[&str]) -> Serving {
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(bin());
+                cmd
+            }
+            None => Command::new(bin()),
+        };
+        let mut child = cmd
             .arg("serve")
             .arg(config)
             .args(["--listen", "127.0.0.1:0", "--token-env", "AHP_TOKEN"])
@@ -480,6 +493,31 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
     }
     drop(idle);
     assert_eq!(serving.get("/live", false).status, 200);
+    let (exit, took) = serving.terminate();
+    assert_eq!(exit.code(), Some(0));
+    assert!(took < Duration::from_secs(1), "stopped in {took:?}");
+}
+
+/// With only a few file descriptors, a flood of connections makes accepting fail; the server
+/// closes its oldest connections to take new ones and keeps answering.
+#[test]
+fn running_out_of_descriptors_does_not_stop_the_server() {
+    let target = Server::start(|_| Reply::status(200));
+    let dir = TempDir::new("serve-fds");
+    let config = http_config(&dir, &target.url("/"));
+    let serving = Serving::start_under(&["prlimit", "--nofile=32:32", "--"], &config, &[]);
+    serving.until_ready("first run", |a| a.status == 200);
+    let idle: Vec<TcpStream> = (0..80)
+        .filter_map(|_| TcpStream::connect(serving.addr).ok())
+        .collect();
+    assert!(idle.len() >= 60, "{}", idle.len());
+    for _ in 0..20 {
+        let started = Instant::now();
+        assert_eq!(serving.get("/live", false).status, 200);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(1), "/live took {took:?}");
+    }
+    drop(idle);
     let (exit, took) = serving.terminate();
     assert_eq!(exit.code(), Some(0));
     assert!(took < Duration::from_secs(1), "stopped in {took:?}");

@@ -245,13 +245,13 @@ fn escape(value: &str) -> String {
     out
 }
 
-/// A finite, non-negative number in plain decimal notation (never an exponent, NaN or inf).
+/// A finite, non-negative number, shortest form (`0.0125`, `1e-7`: both formats read
+/// exponents); never NaN, infinity or a negative. Written as JSON writes numbers, so the
+/// binary carries one float formatter.
 fn number(x: f64) -> String {
-    if x.is_finite() && x >= 0.0 {
-        format!("{x}")
-    } else {
-        "0".into()
-    }
+    serde_json::Number::from_f64(x)
+        .filter(|_| x >= 0.0)
+        .map_or_else(|| "0".into(), |n| n.to_string())
 }
 
 #[cfg(test)]
@@ -376,10 +376,13 @@ mod tests {
     }
 
     #[test]
-    fn numbers_never_use_exponents() {
-        assert_eq!(number(1e-7), "0.0000001");
-        assert_eq!(number(1e21), "1000000000000000000000");
+    fn numbers_are_finite_and_shortest() {
+        assert_eq!(number(0.0125), "0.0125");
+        assert_eq!(number(1_764_582_848.25), "1764582848.25");
+        assert_eq!(number(1e-7), "1e-7");
+        assert_eq!(number(0.0), "0.0");
         assert_eq!(number(f64::NAN), "0");
+        assert_eq!(number(f64::INFINITY), "0");
         assert_eq!(number(-1.0), "0");
     }
 }

@@ -132,12 +132,18 @@ pub fn serve(
     listener.set_nonblocking(true)?;
     wake.set_nonblocking(true)?;
     let mut conns: Vec<Conn> = Vec::new();
+    // Set when accepting failed with no connection of ours left to close (no descriptor
+    // left in the process): the listener is not polled until then, instead of spinning.
+    let mut paused_until: Option<Instant> = None;
     loop {
         let now = Instant::now();
         conns.retain(|c| c.deadline > now);
+        paused_until = paused_until.filter(|t| *t > now);
         let timeout = conns
             .iter()
-            .map(|c| c.deadline.saturating_duration_since(now))
+            .map(|c| c.deadline)
+            .chain(paused_until)
+            .map(|t| t.saturating_duration_since(now))
             .min()
             .map(|d| {
                 // Round up: waking a millisecond early would only spin.
@@ -148,7 +154,12 @@ pub fn serve(
         let ready: Vec<(bool, bool)> = {
             let mut fds = Vec::with_capacity(conns.len() + 2);
             fds.push(PollFd::new(wake.as_fd(), PollFlags::POLLIN));
-            fds.push(PollFd::new(listener.as_fd(), PollFlags::POLLIN));
+            let listening = if paused_until.is_some() {
+                PollFlags::empty()
+            } else {
+                PollFlags::POLLIN
+            };
+            fds.push(PollFd::new(listener.as_fd(), listening));
             for c in &conns {
                 fds.push(PollFd::new(c.stream.as_fd(), c.interest()));
             }
@@ -180,35 +191,48 @@ pub fn serve(
                 conns.swap_remove(i);
             }
         }
-        if ready[1].0 {
-            accept(listener, limits, &mut conns, handle, refuse);
+        if ready[1].0 && !accept(listener, limits, &mut conns, handle, refuse) {
+            paused_until = Some(Instant::now() + ACCEPT_PAUSE);
         }
     }
 }
 
+/// How long the listener rests when no connection can be taken at all.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
 /// Takes every pending connection, closing the oldest open ones to stay within the limit.
+/// False when accepting fails for want of a resource that closing our own connections
+/// cannot free (the caller then rests the listener briefly).
 fn accept(
     listener: &TcpListener,
     limits: &Limits,
     conns: &mut Vec<Conn>,
     handle: &dyn Fn(&Request) -> Response,
     refuse: &dyn Fn(HeadError) -> Response,
-) {
+) -> bool {
     loop {
         let stream = match listener.accept() {
             Ok((stream, _)) => stream,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            // WouldBlock: nothing left. Anything else (a connection aborted before it was
-            // taken, no file descriptor left): try again on the next readiness.
-            Err(_) => return,
+            Err(e) if e.kind() == ErrorKind::ConnectionAborted => continue,
+            // Out of descriptors or memory: free a descriptor by closing the oldest
+            // connection and try again; with none left to close, rest.
+            Err(_) => match oldest(conns) {
+                Some(i) => {
+                    conns.swap_remove(i);
+                    continue;
+                }
+                None => return false,
+            },
         };
         if stream.set_nonblocking(true).is_err() {
             continue;
         }
         let _ = stream.set_nodelay(true);
         if conns.len() >= limits.connections.max(1) {
-            if let Some(oldest) = (0..conns.len()).min_by_key(|&i| conns[i].since) {
-                conns.swap_remove(oldest);
+            if let Some(i) = oldest(conns) {
+                conns.swap_remove(i);
             }
         }
         let now = Instant::now();
@@ -223,6 +247,11 @@ fn accept(
             conns.push(conn);
         }
     }
+}
+
+/// The index of the connection open the longest.
+fn oldest(conns: &[Conn]) -> Option<usize> {
+    (0..conns.len()).min_by_key(|&i| conns[i].since)
 }
 
 /// One client connection.

@@ -32,8 +32,9 @@ use snapshot::Board;
 /// The pause after each run, as in the reference.
 pub const INTERVAL: Duration = Duration::from_secs(30);
 
-/// A run older than this many intervals is stale (30 s → 2 minutes, as in the reference).
-pub const STALE_AFTER_INTERVALS: u32 = 4;
+/// A run older than this is stale, as in the reference. Tests shorten the interval
+/// (`--interval-ms`, at most [`INTERVAL`]), never this.
+pub const MAX_AGE: Duration = Duration::from_secs(120);
 
 /// How long a stop waits for the refresh loop to finish cancelling its run.
 const STOP_WAIT: Duration = Duration::from_millis(800);
@@ -103,9 +104,8 @@ pub fn run(
     let _registration = cancel.register(move || {
         let _ = (&waker).write(&[1]);
     });
-    let max_age = options.interval * STALE_AFTER_INTERVALS;
     let before_first = metrics::render(None, &Runs::default(), Dialect::Prometheus);
-    let board = Arc::new(Board::new(max_age, before_first));
+    let board = Arc::new(Board::new(MAX_AGE, before_first));
     board.set_running(true);
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let looped = {
@@ -113,8 +113,9 @@ pub fn run(
         std::thread::Builder::new()
             .name("refresh".into())
             .spawn(move || {
+                // /live turns 503 however the loop ends.
+                let _stopped = Stopped(&board);
                 refresh::run(&config, token.as_ref(), options.interval, &board, &cancel);
-                board.set_running(false);
                 let _ = done_tx.send(());
             })
     };
@@ -134,4 +135,13 @@ pub fn run(
     cancel.cancel();
     let _ = done_rx.recv_timeout(STOP_WAIT);
     served.map_err(|_| ServeError::Server)
+}
+
+/// Marks the refresh loop stopped when dropped (at its end, or if it panicked).
+struct Stopped<'a>(&'a Board);
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        self.0.set_running(false);
+    }
 }
