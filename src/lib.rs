@@ -153,7 +153,11 @@ fn serve(args: ServeArgs) -> Result<i32, Failure> {
     let config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
     let fail = |e| (Error::Serve(e), None);
     let token = match &args.token_env {
-        Some(name) => Some(serve::token(name, std::env::var(name).ok()).map_err(fail)?),
+        Some(name) => {
+            // Not UTF-8 is not a token either: lossy text fails the charset check.
+            let value = std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+            Some(serve::token(name, value).map_err(fail)?)
+        }
         None => None,
     };
     let options = serve::Options {

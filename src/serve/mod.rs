@@ -145,3 +145,29 @@ impl Drop for Stopped<'_> {
         self.0.set_running(false);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_token_is_read_from_a_set_valid_variable() {
+        let unset = |v: Option<&str>| matches!(token("T", v.map(str::to_string)), Err(ServeError::TokenUnset(n)) if n == "T");
+        assert!(unset(None) && unset(Some("")));
+        // A value that was not UTF-8 arrives with U+FFFD in it: not a token.
+        for bad in ["short", "sixteen chars \u{fffd}\u{fffd}\u{fffd}"] {
+            assert!(matches!(
+                token("T", Some(bad.into())),
+                Err(ServeError::TokenInvalid)
+            ));
+        }
+        let ok = token("T", Some("0123456789abcdef".into()));
+        assert_eq!(
+            ok.ok().map(|s| s.expose().to_string()),
+            Some("0123456789abcdef".into())
+        );
+        // The messages name the variable, never the value.
+        let line = ServeError::TokenInvalid.to_string();
+        assert!(line.contains("at least 16 characters"), "{line}");
+    }
+}
