@@ -27,9 +27,19 @@ fn version() {
     ] {
         let o = run(args);
         assert_eq!(o.code, 0);
+        assert_eq!(o.stdout, agenthealth::VERSION_LINE);
+        // The version is the second word, as the Go reference prints it; the commit follows.
+        let words: Vec<&str> = o.stdout.split_whitespace().collect();
         assert_eq!(
-            o.stdout,
-            format!("agenthealth {}\n", env!("CARGO_PKG_VERSION"))
+            words[..3],
+            ["agenthealth", env!("CARGO_PKG_VERSION"), "(commit"]
+        );
+        let commit = words[3].trim_end_matches(')');
+        assert!(
+            commit == "unknown"
+                || (commit.len() >= 7 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{}",
+            o.stdout
         );
     }
 }

@@ -4,16 +4,19 @@
 //! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
 //! README.md and docs/ as shown; `layout` holds the golden terminal, doctor and line outputs;
 //! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
-//! server the others use.
+//! server the others use; `serve` runs the AHP server against scripted targets and hostile
+//! clients; `deploy` checks the manifests, image files and release artefacts.
 
 mod cli;
 mod config;
+mod deploy;
 mod docs;
 mod empty_root;
 mod graph;
 mod interop;
 mod layout;
 mod process;
+mod serve;
 mod stdio;
 mod test_server;
 mod util;
@@ -26,5 +29,6 @@ mod mcp_selection;
 mod oauth;
 mod oauth_interop;
 mod support;
+mod tools;
 
 use support::fake_mcp;

@@ -36,6 +36,12 @@ pub(crate) struct LowArgs {
     pub(crate) stdio: bool,
     /// `--quiet`/`-q`: nothing on stdout, only the exit code.
     pub(crate) quiet: bool,
+    /// `--listen`.
+    pub(crate) listen: Option<Recorded<std::net::SocketAddr>>,
+    /// `--token-env`: the name of the variable, not its value.
+    pub(crate) token_env: Option<Recorded<String>>,
+    /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
+    pub(crate) interval_ms: Option<Recorded<u64>>,
 }
 
 /// `--format`: how the results are written. The command line's own choice, mapped to the
@@ -51,15 +57,18 @@ pub(crate) enum OutputFormat {
     Yaml,
     /// One short line per top-level target, for probes and logs.
     Line,
+    /// The run as OpenMetrics text, for node_exporter's textfile collector.
+    OpenMetrics,
 }
 
 impl OutputFormat {
     /// Every format, in the order help and messages list them.
-    pub(crate) const ALL: [OutputFormat; 4] = [
+    pub(crate) const ALL: [OutputFormat; 5] = [
         OutputFormat::Terminal,
         OutputFormat::Json,
         OutputFormat::Yaml,
         OutputFormat::Line,
+        OutputFormat::OpenMetrics,
     ];
 
     /// The spelling on the command line.
@@ -69,6 +78,7 @@ impl OutputFormat {
             OutputFormat::Json => "json",
             OutputFormat::Yaml => "yaml",
             OutputFormat::Line => "line",
+            OutputFormat::OpenMetrics => "openmetrics",
         }
     }
 

@@ -11,6 +11,7 @@ mod args;
 mod defs;
 pub(crate) mod help;
 mod parse;
+pub mod reference;
 
 use std::path::PathBuf;
 
@@ -31,6 +32,8 @@ pub(crate) enum Command {
     Validate(ConfigSource),
     /// `ping`, `check` or `doctor`.
     Run(RunArgs),
+    /// `serve <config.yaml>`: the AgentHealth Protocol and metrics over HTTP.
+    Serve(ServeArgs),
     /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
     Login {
         /// The configuration file.
@@ -73,6 +76,19 @@ impl ConfigSource {
             ConfigSource::Path(PathBuf::from(arg))
         }
     }
+}
+
+/// Arguments of `serve`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ServeArgs {
+    /// The configuration file.
+    pub(crate) config: PathBuf,
+    /// `--listen` (default 127.0.0.1:8080).
+    pub(crate) listen: std::net::SocketAddr,
+    /// `--token-env`: the variable holding the token of the detailed paths.
+    pub(crate) token_env: Option<String>,
+    /// `--interval-ms`: the pause after each run, when not the default.
+    pub(crate) interval_ms: Option<u64>,
 }
 
 /// Where the targets come from.

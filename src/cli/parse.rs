@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use super::args::{LowArgs, Recorded};
 use super::defs::{self, FLAGS, Flag, Takes, VERBS};
-use super::{Command, ConfigSource, RunArgs, Source, UsageError};
+use super::{Command, ConfigSource, RunArgs, ServeArgs, Source, UsageError};
 use crate::config::adhoc::{self, AdhocOptions};
 use crate::config::rules;
 use crate::vocab::TargetType;
@@ -155,6 +155,15 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             run(false, adhoc_source("ping", kind, endpoint, options)?)
         }
         ("ping", _) => Err(usage("ping <type> <endpoint>")),
+        ("serve", [file]) => Ok(Command::Serve(ServeArgs {
+            config: PathBuf::from(file),
+            listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
+            token_env: raise("token-env", low.token_env.clone())?,
+            interval_ms: raise("interval-ms", low.interval_ms.clone())?,
+        })),
+        ("serve", _) => Err(usage(
+            "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME]",
+        )),
         ("login", [file, target]) => Ok(Command::Login {
             config: PathBuf::from(file),
             target: target.clone(),
@@ -488,6 +497,47 @@ mod tests {
         assert_eq!(
             p(&["validate", "./-"]),
             Ok(Command::Validate(ConfigSource::Path(PathBuf::from("./-"))))
+        );
+    }
+
+    #[test]
+    fn serve_form() {
+        let Ok(Command::Serve(s)) = p(&["serve", "c.yaml"]) else {
+            panic!("expected serve")
+        };
+        assert_eq!(s.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!((s.token_env, s.interval_ms), (None, None));
+        let Ok(Command::Serve(s)) = p(&[
+            "--listen",
+            ":9000",
+            "serve",
+            "c.yaml",
+            "--token-env",
+            "T",
+            "--interval-ms=5",
+        ]) else {
+            panic!("expected serve")
+        };
+        assert_eq!(s.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(
+            (s.token_env.as_deref(), s.interval_ms),
+            (Some("T"), Some(5))
+        );
+        for bad in [
+            &["serve"][..],
+            &["serve", "a.yaml", "b.yaml"],
+            &["serve", "c.yaml", "--format", "json"],
+            &["serve", "c.yaml", "--listen", "example.com:80"],
+            &["serve", "c.yaml", "--token-env", ""],
+            &["serve", "c.yaml", "--timeout", "5"],
+            &["check", "c.yaml", "--listen", ":1"],
+            &["check", "c.yaml", "--interval-ms", "1"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            p(&["serve", "--help"]),
+            Ok(Command::Help(Some("serve".into())))
         );
     }
 

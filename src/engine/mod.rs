@@ -269,7 +269,9 @@ fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
                         Observation::healthy()
                     }
                 };
-                match ticket.finish() {
+                let finished = ticket.finish();
+                attempt.release();
+                match finished {
                     Finished::InTime(back) => {
                         node = back;
                         node.pending.record(Some(run), Ended::Returned(obs));

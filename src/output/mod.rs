@@ -1,5 +1,5 @@
 //! Rendering a [`Document`]: terminal, JSON, YAML or one line per target, after the single
-//! redaction pass.
+//! redaction pass; and a run's [`metrics`].
 //!
 //! The document is validated before anything is rendered (contract §4): a document that
 //! breaks the v1 rules is a tool failure (exit 6) with nothing on stdout, never a partial or
@@ -7,6 +7,7 @@
 
 pub mod doctor;
 pub mod line;
+pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod terminal;
