@@ -4,7 +4,7 @@ MUSL := x86_64-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
 PREFIX ?= /usr/local
 
-.PHONY: build test interop-setup static install demo demo-graph bench fmt clippy
+.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -28,6 +28,15 @@ static:
 	CC_x86_64_unknown_linux_musl=gcc $(CARGO) build --release --target $(MUSL)
 	@ls -l $(STATIC_BIN) | awk '{printf "%s: %d bytes (%.2f MiB)\n", $$9, $$5, $$5/1048576}'
 	@file $(STATIC_BIN) 2>/dev/null | grep -o 'static[a-z-]* linked' || true
+
+## dist: dist/agenthealth-<version>-x86_64-unknown-linux-musl.tar.gz (static binary, README.md,
+## LICENSE, man page, bash/zsh/fish completions) and dist/SHA256SUMS, built reproducibly
+dist:
+	.ci/dist
+
+## dist-check: make dist in two fresh clones of HEAD at different paths; the archives must match
+dist-check:
+	.ci/dist-check
 
 ## install: the release binary into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default)
 install: build

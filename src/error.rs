@@ -17,6 +17,8 @@ pub enum Error {
     Write,
     /// `login` did not save credentials.
     Login(LoginError),
+    /// `serve` could not start, or failed.
+    Serve(crate::serve::ServeError),
 }
 
 /// Why `login` did not save credentials.
@@ -59,6 +61,7 @@ impl fmt::Display for Error {
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Write => f.write_str("cannot write health results"),
             Error::Login(e) => write!(f, "{e}"),
+            Error::Serve(e) => write!(f, "{e}"),
         }
     }
 }
@@ -70,6 +73,8 @@ impl Error {
     pub fn line(&self, redact: &dyn Fn(&str) -> String) -> String {
         let message = match self {
             Error::Config(e) => format!("invalid configuration: {}", e.render(redact)),
+            // Our own words only: nothing to redact, nothing a short secret may garble.
+            Error::Write => self.to_string(),
             other => redact(&other.to_string()),
         };
         clean(&format!("agenthealth: {message}"))

@@ -2,15 +2,17 @@
 //!
 //! The data flows one way: `cli` (flags → a command) → `config` (load, validate) → `plan`
 //! (environment and credentials resolved once) → `engine` (graph, scheduling, deadlines,
-//! aggregation; no protocol) → `adapter` (http; mcp with its transports) over `net` and
-//! `process` → `result` (typed reasons, evidence, the v1 document) → `output` (terminal,
-//! json, yaml, doctor, one redaction pass). [`vocab`] is the bottom layer every module
+//! aggregation; no protocol) → `adapter` (http; mcp with its transports and OAuth) over `net`
+//! and `process` → `result` (typed reasons, evidence, the v1 document) → `output` (terminal,
+//! json, yaml, line, openmetrics, doctor, one redaction pass); `serve` runs the engine and
+//! output in a loop behind its HTTP server. [`vocab`] is the bottom layer every module
 //! shares. Imports point the same way; `docs/contributing.md` has the table. This file is
 //! the only place that wires the layers together and picks the exit code; `main.rs` only
 //! calls [`run`].
 //!
 //! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]).
+//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); and
+//! [`reference`], the man page and completions generated from the flag table.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -28,15 +30,31 @@ mod output;
 mod plan;
 pub mod process;
 pub mod result;
+mod serve;
 mod signals;
 pub mod vocab;
+
+/// The man page and shell completions, generated from the flag table (`make dist` writes
+/// them with `cargo run --example reference`).
+pub use cli::reference;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{Command, OutputFormat, RunArgs, Source};
+use cli::{Command, ConfigSource, OutputFormat, RunArgs, ServeArgs, Source, TerminalEnv};
 use error::Error;
 use output::{Format, Redactor, Style};
+
+/// What `version` and `--version` print: the version, then the commit the binary was built
+/// from (`unknown` when the build had neither git nor `AGENTHEALTH_COMMIT`; see `build.rs`).
+/// Scripts that read the second word get the version, as from the Go reference.
+pub const VERSION_LINE: &str = concat!(
+    "agenthealth ",
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("AGENTHEALTH_COMMIT"),
+    ")\n"
+);
 
 /// Runs the command line and returns the process exit code.
 pub fn run<I>(args: I) -> i32
@@ -66,14 +84,13 @@ where
     let command = cli::parse(args).map_err(|e| (Error::from(e), None))?;
     match command {
         Command::Help(verb) => write_stdout(&cli::help::usage(verb.as_deref())).map(|_| 0),
-        Command::Version => {
-            write_stdout(concat!("agenthealth ", env!("CARGO_PKG_VERSION"), "\n")).map(|_| 0)
-        }
-        Command::Validate(path) => {
-            config::load_file(&path).map_err(|e| (Error::from(e), None))?;
+        Command::Version => write_stdout(VERSION_LINE).map(|_| 0),
+        Command::Validate(source) => {
+            load(&source)?;
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
+        Command::Serve(args) => serve(args),
         Command::Login { config, target } => {
             let cancel = engine::Cancel::new();
             signals::install(&cancel);
@@ -83,9 +100,19 @@ where
     }
 }
 
+/// The configuration of a file, or of standard input for `-`.
+fn load(source: &ConfigSource) -> Result<config::Config, Failure> {
+    match source {
+        ConfigSource::Path(path) => config::load_file(path),
+        ConfigSource::Stdin => config::load_stdin(),
+    }
+    .map_err(|e| (Error::from(e), None))
+}
+
 fn run_checks(args: RunArgs) -> Result<i32, Failure> {
+    let terminal = TerminalEnv::from_env();
     let config = match &args.source {
-        Source::File(path) => config::load_file(path).map_err(|e| (Error::from(e), None))?,
+        Source::File(source) => load(source)?,
         Source::Adhoc {
             name,
             kind,
@@ -96,33 +123,83 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
-    let progress = output::progress::Progress::stderr();
+    // The progress line moves the cursor: never on a dumb terminal, never when quiet.
+    let progress = output::progress::Progress::stderr(!args.quiet && !terminal.is_dumb());
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
+    let run = output::metrics::LastRun::of(&doc);
     progress.finish();
     // After the run: the secrets include every token learned during it.
     let secrets = plan.secrets();
     let redactor = Redactor::new(secrets.iter().map(vocab::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
-    let format = output_format(args.format);
-    let style = Style {
-        color: args.color.enabled(
-            std::io::stdout().is_terminal(),
-            std::env::var_os("NO_COLOR").as_deref(),
-        ),
-        unicode: format == Format::Terminal && locale_is_utf8(),
-    };
-    let text = output::render(&doc, format, style, args.doctor)
-        .map_err(|_| (Error::Write, Some(redactor.clone())))?;
-    write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+    let text = match output_format(args.format) {
+        Some(format) => {
+            let style = Style {
+                color: args
+                    .color
+                    .enabled(std::io::stdout().is_terminal(), &terminal),
+                unicode: format == Format::Terminal && locale_is_utf8(),
+            };
+            output::render(&doc, format, style, args.doctor)
+        }
+        None => output::validate(&doc).map(|()| {
+            let runs = output::metrics::Runs {
+                total: 1,
+                last: Some(run),
+            };
+            output::metrics::render(Some(&doc), &runs, output::metrics::Dialect::OpenMetrics)
+        }),
+    }
+    .map_err(|_| (Error::Write, Some(redactor.clone())))?;
+    // `--quiet`: the document was built and validated all the same; only the exit code says.
+    if !args.quiet {
+        write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+    }
     Ok(exit::for_status(doc.worst()))
 }
 
-/// The renderer for the command line's `--format` (the CLI knows no renderer).
-fn output_format(format: OutputFormat) -> Format {
+/// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
+fn serve(args: ServeArgs) -> Result<i32, Failure> {
+    let config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
+    let fail = |e| (Error::Serve(e), None);
+    let token = match &args.token_env {
+        Some(name) => {
+            // Not UTF-8 is not a token either: lossy text fails the charset check.
+            let value = std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
+            Some(serve::token(name, value).map_err(fail)?)
+        }
+        None => None,
+    };
+    let options = serve::Options {
+        listen: args.listen,
+        token,
+        interval: args
+            .interval_ms
+            .map_or(serve::INTERVAL, std::time::Duration::from_millis),
+    };
+    let cancel = engine::Cancel::new();
+    signals::install(&cancel);
+    // One line for the operator's log: where to probe (never a token).
+    let announce = |addr: std::net::SocketAddr| {
+        let paths = serve::ahp::PATHS.join(" ");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "agenthealth: serving AHP v1 on http://{addr} ({paths})"
+        );
+    };
+    serve::run(config, options, &cancel, &announce).map_err(fail)?;
+    Ok(0)
+}
+
+/// The document renderer for the command line's `--format` (the CLI knows no renderer);
+/// `None` for `openmetrics`, which renders the run rather than the document.
+fn output_format(format: OutputFormat) -> Option<Format> {
     match format {
-        OutputFormat::Terminal => Format::Terminal,
-        OutputFormat::Json => Format::Json,
-        OutputFormat::Yaml => Format::Yaml,
+        OutputFormat::Terminal => Some(Format::Terminal),
+        OutputFormat::Json => Some(Format::Json),
+        OutputFormat::Yaml => Some(Format::Yaml),
+        OutputFormat::Line => Some(Format::Line),
+        OutputFormat::OpenMetrics => None,
     }
 }
 

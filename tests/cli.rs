@@ -27,9 +27,19 @@ fn version() {
     ] {
         let o = run(args);
         assert_eq!(o.code, 0);
+        assert_eq!(o.stdout, agenthealth::VERSION_LINE);
+        // The version is the second word, as the Go reference prints it; the commit follows.
+        let words: Vec<&str> = o.stdout.split_whitespace().collect();
         assert_eq!(
-            o.stdout,
-            format!("agenthealth {}\n", env!("CARGO_PKG_VERSION"))
+            words[..3],
+            ["agenthealth", env!("CARGO_PKG_VERSION"), "(commit"]
+        );
+        let commit = words[3].trim_end_matches(')');
+        assert!(
+            commit == "unknown"
+                || (commit.len() >= 7 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+            "{}",
+            o.stdout
         );
     }
 }
@@ -114,7 +124,7 @@ fn yaml_is_the_same_document() {
     assert!(o.stdout.contains("dependencies: []"), "{}", o.stdout);
     let json = run(&["ping", "custom", "x", "--format", "json"]);
     let back: serde_json::Value = yaml_serde::from_str(&o.stdout).expect("yaml parses");
-    assert_eq!(back, json.json());
+    assert_eq!(crate::util::untimed(back), json.json_untimed());
 }
 
 /// `--` ends options: what follows is positional even when it looks like an option.

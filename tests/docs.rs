@@ -16,9 +16,11 @@
 //!   before it. A command without it is not checked for its exit code.
 //! * A line that is exactly `...` matches any number of output lines (none included).
 //! * Masks, applied to the expected and the actual text alike: a number right before `ms` or
-//!   ` ms` (`1.23 ms`, `tcp 0.09ms`) and the value of a timing key (`latency_ms`, `dns_ms`,
-//!   `tcp_ms`, `tls_ms`, `http_ms`, after `": `, `: ` or `=`) become `#`; `127.0.0.1:` and
-//!   digits becomes `127.0.0.1:PORT`.
+//!   ` ms` (`1.23 ms`, `tcp 0.09ms`), a decimal number right before ` s` (`1.24 s`) and the
+//!   value of a timing key (`latency_ms`, `duration_ms`, `dns_ms`, `tcp_ms`, `tls_ms`,
+//!   `http_ms`, after `": `, `: ` or `=`) become `#`, and a duration in `ms` or `s` is one
+//!   mask (a run that takes 0.98 s in the document may take 1.02 s when it runs); `127.0.0.1:`
+//!   and digits becomes `127.0.0.1:PORT`.
 //!
 //! Where a command runs:
 //!
@@ -75,6 +77,15 @@ const ROUTES: &[(&str, &str)] = &[
     // Healthy, but only for `Authorization: Bearer demo-token` (401 otherwise, HEAD too);
     // the server's toy authorization server issues that token (docs/oauth.md).
     ("/private", "auth"),
+    // What real servers answer on day one (docs/mcp.md): a gateway's 404 −32601 to
+    // server/discover, an older Python SDK's 200 −32602, a 200 `{}`, a 2024-11-05-only
+    // server, a 307 to the path with a trailing slash, a 403 without a challenge.
+    ("/gateway", "gateway"),
+    ("/stateless", "stateless-legacy"),
+    ("/anything", "discover-empty"),
+    ("/old", "legacy-2024-11-05"),
+    ("/moved", "redirect-slash"),
+    ("/forbidden", "forbidden-host"),
 ];
 
 /// The documents, each with its own test below; `every_document_has_a_test` keeps this list
@@ -770,10 +781,18 @@ fn words(line: &str) -> Result<Vec<(String, bool)>, String> {
 // Comparing
 
 /// Keys whose values are measured durations.
-const TIMING_KEYS: &[&str] = &["latency_ms", "dns_ms", "tcp_ms", "tls_ms", "http_ms"];
+const TIMING_KEYS: &[&str] = &[
+    "latency_ms",
+    "duration_ms",
+    "dns_ms",
+    "tcp_ms",
+    "tls_ms",
+    "http_ms",
+];
 
-/// `text` with durations and ports masked (see the module doc).
-fn mask(text: &str) -> String {
+/// `text` with durations and ports masked (see the module doc). The golden outputs of
+/// `tests/layout.rs` compare through it too.
+pub(crate) fn mask(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -820,11 +839,23 @@ fn mask(text: &str) -> String {
             let n = number_len(&text[i..]);
             let after = &text[i + n..];
             let unit = after.strip_prefix(' ').unwrap_or(after);
+            let unit_ends =
+                |tail: &str| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
             if let Some(tail) = unit.strip_prefix("ms")
-                && !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                && unit_ends(tail)
             {
                 out.push('#');
-                i += n;
+                i += n + (after.len() - unit.len()) + 2;
+                out.push_str(" ms");
+                continue;
+            }
+            // Seconds only with a decimal point and a space: `1.24 s`, never `300 s`.
+            if text[i..i + n].contains('.')
+                && let Some(tail) = after.strip_prefix(" s")
+                && unit_ends(tail)
+            {
+                out.push_str("# ms");
+                i += n + 2;
                 continue;
             }
             out.push_str(&text[i..i + n]);
@@ -904,8 +935,14 @@ fn masks_durations_ports_and_timing_keys() {
         mask(
             "ping (http): HEALTHY  0.45 ms\n  reachability HEALTHY http_status=200 · tcp 0.09ms http 12ms"
         ),
-        "ping (http): HEALTHY  # ms\n  reachability HEALTHY http_status=200 · tcp #ms http #ms"
+        "ping (http): HEALTHY  # ms\n  reachability HEALTHY http_status=200 · tcp # ms http # ms"
     );
+    // Milliseconds and seconds are one mask; whole seconds are not durations of ours.
+    assert_eq!(
+        mask("latency 0.40 ms · run 5.01 s\n12 targets · 980.00 ms\nolder than 300 s, 1.5 steps"),
+        "latency # ms · run # ms\n12 targets · # ms\nolder than 300 s, 1.5 steps"
+    );
+    assert_eq!(mask("\"duration_ms\": 12.5,"), "\"duration_ms\": #,");
     assert_eq!(
         mask(
             "\"latency_ms\": 1.234,\n  tcp_ms: 0.065\nlatency_ms=3 deadline_ms=300 x_latency_ms: 4"

@@ -219,7 +219,7 @@ fn an_unknown_pin_is_misconfigured_before_any_traffic() {
 }
 
 /// An OAuth target whose server publishes no OAuth metadata: discovery fails as such, and no
-/// MCP request is ever sent without the token the operator configured.
+/// MCP request but the challenge probe is ever sent without the token the operator configured.
 #[test]
 fn oauth_without_metadata_is_misconfigured_and_nothing_is_sent_unauthenticated() {
     let s = FakeServer::start(FakeConfig::default());
@@ -240,10 +240,16 @@ fn oauth_without_metadata_is_misconfigured_and_nothing_is_sent_unauthenticated()
     let protocol = &o.json()["checks"]["protocol"];
     assert_eq!(protocol["code"], "mcp_oauth");
     assert_eq!(protocol["evidence"]["oauth"], "resource_metadata");
-    assert!(
-        s.log().iter().all(|seen| seen.method != "POST"),
-        "no unauthenticated MCP request"
-    );
+    // The one unauthenticated POST is the challenge probe, a credential-free `ping` (its
+    // answer names no challenge here); no protocol request goes out without a token.
+    let posts: Vec<_> = s
+        .log()
+        .into_iter()
+        .filter(|seen| seen.method == "POST")
+        .collect();
+    assert_eq!(posts.len(), 1, "only the challenge probe");
+    assert_eq!(posts[0].rpc_method.as_deref(), Some("ping"));
+    assert!(!posts[0].authorization);
     assert!(!o.stdout.contains("oauth-canary-secret"));
 }
 

@@ -7,6 +7,9 @@ use crate::fake_mcp::{Action, DiscoverReply, Era, FakeConfig, FakeServer, Fault,
 use crate::util::{Outcome, TempDir, run, run_env};
 
 const TIMEOUT_MS: u64 = 400;
+/// For rows about volume limits (10 MiB, 101 pages, 10,001 entries): the limit, not the
+/// deadline, must end them, and on a loaded machine a debug build needs seconds to get there.
+const VOLUME_TIMEOUT_MS: u64 = 15_000;
 
 struct Row {
     name: &'static str,
@@ -80,7 +83,7 @@ fn rows() -> Vec<Row> {
             name: "10 MiB body",
             cfg: with(Fault::on("tools/list", Action::HugeBody(10 << 20))),
             exit: 5,
-            timeout_ms: 3000,
+            timeout_ms: VOLUME_TIMEOUT_MS,
             check: ("capability", "UNKNOWN", Some("mcp_limit")),
         },
         Row {
@@ -146,14 +149,14 @@ fn rows() -> Vec<Row> {
             name: "101 pages",
             cfg: with(Fault::on("tools/list", Action::Pages(101))),
             exit: 5,
-            timeout_ms: 3000,
+            timeout_ms: VOLUME_TIMEOUT_MS,
             check: ("capability", "UNKNOWN", Some("mcp_limit")),
         },
         Row {
             name: "10,001 entries",
             cfg: with(Fault::on("tools/list", Action::Entries(10_001))),
             exit: 5,
-            timeout_ms: 3000,
+            timeout_ms: VOLUME_TIMEOUT_MS,
             check: ("capability", "UNKNOWN", Some("mcp_limit")),
         },
         Row {
@@ -474,7 +477,7 @@ fn doctor_explains_mcp_failures() {
     has(
         &o,
         "  - authentication, protocol: mcp.protocol_version pins 2025-11-25, so there is no fallback between \
-         eras; the server answered 2025-06-18; pin 2025-06-18 or remove the pin",
+         eras; the server speaks 2025-06-18: pin 2025-06-18 or remove the pin",
     );
     let mut legacy = FakeConfig::default();
     legacy.legacy.discover = Some(DiscoverReply::BadRequestEmpty);
@@ -501,7 +504,8 @@ fn doctor_explains_mcp_failures() {
     has(
         &o,
         "  - authentication, protocol: discover got HTTP 400 -32000; fell back to initialize; the server \
-         answered a revision agenthealth does not support",
+         speaks 2099-01-01, newer than agenthealth supports (2025-03-26, 2025-06-18, 2025-11-25 and \
+         2026-07-28)",
     );
     // Limits and malformed answers name the method and what broke.
     let s = FakeServer::start(with(Fault::on("tools/list", Action::RepeatCursor)));

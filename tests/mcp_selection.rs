@@ -181,15 +181,16 @@ fn a_stateless_legacy_server_needs_no_session() {
     }
 }
 
-/// −32022, −32020, −32021, and −32601 carried by a 404 with a JSON-RPC body: a modern server
-/// said no. Classified, never downgraded, and remembered: one discovery per run.
+/// −32022, −32020, −32021: a modern server said no. Classified, never downgraded, and
+/// remembered: one discovery per run.
 #[test]
 fn recognised_modern_errors_stay_modern() {
     for (status, code, want) in [
         (400, -32022, "mcp_version"),
         (400, -32020, "mcp_rpc"),
         (400, -32021, "mcp_rpc"),
-        (404, -32601, "mcp_rpc"),
+        (200, -32022, "mcp_version"),
+        (404, -32020, "mcp_rpc"),
     ] {
         let s = FakeServer::start(dual().with_fault(Fault::on(
             DISCOVER,
@@ -213,7 +214,10 @@ fn recognised_modern_errors_stay_modern() {
 }
 
 /// Any other HTTP rejection is a legacy server: `initialize` offering 2025-11-25, and the
-/// evidence says what discovery met.
+/// evidence says what discovery met. Among them the two classes of issue 12, healthy for the
+/// official clients: a gateway that maps its handshake-only child's −32601 to a 404, and a
+/// stateless server of an older Python SDK line answering any unknown method with −32602 in
+/// a 200.
 #[test]
 fn legacy_rejections_fall_back_to_initialize() {
     let raw = |status, ct: &'static str, body: &str| Action::Raw {
@@ -263,6 +267,25 @@ fn legacy_rejections_fall_back_to_initialize() {
         ),
         ("−32601 inside a 200", error(200, -32601), 200, Some(-32601)),
         ("−32601 inside a 400", error(400, -32601), 400, Some(-32601)),
+        (
+            "gateway: −32601 inside a 404",
+            error(404, -32601),
+            404,
+            Some(-32601),
+        ),
+        (
+            "stateless: −32602 inside a 200",
+            error(200, -32602),
+            200,
+            Some(-32602),
+        ),
+        ("−32600 inside a 200", error(200, -32600), 200, Some(-32600)),
+        (
+            "pre-release −32000 inside a 200",
+            error(200, -32000),
+            200,
+            Some(-32000),
+        ),
         ("pre-release −32019", error(400, -32019), 400, Some(-32019)),
     ];
     for (name, action, status, code) in rows {
@@ -297,6 +320,8 @@ fn legacy_servers_of_every_revision_negotiate_theirs() {
         DiscoverReply::BadRequestEmpty,
         DiscoverReply::NotFound,
         DiscoverReply::MethodNotAllowed,
+        DiscoverReply::GatewayNotFound,
+        DiscoverReply::StatelessInvalidParams,
     ];
     for (i, reply) in replies.into_iter().enumerate() {
         let version = ["2025-03-26", "2025-06-18", "2025-11-25"][i % 3];
@@ -337,26 +362,10 @@ fn other_discovery_failures_never_downgrade() {
             "mcp_rpc",
         ),
         (
-            "−32600 inside a 200",
-            Action::Error {
-                status: 200,
-                code: -32600,
-                message: "bad",
-                data: None,
-            },
+            "200 {}: not a discover result",
+            Action::Result(serde_json::json!({})),
             2,
-            "mcp_rpc",
-        ),
-        (
-            "pre-release −32000 inside a 200",
-            Action::Error {
-                status: 200,
-                code: -32000,
-                message: "bad",
-                data: None,
-            },
-            2,
-            "mcp_rpc",
+            "mcp_protocol",
         ),
         ("malformed JSON", Action::MalformedJson, 2, "mcp_protocol"),
         ("wrong id", Action::WrongId, 2, "mcp_protocol"),
@@ -378,6 +387,15 @@ fn other_discovery_failures_never_downgrade() {
         assert_eq!(p["evidence"]["era"], "modern", "{name}");
         assert_eq!(p["evidence"]["failed_method"], DISCOVER, "{name}");
     }
+    // The fake's legacy server answering any method with `{}`: no error to fall back on.
+    let mut cfg = dual();
+    cfg.legacy.discover = Some(DiscoverReply::EmptyResult);
+    cfg.era = Era::Legacy("2025-11-25");
+    let s = FakeServer::start(cfg);
+    let o = ping(&s);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert_eq!(sequence(&s), posts(&[DISCOVER]));
+    assert_eq!(protocol(&o)["code"], "mcp_protocol");
     // A discovery answer that does not list 2026-07-28 is a version mismatch, not a legacy
     // server.
     let mut cfg = dual();
@@ -495,7 +513,7 @@ fn a_legacy_pin_offers_exactly_the_pin() {
 }
 
 /// Unpinned, a legacy server answering an unsupported revision is a version failure after the
-/// fallback; its session is deleted.
+/// fallback, and the evidence names the revision when it is one by the grammar (issue 12).
 #[test]
 fn an_unsupported_answered_revision_is_a_version_failure() {
     let s = FakeServer::start(FakeConfig::default().with_fault(Fault::on(
@@ -512,10 +530,28 @@ fn an_unsupported_answered_revision_is_a_version_failure() {
     let p = protocol(&o);
     assert_eq!(p["code"], "mcp_version");
     assert_eq!(p["evidence"]["fallback"], true);
+    assert_eq!(
+        p["evidence"]["server_version"], "2099-01-01",
+        "a revision by the grammar is named"
+    );
+    // Anything else the server calls its revision is never shown.
+    let s = FakeServer::start(FakeConfig::default().with_fault(Fault::on(
+        "initialize",
+        Action::Result(serde_json::json!({
+            "protocolVersion": "latest \u{1b}[31m",
+            "capabilities": {},
+            "serverInfo": {"name": "x", "version": "1"}
+        })),
+    )));
+    let o = ping(&s);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let p = protocol(&o);
+    assert_eq!(p["code"], "mcp_version");
     assert!(
         p["evidence"]["server_version"].is_null(),
         "never server text"
     );
+    assert!(!o.stdout.contains("latest"), "{}", o.stdout);
 }
 
 /// Stateless streams are parsed to the response and never resumed with GET.

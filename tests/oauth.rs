@@ -16,6 +16,8 @@ use crate::util::{Outcome, TempDir, bin, run_env};
 const TOKEN: &str = "acquired-sensitive-value";
 const REFRESH: &str = "rotated-sensitive-value";
 const SECRET: &str = "client-secret-value";
+/// A token the authorization server issues that the MCP server does not accept.
+const FOREIGN: &str = "foreign-sensitive-value";
 
 /// A protected modern MCP server and its authorization server.
 struct Protected {
@@ -27,6 +29,8 @@ struct Protected {
 #[derive(Clone)]
 enum TokenAnswer {
     Ok,
+    /// A token the MCP server then refuses (wrong audience, revoked, …).
+    Foreign,
     Error(u16, &'static str),
 }
 
@@ -118,6 +122,9 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
                 "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600,
                 "refresh_token": REFRESH, "scope": "read"
             })),
+            TokenAnswer::Foreign => json_reply(json!({
+                "access_token": FOREIGN, "token_type": "Bearer", "expires_in": 3600
+            })),
             TokenAnswer::Error(status, code) => Reply::status(*status)
                 .header("Content-Type", "application/json")
                 .body(json!({"error": code, "error_description": "server words"}).to_string()),
@@ -136,7 +143,7 @@ fn check(args: &[&str]) -> Outcome {
 
 /// Nothing secret in any output.
 fn assert_clean(o: &Outcome) {
-    for secret in [TOKEN, REFRESH, SECRET] {
+    for secret in [TOKEN, REFRESH, SECRET, FOREIGN] {
         assert!(
             !o.stdout.contains(secret) && !o.stderr.contains(secret),
             "{secret} leaked:\n{}\n{}",
@@ -189,6 +196,29 @@ fn client_credentials_is_healthy_with_one_token_and_nothing_secret_shows() {
     let o = check(&["doctor", &config]);
     assert_eq!(o.code, 0);
     assert_clean(&o);
+}
+
+/// A token the MCP server refuses is an OAuth problem, and doctor says so: not
+/// `auth.bearer_env`, not a Host allow-list.
+#[test]
+fn a_refused_oauth_token_is_named_as_one() {
+    let as_ = Protected::start(TokenAnswer::Foreign);
+    let dir = TempDir::new("oauth-refused");
+    let config = as_.config(&dir, "t", client_credentials(), "");
+    let o = check(&["check", &config, "--format", "json"]);
+    assert_eq!(o.code, 4, "{}\n{}", o.stdout, o.stderr);
+    assert_clean(&o);
+    let auth = &o.json()["checks"]["authentication"];
+    assert_eq!(auth["code"], "mcp_auth", "{auth}");
+    assert_eq!(auth["evidence"]["credential_kind"], "oauth", "{auth}");
+    let o = check(&["doctor", &config]);
+    assert_clean(&o);
+    assert!(
+        o.stdout.contains("refused the OAuth access token"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("bearer_env"), "{}", o.stdout);
 }
 
 #[test]

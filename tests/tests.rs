@@ -2,14 +2,21 @@
 //! 127.0.0.1 written here, and checks stdout, stderr, exit codes and deadlines; `process`
 //! drives the stdio child-process layer against hostile children; `stdio` runs the binary
 //! against stdio MCP servers (hostile, fake and real); `docs` runs every console example of
-//! README.md and docs/ as shown; `test_server` checks the HTTP test server the others use.
+//! README.md and docs/ as shown; `layout` holds the golden terminal, doctor and line outputs;
+//! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
+//! server the others use; `serve` runs the AHP server against scripted targets and hostile
+//! clients; `deploy` checks the manifests, image files and release artefacts.
 
 mod cli;
 mod config;
+mod deploy;
 mod docs;
+mod empty_root;
 mod graph;
 mod interop;
+mod layout;
 mod process;
+mod serve;
 mod stdio;
 mod test_server;
 mod util;
@@ -20,6 +27,8 @@ mod mcp_functional;
 mod mcp_modes;
 mod mcp_selection;
 mod oauth;
+mod oauth_interop;
 mod support;
+mod tools;
 
 use support::fake_mcp;

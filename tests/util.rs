@@ -14,11 +14,27 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
+/// `doc` without its top-level `duration_ms` (asserted to be a number first).
+pub fn untimed(mut doc: serde_json::Value) -> serde_json::Value {
+    let ms = doc.as_object_mut().and_then(|m| m.remove("duration_ms"));
+    assert!(
+        ms.as_ref().is_some_and(serde_json::Value::is_number),
+        "duration_ms: {ms:?}"
+    );
+    doc
+}
+
 impl Outcome {
     /// Parses stdout as JSON.
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// The JSON document without the run's `duration_ms`, which differs from run to run (it
+    /// must be there: a number of milliseconds).
+    pub fn json_untimed(&self) -> serde_json::Value {
+        untimed(self.json())
     }
 
     /// Asserts a tool failure: exit 6, nothing on stdout, one line on stderr.
@@ -65,6 +81,41 @@ pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
 /// Runs the binary with `args`.
 pub fn run(args: &[&str]) -> Outcome {
     run_env(args, &[])
+}
+
+/// Runs the binary with `args`, `input` on its stdin (then closed) and environment overrides
+/// (the rest cleared as in [`run_env`]).
+pub fn run_stdin(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Outcome {
+    let mut cmd = Command::new(bin());
+    cmd.args(args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for key in ["PATH", "HOME"] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn().expect("run agenthealth");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    // Written from a thread: a large input must not block on a child that does not read.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for agenthealth");
+    let _ = writer.join();
+    Outcome {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        elapsed: start.elapsed(),
+    }
 }
 
 /// A temporary directory removed on drop.

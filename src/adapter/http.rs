@@ -139,7 +139,7 @@ impl TargetRun for HttpRun {
                 };
                 match verdict {
                     Ok(()) => obs,
-                    Err(failed) => merge(obs, failed),
+                    Err(failed) => merge(obs, head_facts(failed, plan, p.status, &p.headers)),
                 }
             }
             Dimension::Functional => functional(client, plan, attempt),
@@ -203,10 +203,12 @@ fn exchange(
     client.send(attempt, &req)
 }
 
-/// A failure's observation, with the method that failed.
-fn failed(f: &net::Failure, method: Method) -> Observation {
+/// A failure's observation, with the method that failed and the configured host and port it
+/// was sent to.
+fn failed(f: &net::Failure, plan: &Plan, method: Method) -> Observation {
     f.observation()
         .with(Key::Method, Fact::Word(method.as_str()))
+        .with(Key::Address, Fact::Config(plan.endpoint.address()))
 }
 
 /// An observation of a received response: HEALTHY, its stages and status.
@@ -227,7 +229,7 @@ fn reachability(
 ) -> Observation {
     *passive = None;
     match exchange(client, plan, plan.passive_method, attempt) {
-        Err(f) => failed(&f, plan.passive_method),
+        Err(f) => failed(&f, plan, plan.passive_method),
         Ok(resp) => {
             let mut obs = responded(&resp, plan.passive_method);
             obs.latency = resp.timings().latency;
@@ -258,7 +260,7 @@ fn passive_response(
             .with(Key::ResponseReused, Fact::Bool(true)));
     }
     match exchange(client, plan, plan.passive_method, attempt) {
-        Err(f) => Err(failed(&f, plan.passive_method)),
+        Err(f) => Err(failed(&f, plan, plan.passive_method)),
         Ok(resp) => {
             *passive = Some(Passive {
                 status: resp.status(),
@@ -314,6 +316,18 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
     Ok(())
 }
 
+/// A refusal with what the response head said beyond its status: where a redirect points
+/// (against the configured endpoint), whether a 401/403 challenged for credentials.
+fn head_facts(
+    mut failed: Observation,
+    plan: &Plan,
+    status: u16,
+    headers: &HeaderMap,
+) -> Observation {
+    net::HeadFacts::of(&plan.endpoint, status, headers).write(&mut failed.evidence);
+    failed
+}
+
 /// `base` (stages, status evidence) with the verdict of `failed` on top.
 fn merge(mut base: Observation, failed: Observation) -> Observation {
     base.status = failed.status;
@@ -324,12 +338,15 @@ fn merge(mut base: Observation, failed: Observation) -> Observation {
 
 fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observation {
     let resp = match exchange(client, plan, Method::Get, attempt) {
-        Err(f) => return failed(&f, Method::Get),
+        Err(f) => return failed(&f, plan, Method::Get),
         Ok(resp) => resp,
     };
     let obs = responded(&resp, Method::Get);
     if let Err(verdict) = judge(resp.status(), resp.headers(), &plan.options) {
-        return merge(obs, verdict);
+        return merge(
+            obs,
+            head_facts(verdict, plan, resp.status(), resp.headers()),
+        );
     }
     let Some(needle) = plan
         .options

@@ -34,6 +34,14 @@ pub(crate) struct LowArgs {
     pub(crate) bearer_env: Option<Recorded<String>>,
     /// `--stdio`.
     pub(crate) stdio: bool,
+    /// `--quiet`/`-q`: nothing on stdout, only the exit code.
+    pub(crate) quiet: bool,
+    /// `--listen`.
+    pub(crate) listen: Option<Recorded<std::net::SocketAddr>>,
+    /// `--token-env`: the name of the variable, not its value.
+    pub(crate) token_env: Option<Recorded<String>>,
+    /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
+    pub(crate) interval_ms: Option<Recorded<u64>>,
 }
 
 /// `--format`: how the results are written. The command line's own choice, mapped to the
@@ -47,14 +55,20 @@ pub(crate) enum OutputFormat {
     Json,
     /// The same document as YAML.
     Yaml,
+    /// One short line per top-level target, for probes and logs.
+    Line,
+    /// The run as OpenMetrics text, for node_exporter's textfile collector.
+    OpenMetrics,
 }
 
 impl OutputFormat {
     /// Every format, in the order help and messages list them.
-    pub(crate) const ALL: [OutputFormat; 3] = [
+    pub(crate) const ALL: [OutputFormat; 5] = [
         OutputFormat::Terminal,
         OutputFormat::Json,
         OutputFormat::Yaml,
+        OutputFormat::Line,
+        OutputFormat::OpenMetrics,
     ];
 
     /// The spelling on the command line.
@@ -63,6 +77,8 @@ impl OutputFormat {
             OutputFormat::Terminal => "terminal",
             OutputFormat::Json => "json",
             OutputFormat::Yaml => "yaml",
+            OutputFormat::Line => "line",
+            OutputFormat::OpenMetrics => "openmetrics",
         }
     }
 
@@ -104,42 +120,77 @@ impl ColorChoice {
     }
 
     /// Whether to colour: `always` and `never` say so; `auto` colours only when stdout is a
-    /// terminal and `NO_COLOR` is unset or empty (<https://no-color.org>). The caller passes
-    /// both facts in, so the choice stays free of I/O.
-    pub(crate) fn enabled(
-        self,
-        stdout_is_terminal: bool,
-        no_color: Option<&std::ffi::OsStr>,
-    ) -> bool {
+    /// terminal, `NO_COLOR` is unset or empty (<https://no-color.org>) and `TERM` is not
+    /// `dumb` (a terminal that shows escape codes as text). The caller passes the facts in,
+    /// so the choice stays free of I/O.
+    pub(crate) fn enabled(self, stdout_is_terminal: bool, env: &TerminalEnv) -> bool {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => stdout_is_terminal && no_color.is_none_or(|v| v.is_empty()),
+            ColorChoice::Auto => stdout_is_terminal && env.wants_color(),
         }
+    }
+}
+
+/// The environment variables that say whether a terminal wants escape codes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TerminalEnv {
+    /// `NO_COLOR`.
+    pub(crate) no_color: Option<std::ffi::OsString>,
+    /// `TERM`.
+    pub(crate) term: Option<std::ffi::OsString>,
+}
+
+impl TerminalEnv {
+    /// From the process environment.
+    pub(crate) fn from_env() -> TerminalEnv {
+        TerminalEnv {
+            no_color: std::env::var_os("NO_COLOR"),
+            term: std::env::var_os("TERM"),
+        }
+    }
+
+    /// Whether colour is welcome: `NO_COLOR` unset or empty, and the terminal not dumb.
+    pub(crate) fn wants_color(&self) -> bool {
+        self.no_color.as_deref().is_none_or(|v| v.is_empty()) && !self.is_dumb()
+    }
+
+    /// `TERM=dumb`: a terminal that shows escape codes as text (no colour, no cursor moves).
+    pub(crate) fn is_dumb(&self) -> bool {
+        self.term.as_deref() == Some(std::ffi::OsStr::new("dumb"))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsStr;
+
+    fn env(no_color: Option<&str>, term: Option<&str>) -> TerminalEnv {
+        TerminalEnv {
+            no_color: no_color.map(Into::into),
+            term: term.map(Into::into),
+        }
+    }
 
     #[test]
-    fn color_auto_needs_a_terminal_and_no_no_color() {
-        let set = Some(OsStr::new("1"));
-        let empty = Some(OsStr::new(""));
-        assert!(ColorChoice::Auto.enabled(true, None));
+    fn color_auto_needs_a_terminal_no_no_color_and_no_dumb_term() {
+        let none = env(None, Some("xterm-256color"));
+        assert!(ColorChoice::Auto.enabled(true, &none));
         assert!(
-            ColorChoice::Auto.enabled(true, empty),
+            ColorChoice::Auto.enabled(true, &env(Some(""), None)),
             "an empty NO_COLOR is unset"
         );
-        assert!(!ColorChoice::Auto.enabled(true, set));
-        assert!(!ColorChoice::Auto.enabled(false, None));
-        assert!(
-            ColorChoice::Always.enabled(false, set),
-            "the flag wins over NO_COLOR"
-        );
-        assert!(!ColorChoice::Never.enabled(true, None));
+        assert!(!ColorChoice::Auto.enabled(true, &env(Some("1"), None)));
+        assert!(!ColorChoice::Auto.enabled(true, &env(None, Some("dumb"))));
+        assert!(ColorChoice::Auto.enabled(true, &env(None, Some("dumber"))));
+        assert!(!ColorChoice::Auto.enabled(false, &none));
+        for flag_wins in [env(Some("1"), None), env(None, Some("dumb"))] {
+            assert!(
+                ColorChoice::Always.enabled(false, &flag_wins),
+                "the flag wins over NO_COLOR and TERM"
+            );
+        }
+        assert!(!ColorChoice::Never.enabled(true, &none));
     }
 
     #[test]
@@ -151,6 +202,7 @@ mod tests {
             assert_eq!(ColorChoice::parse(c.as_str()), Some(c));
         }
         assert_eq!(OutputFormat::parse("JSON"), None);
+        assert_eq!(OutputFormat::parse("line"), Some(OutputFormat::Line));
         assert_eq!(ColorChoice::parse("Auto"), None);
     }
 }

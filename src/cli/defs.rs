@@ -53,10 +53,18 @@ pub(crate) const FLAGS: &[Flag] = &[
     Flag {
         long: "format",
         short: None,
-        takes: Takes::Value("terminal|json|yaml", update_format),
+        takes: Takes::Value("terminal|json|yaml|line|openmetrics", update_format),
         verbs: &["ping", "check", "doctor", "version"],
         adhoc: false,
-        doc: "output format (default terminal)",
+        doc: "output format (default terminal; line: one line per target)",
+    },
+    Flag {
+        long: "quiet",
+        short: Some('q'),
+        takes: Takes::Nothing(|low| low.quiet = true),
+        verbs: &["ping", "check", "doctor"],
+        adhoc: false,
+        doc: "print nothing; only the exit code tells the result",
     },
     Flag {
         long: "color",
@@ -64,7 +72,7 @@ pub(crate) const FLAGS: &[Flag] = &[
         takes: Takes::Value("auto|always|never", update_color),
         verbs: &["ping", "check", "doctor"],
         adhoc: false,
-        doc: "colour terminal output (auto: on a terminal, unless NO_COLOR is set)",
+        doc: "colour terminal output (auto: a terminal, no NO_COLOR, not TERM=dumb)",
     },
     Flag {
         long: "timeout",
@@ -91,6 +99,22 @@ pub(crate) const FLAGS: &[Flag] = &[
         doc: "mcp server to start, no shell: ping mcp --stdio -- CMD [ARG...]",
     },
     Flag {
+        long: "listen",
+        short: None,
+        takes: Takes::Value("HOST:PORT", update_listen),
+        verbs: &["serve"],
+        adhoc: false,
+        doc: "address to serve on (default 127.0.0.1:8080; :PORT: every interface)",
+    },
+    Flag {
+        long: "token-env",
+        short: None,
+        takes: Takes::Value("NAME", update_token_env),
+        verbs: &["serve"],
+        adhoc: false,
+        doc: "bearer token of the detailed paths and /metrics, from $NAME",
+    },
+    Flag {
         long: "help",
         short: Some('h'),
         takes: Takes::Nothing(|low| low.help = true),
@@ -109,6 +133,22 @@ pub(crate) const FLAGS: &[Flag] = &[
     },
 ];
 
+/// Flags that work but are not documented: help, the man page and the completions leave
+/// them out. For tests only.
+pub(crate) const HIDDEN: &[Flag] = &[Flag {
+    long: "interval-ms",
+    short: None,
+    takes: Takes::Value("MS", update_interval_ms),
+    verbs: &["serve"],
+    adhoc: false,
+    doc: "pause after each of serve's runs, 1-30000 ms (default 30000)",
+}];
+
+/// `serve`'s address when `--listen` is not given.
+pub(crate) const DEFAULT_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4(
+    std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 8080),
+);
+
 /// Verbs with their synopsis and summary.
 pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     (
@@ -118,18 +158,23 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     ),
     (
         "check",
-        "check <config.yaml>",
-        "run every target of a configuration file",
+        "check <config.yaml|->",
+        "run every target of a configuration file (- reads it from stdin)",
     ),
     (
         "doctor",
-        "doctor <config.yaml> | doctor <type> <endpoint>",
+        "doctor <config.yaml|-> | doctor <type> <endpoint>",
         "like check/ping, with advice for what did not pass",
     ),
     (
         "validate",
-        "validate <config.yaml>",
+        "validate <config.yaml|->",
         "load and validate a configuration without any network traffic",
+    ),
+    (
+        "serve",
+        "serve <config.yaml>",
+        "run the checks every 30 s and serve AHP v1 and /metrics over HTTP",
     ),
     (
         "login",
@@ -140,9 +185,9 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     ("help", "help [verb]", "print usage"),
 ];
 
-/// The flag named `--long`.
+/// The flag named `--long`, hidden ones included.
 pub(crate) fn by_long(long: &str) -> Option<&'static Flag> {
-    FLAGS.iter().find(|f| f.long == long)
+    FLAGS.iter().chain(HIDDEN).find(|f| f.long == long)
 }
 
 /// The flag named `-short`.
@@ -192,6 +237,48 @@ fn update_bearer_env(low: &mut LowArgs, value: &str) {
     });
 }
 
+fn update_listen(low: &mut LowArgs, value: &str) {
+    low.listen = Some(parse_listen(value).ok_or_else(|| {
+        "must be IP:PORT, [IPv6]:PORT, localhost:PORT or :PORT (every interface)".into()
+    }));
+}
+
+/// `HOST:PORT` where HOST is an IP address, a bracketed IPv6 address, `localhost`, or empty
+/// for every IPv4 interface (Go's `:8080`). No other name: `serve` resolves nothing, so the
+/// address it binds is the one written.
+fn parse_listen(value: &str) -> Option<std::net::SocketAddr> {
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    if let Ok(addr) = value.parse::<SocketAddr>() {
+        return Some(addr);
+    }
+    let (host, port) = value.rsplit_once(':')?;
+    let port = port.parse::<u16>().ok()?;
+    let ip = match host {
+        "" => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        _ => return None,
+    };
+    Some(SocketAddr::new(ip, port))
+}
+
+fn update_token_env(low: &mut LowArgs, value: &str) {
+    low.token_env = Some(if rules::is_env_name(value) {
+        Ok(value.to_string())
+    } else {
+        Err("must name an environment variable (non-blank, no `=`)".into())
+    });
+}
+
+fn update_interval_ms(low: &mut LowArgs, value: &str) {
+    low.interval_ms = Some(
+        value
+            .parse::<u64>()
+            .ok()
+            .filter(|ms| (1..=30_000).contains(ms))
+            .ok_or_else(|| "must be a whole number of milliseconds from 1 to 30000".into()),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,7 +303,13 @@ mod tests {
         );
         assert_eq!(
             update("format", "xml").format,
-            Some(Err("must be one of terminal, json, yaml".into()))
+            Some(Err(
+                "must be one of terminal, json, yaml, line, openmetrics".into()
+            ))
+        );
+        assert_eq!(
+            update("format", "line").format,
+            Some(Ok(OutputFormat::Line))
         );
         let names = OutputFormat::ALL.map(OutputFormat::as_str).join("|");
         assert_eq!(by_long("format").and_then(Flag::value_name), Some(&*names));
@@ -266,8 +359,57 @@ mod tests {
     }
 
     #[test]
+    fn listen() {
+        let addr = |v: &str| update("listen", v).listen.and_then(Result::ok);
+        assert_eq!(addr("127.0.0.1:8080"), Some(DEFAULT_LISTEN));
+        assert_eq!(addr("localhost:8080"), Some(DEFAULT_LISTEN));
+        assert_eq!(
+            addr(":9090").map(|a| a.to_string()),
+            Some("0.0.0.0:9090".into())
+        );
+        assert_eq!(addr("[::]:0").map(|a| a.to_string()), Some("[::]:0".into()));
+        assert_eq!(addr("0.0.0.0:1").map(|a| a.port()), Some(1));
+        for bad in [
+            "",
+            "8080",
+            "example.com:80",
+            "127.0.0.1",
+            "127.0.0.1:x",
+            ":65536",
+            "::1:80",
+        ] {
+            assert!(
+                matches!(update("listen", bad).listen, Some(Err(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn token_env_and_interval() {
+        assert_eq!(
+            update("token-env", "AHP_TOKEN").token_env,
+            Some(Ok("AHP_TOKEN".into()))
+        );
+        assert!(matches!(update("token-env", "A=B").token_env, Some(Err(_))));
+        assert_eq!(update("interval-ms", "5").interval_ms, Some(Ok(5)));
+        for bad in ["0", "30001", "x", "-1"] {
+            assert!(
+                matches!(update("interval-ms", bad).interval_ms, Some(Err(_))),
+                "{bad:?}"
+            );
+        }
+        assert!(
+            FLAGS.iter().all(|f| f.long != "interval-ms"),
+            "hidden from help, man page and completions"
+        );
+    }
+
+    #[test]
     fn switches() {
         assert!(update("stdio", "").stdio);
+        assert!(update("quiet", "").quiet);
+        assert_eq!(by_short('q').map(|f| f.long), Some("quiet"));
         assert!(update("help", "").help);
         assert_eq!(update("version", "").positional, ["version"]);
         assert_eq!(by_short('h').map(|f| f.long), Some("help"));
@@ -275,12 +417,16 @@ mod tests {
 
     #[test]
     fn the_table_is_consistent() {
-        let mut names: Vec<&str> = FLAGS.iter().map(|f| f.long).collect();
+        let mut names: Vec<&str> = FLAGS.iter().chain(HIDDEN).map(|f| f.long).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), FLAGS.len(), "duplicate long names");
+        assert_eq!(
+            names.len(),
+            FLAGS.len() + HIDDEN.len(),
+            "duplicate long names"
+        );
         let verbs: Vec<&str> = VERBS.iter().map(|(v, _, _)| *v).collect();
-        for f in FLAGS {
+        for f in FLAGS.iter().chain(HIDDEN) {
             for v in f.verbs {
                 assert!(verbs.contains(v), "--{} names unknown verb {v}", f.long);
             }

@@ -11,13 +11,14 @@ mod args;
 mod defs;
 pub(crate) mod help;
 mod parse;
+pub mod reference;
 
 use std::path::PathBuf;
 
 use crate::config::adhoc::AdhocOptions;
 use crate::vocab::TargetType;
 
-pub(crate) use args::{ColorChoice, OutputFormat};
+pub(crate) use args::{ColorChoice, OutputFormat, TerminalEnv};
 pub(crate) use parse::parse;
 
 /// What the user asked for, as typed (no files read, no environment consulted).
@@ -28,9 +29,11 @@ pub(crate) enum Command {
     /// `version`.
     Version,
     /// `validate <config.yaml>`: load only.
-    Validate(PathBuf),
+    Validate(ConfigSource),
     /// `ping`, `check` or `doctor`.
     Run(RunArgs),
+    /// `serve <config.yaml>`: the AgentHealth Protocol and metrics over HTTP.
+    Serve(ServeArgs),
     /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
     Login {
         /// The configuration file.
@@ -51,13 +54,48 @@ pub(crate) struct RunArgs {
     pub(crate) format: OutputFormat,
     /// Colour choice.
     pub(crate) color: ColorChoice,
+    /// `--quiet`: write nothing, only the exit code.
+    pub(crate) quiet: bool,
+}
+
+/// Where a configuration is read from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum ConfigSource {
+    /// A file.
+    Path(PathBuf),
+    /// Standard input (`-`).
+    Stdin,
+}
+
+impl ConfigSource {
+    /// `-` is standard input; anything else a path.
+    pub(crate) fn from_arg(arg: &str) -> ConfigSource {
+        if arg == "-" {
+            ConfigSource::Stdin
+        } else {
+            ConfigSource::Path(PathBuf::from(arg))
+        }
+    }
+}
+
+/// Arguments of `serve`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ServeArgs {
+    /// The configuration file.
+    pub(crate) config: PathBuf,
+    /// `--listen` (default 127.0.0.1:8080).
+    pub(crate) listen: std::net::SocketAddr,
+    /// `--token-env`: the variable holding the token of the detailed paths.
+    pub(crate) token_env: Option<String>,
+    /// `--interval-ms`: the pause after each run, when not the default.
+    pub(crate) interval_ms: Option<u64>,
 }
 
 /// Where the targets come from.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Source {
-    /// A configuration file.
-    File(PathBuf),
+    /// A configuration file (or standard input).
+    File(ConfigSource),
     /// One ad-hoc target (`ping <type> <endpoint>`, or `ping mcp --stdio -- <command>
     /// [args…]`); named after the verb.
     Adhoc {

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use super::args::{LowArgs, Recorded};
 use super::defs::{self, FLAGS, Flag, Takes, VERBS};
-use super::{Command, RunArgs, Source, UsageError};
+use super::{Command, ConfigSource, RunArgs, ServeArgs, Source, UsageError};
 use crate::config::adhoc::{self, AdhocOptions};
 use crate::config::rules;
 use crate::vocab::TargetType;
@@ -105,14 +105,22 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             flag.long
         )));
     }
-    let format = raise("format", low.format.clone())?.unwrap_or_default();
+    let format = raise("format", low.format.clone())?;
+    if low.quiet && format.is_some() {
+        return Err(UsageError(
+            "--quiet prints nothing, so it takes no --format; use one or the other".into(),
+        ));
+    }
+    let format = format.unwrap_or_default();
     let color = raise("color", low.color.clone())?.unwrap_or_default();
+    let quiet = low.quiet;
     let run = |doctor: bool, source: Source| {
         Ok(Command::Run(RunArgs {
             doctor,
             source,
             format,
             color,
+            quiet,
         }))
     };
     if low.stdio {
@@ -132,21 +140,30 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
         }
         ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
         ("help", _) => Err(usage("help [verb]")),
-        ("validate", [file]) => Ok(Command::Validate(PathBuf::from(file))),
-        ("validate", _) => Err(usage("validate <config.yaml>")),
+        ("validate", [file]) => Ok(Command::Validate(ConfigSource::from_arg(file))),
+        ("validate", _) => Err(usage("validate <config.yaml|->")),
         ("check", [file]) => run(false, file_source(given, "check", file)?),
-        ("check", _) => Err(usage("check <config.yaml>")),
+        ("check", _) => Err(usage("check <config.yaml|->")),
         ("doctor", [file]) => run(true, file_source(given, "doctor <config.yaml>", file)?),
         ("doctor", [kind, endpoint]) => {
             let options = adhoc_options(low)?;
             run(true, adhoc_source("doctor", kind, endpoint, options)?)
         }
-        ("doctor", _) => Err(usage("doctor <config.yaml> | doctor <type> <endpoint>")),
+        ("doctor", _) => Err(usage("doctor <config.yaml|-> | doctor <type> <endpoint>")),
         ("ping", [kind, endpoint]) => {
             let options = adhoc_options(low)?;
             run(false, adhoc_source("ping", kind, endpoint, options)?)
         }
         ("ping", _) => Err(usage("ping <type> <endpoint>")),
+        ("serve", [file]) => Ok(Command::Serve(ServeArgs {
+            config: PathBuf::from(file),
+            listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
+            token_env: raise("token-env", low.token_env.clone())?,
+            interval_ms: raise("interval-ms", low.interval_ms.clone())?,
+        })),
+        ("serve", _) => Err(usage(
+            "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME]",
+        )),
         ("login", [file, target]) => Ok(Command::Login {
             config: PathBuf::from(file),
             target: target.clone(),
@@ -180,7 +197,7 @@ fn file_source(given: &[&Flag], form: &str, file: &str) -> Result<Source, UsageE
             "--{} applies to ad-hoc targets only, not `{form}`; set it in the configuration file",
             f.long
         ))),
-        None => Ok(Source::File(PathBuf::from(file))),
+        None => Ok(Source::File(ConfigSource::from_arg(file))),
     }
 }
 
@@ -345,9 +362,10 @@ mod tests {
             p(&["check", "--format", "json", "--", "--help"]),
             Ok(Command::Run(RunArgs {
                 doctor: false,
-                source: Source::File(PathBuf::from("--help")),
+                source: Source::File(ConfigSource::Path(PathBuf::from("--help"))),
                 format: OutputFormat::Json,
                 color: ColorChoice::Auto,
+                quiet: false,
             }))
         );
         assert!(p(&["check", "--", "a.yaml", "--format", "json"]).is_err());
@@ -453,6 +471,88 @@ mod tests {
             panic!("expected an error")
         };
         assert!(e.0.contains("after `--`"), "{e}");
+    }
+
+    #[test]
+    fn a_dash_reads_the_configuration_from_stdin() {
+        assert_eq!(
+            p(&["validate", "-"]),
+            Ok(Command::Validate(ConfigSource::Stdin))
+        );
+        assert!(matches!(
+            p(&["check", "-"]),
+            Ok(Command::Run(RunArgs {
+                source: Source::File(ConfigSource::Stdin),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            p(&["doctor", "-"]),
+            Ok(Command::Run(RunArgs {
+                doctor: true,
+                source: Source::File(ConfigSource::Stdin),
+                ..
+            }))
+        ));
+        assert_eq!(
+            p(&["validate", "./-"]),
+            Ok(Command::Validate(ConfigSource::Path(PathBuf::from("./-"))))
+        );
+    }
+
+    #[test]
+    fn serve_form() {
+        let Ok(Command::Serve(s)) = p(&["serve", "c.yaml"]) else {
+            panic!("expected serve")
+        };
+        assert_eq!(s.listen.to_string(), "127.0.0.1:8080");
+        assert_eq!((s.token_env, s.interval_ms), (None, None));
+        let Ok(Command::Serve(s)) = p(&[
+            "--listen",
+            ":9000",
+            "serve",
+            "c.yaml",
+            "--token-env",
+            "T",
+            "--interval-ms=5",
+        ]) else {
+            panic!("expected serve")
+        };
+        assert_eq!(s.listen.to_string(), "0.0.0.0:9000");
+        assert_eq!(
+            (s.token_env.as_deref(), s.interval_ms),
+            (Some("T"), Some(5))
+        );
+        for bad in [
+            &["serve"][..],
+            &["serve", "a.yaml", "b.yaml"],
+            &["serve", "c.yaml", "--format", "json"],
+            &["serve", "c.yaml", "--listen", "example.com:80"],
+            &["serve", "c.yaml", "--token-env", ""],
+            &["serve", "c.yaml", "--timeout", "5"],
+            &["check", "c.yaml", "--listen", ":1"],
+            &["check", "c.yaml", "--interval-ms", "1"],
+        ] {
+            assert!(p(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            p(&["serve", "--help"]),
+            Ok(Command::Help(Some("serve".into())))
+        );
+    }
+
+    #[test]
+    fn quiet_takes_no_format() {
+        let Ok(Command::Run(run)) = p(&["check", "c.yaml", "-q"]) else {
+            panic!("expected a run")
+        };
+        assert!(run.quiet);
+        assert!(p(&["ping", "http", "http://x", "--quiet", "--format", "json"]).is_err());
+        assert!(p(&["validate", "c.yaml", "--quiet"]).is_err());
+        let Ok(Command::Run(run)) = p(&["check", "c.yaml", "--format", "line"]) else {
+            panic!("expected a run")
+        };
+        assert_eq!(run.format, OutputFormat::Line);
     }
 
     #[test]

@@ -91,20 +91,28 @@ impl LoadError {
 ///
 /// Only regular files are read: a FIFO, device or directory is refused without blocking
 /// (the file is opened non-blocking and checked before any read). Files over
-/// `MAX_FILE_BYTES` and files that are not UTF-8 are refused.
+/// `MAX_FILE_BYTES` and files that are not UTF-8 are refused. A file that cannot be opened
+/// is named, with the operating system's reason (the path came from the command line, not
+/// from the file).
 pub fn load_file(path: &Path) -> Result<Config, LoadError> {
+    let cannot_open = |e: std::io::Error| {
+        LoadError::document(&format!(
+            "cannot open configuration file `{}`: {}",
+            path.display(),
+            os_reason(&e)
+        ))
+    };
     let mut file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)
-        .map_err(|_| LoadError::document("cannot open configuration file"))?;
-    let meta = file
-        .metadata()
-        .map_err(|_| LoadError::document("cannot open configuration file"))?;
+        .map_err(cannot_open)?;
+    let meta = file.metadata().map_err(cannot_open)?;
     if !meta.is_file() {
-        return Err(LoadError::document(
-            "configuration path is not a regular file",
-        ));
+        return Err(LoadError::document(&format!(
+            "configuration path `{}` is not a regular file",
+            path.display()
+        )));
     }
     let too_large = || {
         LoadError::document(&format!(
@@ -115,22 +123,51 @@ pub fn load_file(path: &Path) -> Result<Config, LoadError> {
     if meta.len() > MAX_FILE_BYTES {
         return Err(too_large());
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // Read one byte past the cap in case the file grew after the size check.
-    (&mut file)
+    load_reader(&mut file)
+}
+
+/// Loads a configuration from standard input (`check -`, `validate -`), with the rules of a
+/// file: at most `MAX_FILE_BYTES`, UTF-8.
+pub fn load_stdin() -> Result<Config, LoadError> {
+    load_reader(&mut std::io::stdin().lock())
+}
+
+/// Reads at most `MAX_FILE_BYTES` (one byte more, to tell a longer input), then loads it.
+fn load_reader(input: &mut dyn Read) -> Result<Config, LoadError> {
+    let mut bytes = Vec::new();
+    input
         .take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|_| LoadError::document("cannot read configuration file"))?;
+        .map_err(|e| {
+            LoadError::document(&format!(
+                "cannot read configuration file: {}",
+                os_reason(&e)
+            ))
+        })?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
+        return Err(LoadError::document(&format!(
+            "configuration file is larger than {} MiB",
+            MAX_FILE_BYTES >> 20
+        )));
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| LoadError::document("configuration file is not valid UTF-8"))?;
     load_str(&text)
 }
 
-/// Loads a configuration from YAML text.
+/// The operating system's description of an I/O error, without Rust's `(os error N)`.
+fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// Loads a configuration from YAML text. A leading UTF-8 byte-order mark (some Windows
+/// editors write one) is not part of the document.
 pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root = yaml::parse(text).map_err(|e| LoadError {
         path: String::new(),
         line: e.line,

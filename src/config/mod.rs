@@ -23,7 +23,7 @@ use crate::vocab::{Bound, Dimension, Relationship, TargetType};
 
 #[cfg(test)]
 pub(crate) use load::load_str;
-pub use load::{LoadError, load_file};
+pub use load::{LoadError, load_file, load_stdin};
 
 /// Default per-attempt deadline.
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 5_000;

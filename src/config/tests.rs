@@ -2263,10 +2263,27 @@ fn load_file_reads_regular_files() {
     let p = dir.join("c.yaml");
     std::fs::write(&p, one("http", "")).unwrap();
     assert_eq!(load_file(&p).unwrap().nodes.len(), 1);
-    let e = load_file(&dir.join("missing.yaml")).unwrap_err();
-    assert_eq!(e.to_string(), "cannot open configuration file");
+    // A file that cannot be opened is named, with the operating system's reason.
+    let missing = dir.join("missing.yaml");
+    let e = load_file(&missing).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cannot open configuration file `{}`: No such file or directory",
+            missing.display()
+        )
+    );
     let e = load_file(&dir).unwrap_err();
-    assert_eq!(e.to_string(), "configuration path is not a regular file");
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "configuration path `{}` is not a regular file",
+            dir.display()
+        )
+    );
+    // A UTF-8 byte-order mark is not part of the document.
+    std::fs::write(&p, format!("\u{feff}{}", one("http", ""))).unwrap();
+    assert_eq!(load_file(&p).unwrap().nodes.len(), 1);
     std::fs::write(&p, [b'a', b':', b' ', 0xff, b'\n']).unwrap();
     assert_eq!(
         load_file(&p).unwrap_err().to_string(),
@@ -2288,7 +2305,10 @@ fn load_file_refuses_a_fifo_without_blocking() {
     nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let started = Instant::now();
     let e = load_file(&p).unwrap_err();
-    assert_eq!(e.to_string(), "configuration path is not a regular file");
+    assert_eq!(
+        e.to_string(),
+        format!("configuration path `{}` is not a regular file", p.display())
+    );
     assert!(started.elapsed() < Duration::from_secs(1));
     std::fs::remove_dir_all(&dir).unwrap();
 }

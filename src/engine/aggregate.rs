@@ -93,6 +93,7 @@ fn project_node(
             id: target.id.clone(),
             name: target.name.clone(),
             kind: target.kind,
+            adhoc: target.origin == crate::config::Origin::CommandLine,
         },
         status,
         latency_ms: outcome.latency_ms,

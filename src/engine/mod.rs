@@ -151,6 +151,7 @@ fn run_capped(
         .collect();
     Document {
         results: aggregate::project(config, &outcomes),
+        duration_ms: Some(start.elapsed().as_secs_f64() * 1000.0),
     }
 }
 
@@ -269,7 +270,9 @@ fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
                         Observation::healthy()
                     }
                 };
-                match ticket.finish() {
+                let finished = ticket.finish();
+                attempt.release();
+                match finished {
                     Finished::InTime(back) => {
                         node = back;
                         node.pending.record(Some(run), Ended::Returned(obs));

@@ -17,7 +17,7 @@ use crate::engine::CLOSE_BUDGET;
 use crate::engine::aggregate::NodeOutcome;
 use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
-use crate::plan::TargetPlan;
+use crate::plan::{Credential, TargetPlan};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note, Observation, Reason};
 use crate::vocab::{Bound, Deadline, Dimension, Status};
@@ -337,14 +337,18 @@ impl NodeRun {
         self.own.contains(&dim)
     }
 
-    /// Shows a check. A credential rejection names the variable the credential came from
-    /// (`credential_env`), whatever the adapter: `doctor` says which token was refused.
+    /// Shows a check. A credential rejection names the credential sent, whatever the
+    /// adapter: the variable a bearer token came from (`credential_env`), or that it was an
+    /// OAuth access token (`credential_kind`), so `doctor` says which token was refused.
     fn show(&mut self, dim: Dimension, mut obs: Observation) {
-        if obs.reason.is_some_and(Reason::rejects_credentials)
-            && let Some(name) = self.plan.credential.variable()
-        {
-            obs.evidence
-                .set(Key::CredentialEnv, Fact::Config(name.to_string()));
+        if obs.reason.is_some_and(Reason::rejects_credentials) {
+            match &self.plan.credential {
+                Credential::Bearer { variable, .. } => obs
+                    .evidence
+                    .set(Key::CredentialEnv, Fact::Config(variable.clone())),
+                Credential::OAuth(_) => obs.evidence.set(Key::CredentialKind, Fact::Word("oauth")),
+                Credential::None => {}
+            }
         }
         self.out.checks.insert(dim, to_check(dim, obs));
     }
@@ -470,7 +474,7 @@ pub fn to_check(dim: Dimension, obs: Observation) -> Check {
     let message = match obs.reason.and_then(Reason::message) {
         Some(message) => Some(message),
         None if obs.status == Status::Healthy => None,
-        None => Some(format!("{} in {}", obs.status, dim)),
+        None => Some(Check::generic_message(obs.status, dim)),
     };
     Check {
         code: obs.code(),

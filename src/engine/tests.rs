@@ -503,6 +503,7 @@ fn a_credential_rejection_names_the_variable() {
     let auth = &doc.results[0].checks[&Dimension::Authentication];
     assert_eq!(auth.status, Status::Misconfigured);
     assert!(auth.evidence.get(Key::CredentialEnv).is_none());
+    assert!(auth.evidence.get(Key::CredentialKind).is_none());
 }
 
 #[test]

@@ -8,6 +8,8 @@
 
 use ureq::http::Uri;
 
+use crate::result::reason::Redirect;
+
 /// A validated `http`/`https` URL, ready to be requested.
 #[derive(Clone, Debug)]
 pub struct Endpoint {
@@ -86,6 +88,71 @@ impl Endpoint {
         &self.host
     }
 
+    /// `host:port` as configured (the scheme's default port when none is given; IPv6 in
+    /// brackets): the `address` evidence of a failed exchange.
+    pub fn address(&self) -> String {
+        let port = self
+            .uri
+            .port_u16()
+            .unwrap_or(if self.https { 443 } else { 80 });
+        if self.host.contains(':') {
+            format!("[{}]:{port}", self.host)
+        } else {
+            format!("{}:{port}", self.host)
+        }
+    }
+
+    /// Where a redirect's `Location` points, compared with this endpoint: to the same URL
+    /// with a trailing slash added to the path or removed from it, to the same URL over
+    /// `https`, or elsewhere. Only absolute URLs and absolute paths are compared; the
+    /// location itself is not kept.
+    pub fn redirect_to(&self, location: &str) -> Redirect {
+        let location = location.split('#').next().unwrap_or_default().trim();
+        let ours_path = self.uri.path();
+        let ours_query = self.uri.query();
+        let (https, path_and_query) = if location.starts_with('/') && !location.starts_with("//") {
+            (self.https, location.to_string())
+        } else {
+            let Ok(uri) = location.parse::<Uri>() else {
+                return Redirect::Elsewhere;
+            };
+            let https = match uri.scheme_str() {
+                Some(s) if s.eq_ignore_ascii_case("https") => true,
+                Some(s) if s.eq_ignore_ascii_case("http") => false,
+                _ => return Redirect::Elsewhere,
+            };
+            let default = |https: bool| if https { 443 } else { 80 };
+            let same_host = uri
+                .host()
+                .is_some_and(|h| h.trim_matches(['[', ']']).eq_ignore_ascii_case(&self.host));
+            let ours_port = self.uri.port_u16().unwrap_or(default(self.https));
+            let their_port = uri.port_u16().unwrap_or(default(https));
+            // An upgrade to https moves from the default http port to the default https one.
+            let same_port = their_port == ours_port
+                || (https && !self.https && their_port == 443 && ours_port == 80);
+            if !same_host || !same_port {
+                return Redirect::Elsewhere;
+            }
+            let pq = uri.path_and_query().map_or("/", |pq| pq.as_str());
+            (https, pq.to_string())
+        };
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (path_and_query.as_str(), None),
+        };
+        if query != ours_query {
+            return Redirect::Elsewhere;
+        }
+        match (https == self.https, path) {
+            (false, p) if https && p == ours_path => Redirect::Https,
+            (true, p) if p.strip_suffix('/') == Some(ours_path) => Redirect::TrailingSlash,
+            (true, p) if ours_path.len() > 1 && ours_path.strip_suffix('/') == Some(p) => {
+                Redirect::NoTrailingSlash
+            }
+            _ => Redirect::Elsewhere,
+        }
+    }
+
     /// Whether the host is an IP literal (then there is no dns stage).
     #[cfg(test)]
     pub fn is_ip_literal(&self) -> bool {
@@ -146,6 +213,15 @@ mod tests {
         ] {
             assert_eq!(Endpoint::parse(text).err(), Some(want), "{text}");
         }
+    }
+
+    #[test]
+    fn addresses_name_host_and_port() {
+        let address = |t: &str| Endpoint::parse(t).expect("ok").address();
+        assert_eq!(address("http://127.0.0.1:8080/mcp"), "127.0.0.1:8080");
+        assert_eq!(address("https://example.com/mcp"), "example.com:443");
+        assert_eq!(address("http://example.com"), "example.com:80");
+        assert_eq!(address("http://[::1]:9/"), "[::1]:9");
     }
 
     #[test]

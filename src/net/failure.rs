@@ -118,6 +118,12 @@ pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
     {
         return classify_tls(tls);
     }
+    if err
+        .get_ref()
+        .is_some_and(|e| e.is::<super::resolve::NoResolver>())
+    {
+        return FailureKind::DnsNoResolver;
+    }
     classify_io_kind(err.kind())
 }
 

@@ -54,6 +54,7 @@
 
 pub mod endpoint;
 pub mod failure;
+pub mod head;
 pub mod preflight;
 pub mod proxy;
 pub mod resolve;
@@ -83,6 +84,7 @@ use self::tls::TlsStage;
 
 pub use self::endpoint::Endpoint;
 pub use self::failure::{Failure, FailureKind, classify, classify_io};
+pub use self::head::HeadFacts;
 pub use self::preflight::preflight;
 pub use self::stages::Timings;
 pub use ureq::http::HeaderMap;

@@ -6,6 +6,12 @@
 //! answer `localhost` and `*.localhost` with loopback ourselves, which is what curl and the
 //! browsers do too.
 //!
+//! Without a resolver configuration (`/etc/resolv.conf`: an empty container root), musl and
+//! glibc send every query to a nameserver on 127.0.0.1 that nothing runs and wait out their
+//! whole timeout, so the check would end as "communication failed" at its deadline. A name
+//! that is neither in `/etc/hosts` nor resolvable for lack of that file therefore fails at
+//! once as the DNS failure it is (`dns_no_resolver`), before any query.
+//!
 //! ureq asks the resolver before every request, even one that will reuse a pooled
 //! connection. A keep-alive client (an MCP session) therefore remembers its lookups for the
 //! run, so one session costs one DNS query (the first exchange has the dns stage, later ones
@@ -28,11 +34,33 @@ use super::stages::Recorder;
 /// A remembered lookup: host, port, addresses.
 type Remembered = (String, u16, ResolvedSocketAddrs);
 
+/// The system resolver's configuration and its hosts file.
+const RESOLV_CONF: &str = "/etc/resolv.conf";
+const HOSTS: &str = "/etc/hosts";
+/// The most of a hosts file read.
+const MAX_HOSTS_BYTES: u64 = 1 << 20;
+
+/// The lookup was not attempted: no resolver configuration, and the name is not a host of
+/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
+/// classification recognises it.
+#[derive(Debug)]
+pub(crate) struct NoResolver;
+
+impl std::fmt::Display for NoResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no resolver configuration")
+    }
+}
+
+impl std::error::Error for NoResolver {}
+
 /// The agent's resolver: records the dns stage around ureq's own (thread + timeout) lookup.
 pub(crate) struct StageResolver {
     inner: DefaultResolver,
     rec: Recorder,
     memory: Option<Mutex<Vec<Remembered>>>,
+    /// Where the resolver configuration and the hosts file are (fixed paths; tests move them).
+    files: (&'static str, &'static str),
 }
 
 impl StageResolver {
@@ -42,6 +70,16 @@ impl StageResolver {
             inner: DefaultResolver::default(),
             rec,
             memory: remember.then(|| Mutex::new(Vec::new())),
+            files: (RESOLV_CONF, HOSTS),
+        }
+    }
+
+    /// The same, reading the resolver configuration and hosts file at other paths.
+    #[cfg(test)]
+    fn with_files(rec: Recorder, resolv_conf: &'static str, hosts: &'static str) -> StageResolver {
+        StageResolver {
+            files: (resolv_conf, hosts),
+            ..StageResolver::new(rec, false)
         }
     }
 
@@ -95,6 +133,11 @@ impl Resolver for StageResolver {
                 out.push(addr);
             }
             Ok(out)
+        } else if cannot_look_up(host, self.files.0, self.files.1) {
+            Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                NoResolver,
+            )))
         } else {
             // A lookup that fails (the system resolver's "no such name", "no nameserver",
             // a name it refuses) is a DNS failure, whatever error the platform reports;
@@ -118,6 +161,33 @@ impl std::fmt::Debug for StageResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StageResolver")
     }
+}
+
+/// Whether a lookup of `host` cannot succeed: there is no resolver configuration at
+/// `resolv_conf` and the hosts file at `hosts` does not name it.
+fn cannot_look_up(host: &str, resolv_conf: &str, hosts: &str) -> bool {
+    if std::path::Path::new(resolv_conf).exists() {
+        return false;
+    }
+    let mut text = String::new();
+    let read = std::fs::File::open(hosts).and_then(|f| {
+        use std::io::Read;
+        f.take(MAX_HOSTS_BYTES).read_to_string(&mut text)
+    });
+    read.is_err() || !hosts_names(&text, host)
+}
+
+/// Whether a hosts file (`address name [alias…]` per line, `#` comments) names `host`.
+fn hosts_names(text: &str, host: &str) -> bool {
+    let want = host.strip_suffix('.').unwrap_or(host);
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or_default())
+        .flat_map(|line| line.split_whitespace().skip(1))
+        .any(|name| {
+            name.strip_suffix('.')
+                .unwrap_or(name)
+                .eq_ignore_ascii_case(want)
+        })
 }
 
 /// The address of an IP-literal host (`127.0.0.1`, `[::1]` or `::1`), if it is one.
@@ -272,6 +342,48 @@ mod tests {
             t.dns.map(|s| s.status),
             Some(crate::vocab::Status::Unreachable)
         );
+    }
+
+    /// Without a resolver configuration, a name the hosts file does not list fails at once as
+    /// `dns_no_resolver` (musl and glibc would wait out their timeout for a nameserver on
+    /// 127.0.0.1); a name it lists is still looked up.
+    #[test]
+    fn without_a_resolver_configuration_a_name_fails_at_once() {
+        let dir = std::env::temp_dir().join(format!("ah-resolv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let hosts = dir.join("hosts");
+        std::fs::write(
+            &hosts,
+            "# comment\n127.0.0.1 listed.test alias.test # trailing\n",
+        )
+        .expect("hosts");
+        let hosts: &'static str = Box::leak(hosts.to_string_lossy().into_owned().into_boxed_str());
+        let missing: &'static str = Box::leak(
+            dir.join("resolv.conf")
+                .to_string_lossy()
+                .into_owned()
+                .into_boxed_str(),
+        );
+        let r = StageResolver::with_files(Recorder::new(), missing, hosts);
+        let started = Instant::now();
+        let (addrs, t) = resolve_with(&r, "http://mcp.example.com:8080/");
+        let err = addrs.expect_err("no resolver");
+        assert!(started.elapsed() < Duration::from_millis(100), "at once");
+        assert_eq!(
+            crate::net::classify(&err, false).as_word(),
+            "dns_no_resolver"
+        );
+        assert_eq!(
+            t.dns.map(|s| s.status),
+            Some(crate::vocab::Status::Unreachable)
+        );
+        assert!(!cannot_look_up("listed.test", missing, hosts));
+        assert!(!cannot_look_up("ALIAS.test.", missing, hosts));
+        assert!(cannot_look_up("comment", missing, hosts));
+        assert!(cannot_look_up("listed.test", missing, "/nonexistent/hosts"));
+        // With a configuration, the system resolver decides.
+        assert!(!cannot_look_up("mcp.example.com", hosts, hosts));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Discovery: from the MCP endpoint to the pinned issuer's token endpoint.
 //!
 //! 1. **Challenge.** `HEAD` the endpoint without credentials and read the `Bearer`
-//!    challenge ([`super::challenge`]). No answer at all is the engine's to classify.
+//!    challenge ([`super::challenge`]). Many MCP servers route only `POST` and answer a
+//!    `HEAD` with 404 or 405 and no challenge; the official clients learn the scope from the
+//!    401 to their first request, so when the `HEAD` names nothing we send one
+//!    unauthenticated `POST` of a JSON-RPC `ping` (valid in every era, no session, no side
+//!    effect) and read its 401's challenge. No answer at all is the engine's to classify.
 //! 2. **Protected-resource metadata** (RFC 9728): the challenge's `resource_metadata`, which
 //!    must share the endpoint's origin, else the well-known locations in order. Its
 //!    `resource` must equal the endpoint's canonical resource URI and its
@@ -19,14 +23,18 @@
 use serde_json::{Map, Value};
 
 use super::OAuthError;
-use super::challenge;
+use super::challenge::{self, Challenge};
 use super::url;
-use crate::net::{Client, Endpoint, Method, Request};
+use crate::net::{Client, Endpoint, Method, Request, Response};
 use crate::result::reason::OAuthStep;
 use crate::vocab::Attempt;
 
 /// Largest metadata document read.
 pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;
+
+/// The body of the unauthenticated `POST` that asks for a challenge when the `HEAD` gave
+/// none: a request every MCP revision accepts and none keeps state for.
+const CHALLENGE_PROBE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#;
 
 /// What discovery established.
 #[derive(Clone, Debug)]
@@ -65,20 +73,29 @@ pub(crate) fn discover(
     let issuer_url = pinned_issuer(issuer)?;
     let resource = url::resource_uri(endpoint);
 
-    // 1. The challenge.
+    // 1. The challenge: the HEAD's, else the POST's.
     let head = client
         .send(
             attempt,
             &Request::new(Method::Head, endpoint).header("accept", "application/json"),
         )
         .map_err(|f| OAuthError::Network(Box::new(f)))?;
-    let found = challenge::parse(
-        head.headers()
-            .get_all("www-authenticate")
-            .iter()
-            .map(|v| v.as_bytes()),
-    );
+    let mut found = challenge_of(&head);
     drop(head);
+    if found == Challenge::default() {
+        let post = client
+            .send(
+                attempt,
+                &Request::new(Method::Post, endpoint)
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json, text/event-stream")
+                    .body(CHALLENGE_PROBE),
+            )
+            .map_err(|f| OAuthError::Network(Box::new(f)))?;
+        if post.status() == 401 {
+            found = challenge_of(&post);
+        }
+    }
 
     // 2. Protected-resource metadata.
     let candidates = match &found.resource_metadata {
@@ -130,6 +147,17 @@ pub(crate) fn discover(
         scope,
         server,
     })
+}
+
+/// The `Bearer` challenge of an answer's `WWW-Authenticate` headers.
+fn challenge_of(answer: &Response) -> Challenge {
+    challenge::parse(
+        answer
+            .headers()
+            .get_all("www-authenticate")
+            .iter()
+            .map(|v| v.as_bytes()),
+    )
 }
 
 /// The configured issuer as a URL: secure, no query.

@@ -25,7 +25,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use sha2::{Digest, Sha256};
 
 use super::OAuthError;
 use super::acquire::Settings;
@@ -90,7 +89,7 @@ pub(crate) fn login(login: &Login<'_>, out: &mut dyn Write) -> Result<(), OAuthE
 
     let verifier = random_text()?;
     let state = random_text()?;
-    let challenge = base64url(&Sha256::digest(verifier.as_bytes()));
+    let challenge = pkce_challenge(&verifier);
     let listener = TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
         .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
     let port = listener
@@ -347,6 +346,12 @@ fn base64url(bytes: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// The RFC 7636 S256 challenge: SHA-256 from ring, the crate that already supplies our TLS and
+/// randomness, so one implementation serves every digest.
+fn pkce_challenge(verifier: &str) -> String {
+    base64url(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()).as_ref())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,7 +444,7 @@ mod tests {
         // RFC 7636 appendix B.
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         assert_eq!(
-            base64url(&Sha256::digest(verifier.as_bytes())),
+            pkce_challenge(verifier),
             "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
         let a = random_text().expect("random");

@@ -28,6 +28,9 @@ const LONG: Duration = Duration::from_secs(5);
 struct World {
     /// `WWW-Authenticate` of the 401 (`{root}` replaced).
     challenge: Option<String>,
+    /// Whether `HEAD /mcp` gets that 401; otherwise it is a bare 404 and only `POST` is
+    /// challenged, as on servers that route `POST` alone.
+    challenge_on_head: bool,
     /// Path → JSON document, for GETs (`{root}` replaced).
     docs: HashMap<String, Value>,
     /// Path → raw reply, overriding everything.
@@ -52,6 +55,9 @@ impl Fake {
             let path = r.target.split('?').next().unwrap_or_default().to_string();
             if let Some(reply) = w.overrides.get(&path) {
                 return reply.clone();
+            }
+            if path == "/mcp" && r.method == "HEAD" && !w.challenge_on_head {
+                return Reply::status(404);
             }
             if path == "/mcp" {
                 let mut reply = Reply::status(401);
@@ -121,6 +127,7 @@ fn good(root: &str) -> World {
             r#"Bearer resource_metadata="{root}/.well-known/oauth-protected-resource/mcp", scope="read""#
                 .into(),
         ),
+        challenge_on_head: true,
         docs,
         overrides: HashMap::new(),
         token: token_reply(json!({"access_token":"acquired-sensitive-value","token_type":"Bearer","expires_in":3600,"refresh_token":"rotated-sensitive-value","scope":"read"})),
@@ -269,6 +276,36 @@ fn scope_precedence_configured_then_challenge_then_metadata() {
 }
 
 #[test]
+fn a_challenge_sent_only_to_post_is_read_from_one_unauthenticated_ping() {
+    let fake = Fake::start(|root| World {
+        challenge_on_head: false,
+        challenge: Some(r#"Bearer scope="from-post""#.into()),
+        ..good(root)
+    });
+    let (got, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    assert!(got.is_ok(), "{got:?}");
+    assert_eq!(value(&fake.form(), "scope"), Some("from-post"));
+    let mcp = fake.requests("/mcp");
+    let methods: Vec<&str> = mcp.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(methods, ["HEAD", "POST"]);
+    assert!(
+        mcp[1].header("authorization").is_none(),
+        "the probe carries no credential"
+    );
+    assert_eq!(mcp[1].body, br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+
+    // A challenge on HEAD is enough: no POST is sent.
+    let fake = Fake::start(good);
+    let _ = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let methods: Vec<String> = fake
+        .requests("/mcp")
+        .into_iter()
+        .map(|r| r.method)
+        .collect();
+    assert_eq!(methods, ["HEAD"]);
+}
+
+#[test]
 fn a_token_without_expires_in_lives_five_minutes_and_the_granted_scope_rules_reuse() {
     let fake = Fake::start(|root| World {
         token: token_reply(json!({"access_token":"t","token_type":"bearer"})),
@@ -391,6 +428,20 @@ fn each_binding_rule_is_its_own_failure() {
             },
             OAuthStep::ResourceMetadata,
         ),
+        (
+            |w, root| {
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    w.overrides.insert(
+                        doc.into(),
+                        Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+                    );
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
     ];
     for (mutate, want) in cases {
         let mutate = *mutate;
@@ -410,6 +461,28 @@ fn each_binding_rule_is_its_own_failure() {
             "redirects are not followed"
         );
     }
+}
+
+/// A redirect in answer to the challenge request is not followed either: it is no challenge,
+/// and discovery goes on from the well-known locations on the endpoint's own origin.
+#[test]
+fn a_redirected_challenge_request_is_not_followed() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        w.overrides.insert(
+            "/mcp".into(),
+            Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+        );
+        w
+    });
+    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    assert!(r.is_ok(), "{r:?}");
+    assert!(fake.requests("/elsewhere").is_empty(), "not followed");
+    assert_eq!(
+        value(&fake.form(), "scope"),
+        Some("meta"),
+        "no challenge read"
+    );
 }
 
 #[test]

@@ -1,10 +1,13 @@
-//! Rendering a [`Document`]: terminal, JSON or YAML, after the single redaction pass.
+//! Rendering a [`Document`]: terminal, JSON, YAML or one line per target, after the single
+//! redaction pass; and a run's [`metrics`].
 //!
 //! The document is validated before anything is rendered (contract §4): a document that
 //! breaks the v1 rules is a tool failure (exit 6) with nothing on stdout, never a partial or
 //! invalid document.
 
 pub mod doctor;
+pub mod line;
+pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod terminal;
@@ -23,6 +26,8 @@ pub enum Format {
     Json,
     /// The same document as YAML (keys sorted).
     Yaml,
+    /// One line per top-level target ([`line`]).
+    Line,
 }
 
 /// How the terminal renderer may decorate.
@@ -95,6 +100,7 @@ pub fn render(
             let value = serde_json::to_value(doc).map_err(|_| Invalid::Encoding)?;
             Ok(yaml::render(&value))
         }
+        Format::Line => Ok(line::render(doc)),
         Format::Terminal => {
             let mut out = terminal::render(doc, style);
             if doctor {
@@ -117,11 +123,11 @@ mod tests {
         for i in 0..levels {
             r = node(&format!("n{i}"), Status::Healthy, vec![edge(r, None, true)]);
         }
-        Document { results: vec![r] }
+        Document::new(vec![r])
     }
 
     fn every_format(doc: &Document) -> Vec<Result<String, Invalid>> {
-        [Format::Terminal, Format::Json, Format::Yaml]
+        [Format::Terminal, Format::Json, Format::Yaml, Format::Line]
             .into_iter()
             .map(|f| render(doc, f, Style::default(), true))
             .collect()
@@ -150,7 +156,7 @@ mod tests {
             (nan, Invalid::Latency),
             (negative, Invalid::Latency),
             (infinite, Invalid::Latency),
-            (Document { results: vec![] }, Invalid::Empty),
+            (Document::new(vec![]), Invalid::Empty),
         ] {
             for out in every_format(&doc) {
                 assert_eq!(out, Err(why));

@@ -16,9 +16,10 @@ pub struct Progress {
 pub const DELAY: Duration = Duration::from_millis(300);
 
 impl Progress {
-    /// On stderr, enabled only when stderr is a terminal.
-    pub fn stderr() -> Progress {
-        let out: Option<Box<dyn Write + Send>> = if std::io::stderr().is_terminal() {
+    /// On stderr, enabled only when `wanted` (not `--quiet`, not `TERM=dumb`) and stderr is a
+    /// terminal.
+    pub fn stderr(wanted: bool) -> Progress {
+        let out: Option<Box<dyn Write + Send>> = if wanted && std::io::stderr().is_terminal() {
             Some(Box::new(std::io::stderr()))
         } else {
             None

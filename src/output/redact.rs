@@ -1,9 +1,21 @@
-//! The single redaction pass: every string that reaches stdout or stderr goes through
-//! [`Redactor::apply`].
+//! The single redaction pass: every string from outside our code that reaches stdout or
+//! stderr — a target name or id, a configured value in evidence, a word of the command line
+//! — goes through [`Redactor::apply`] (ids through [`Redactor::apply_to_id`]).
 //!
-//! Three rules, in order: resolved credential values (longest first) become `[REDACTED]`;
-//! URL-looking text becomes `[REDACTED URL]`; credential assignments (`token=…`,
-//! `password: …`, `Bearer …`) become `[REDACTED CREDENTIAL]`.
+//! Three rules, in order: resolved credential values become `[REDACTED]`; URL-looking text
+//! becomes `[REDACTED URL]`; credential assignments (`token=…`, `password: …`, `Bearer …`)
+//! become `[REDACTED CREDENTIAL]`.
+//!
+//! Two promises hold for a secret of any length, a one-character token included:
+//!
+//! * **It never appears.** Every string from outside is searched for every secret, as a
+//!   substring. A secret of [`SPLICE_MIN`] characters or more is replaced where it occurs
+//!   (`svc-[REDACTED]`), longest first; a shorter one replaces the whole string it occurs
+//!   in, since splicing it out of a word would leave nonsense and could not be told from
+//!   coincidence.
+//! * **It never garbles our own words.** Messages, evidence words and advice are fixed text
+//!   of this program: no secret can be in them, so they never pass through here, and a
+//!   token `e` cannot turn "authentication rejected" into `auth[REDACTED]ntication`.
 
 /// Knows the run's secret values.
 #[derive(Clone, Debug, Default)]
@@ -36,6 +48,10 @@ const CREDENTIAL_WORDS: [&str; 9] = [
     "passwd",
 ];
 
+/// The shortest secret replaced where it occurs; a shorter one replaces the whole string it
+/// is found in.
+pub const SPLICE_MIN: usize = 4;
+
 impl Redactor {
     /// A redactor for these secret values (empty values are ignored).
     pub fn new<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Redactor {
@@ -49,7 +65,7 @@ impl Redactor {
         Redactor { secrets }
     }
 
-    /// Applies every rule.
+    /// Applies every rule to one string from outside our code.
     pub fn apply(&self, text: &str) -> String {
         let out = self.replace_secrets(text, "[REDACTED]");
         let out = redact_urls(&out);
@@ -63,9 +79,19 @@ impl Redactor {
         self.replace_secrets(id, "redacted")
     }
 
+    /// `text` with every secret replaced by `with`: spliced out when it is long enough, the
+    /// whole of `text` when a short one occurs in it.
     fn replace_secrets(&self, text: &str, with: &str) -> String {
+        let short = |s: &String| s.chars().count() < SPLICE_MIN;
+        if self
+            .secrets
+            .iter()
+            .any(|s| short(s) && text.contains(s.as_str()))
+        {
+            return with.to_string();
+        }
         let mut out = text.to_string();
-        for s in &self.secrets {
+        for s in self.secrets.iter().filter(|s| !short(s)) {
             if out.contains(s.as_str()) {
                 out = out.replace(s.as_str(), with);
             }
@@ -170,8 +196,34 @@ mod tests {
 
     #[test]
     fn secrets_longest_first() {
-        let r = Redactor::new(["abc", "abcdef", ""]);
-        assert_eq!(r.apply("x abcdef y abc"), "x [REDACTED] y [REDACTED]");
+        let r = Redactor::new(["abcd", "abcdefgh", ""]);
+        assert_eq!(r.apply("x abcdefgh y abcd"), "x [REDACTED] y [REDACTED]");
+    }
+
+    /// A secret of a few characters never garbles (it is never spliced out of a word) and
+    /// never appears (a string that holds it is replaced whole).
+    #[test]
+    fn short_secrets_neither_garble_nor_appear() {
+        for secret in ["e", "a1", "xyz"] {
+            let r = Redactor::new([secret, "long-secret-value"]);
+            for text in [
+                format!("svc-{secret}"),
+                format!("search{secret}engine"),
+                secret.to_string(),
+                format!("{secret} and long-secret-value"),
+            ] {
+                let out = r.apply(&text);
+                assert_eq!(out, "[REDACTED]", "{secret:?} in {text:?}");
+                assert_eq!(r.apply_to_id(&text), "redacted");
+            }
+            // Strings without it are left as they are, however close.
+            let other = if secret == "e" { "ping" } else { "doctor" };
+            assert_eq!(r.apply(other), other);
+        }
+        // Long secrets are spliced out, keeping the rest readable.
+        let r = Redactor::new(["abcd", "long-secret-value"]);
+        assert_eq!(r.apply("svc-abcd-x"), "svc-[REDACTED]-x");
+        assert_eq!(r.apply("long-secret-value!"), "[REDACTED]!");
     }
 
     #[test]

@@ -1,25 +1,67 @@
-//! The terminal view: one line per target with status and latency, one line per check with
-//! its status, message, the evidence that explains it and the transport stages; dependencies
-//! drawn as a tree.
+//! The terminal view: one line per target with its status, its reachability latency and (for
+//! a single target) the run's wall time, each labelled; one line per check with its status,
+//! message, the evidence that explains it and the transport stages; dependencies drawn as a
+//! tree; for more than one target, a last summary line counting them by status.
 
 use std::fmt::Write;
 
 use crate::output::Style;
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key};
-use crate::vocab::Status;
 use crate::vocab::text::clean;
+use crate::vocab::{Dimension, Status};
 
 /// Renders the whole document.
 pub fn render(doc: &Document, style: Style) -> String {
     let mut out = String::new();
+    // One target: its header carries the run's wall time; several: the summary line does.
+    let run = match doc.results.len() {
+        1 => doc.duration_ms,
+        _ => None,
+    };
     for (i, r) in doc.results.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        node(&mut out, r, "", "", style);
+        node(&mut out, r, "", "", style, run);
+    }
+    if doc.results.len() > 1 {
+        out.push('\n');
+        out.push_str(&summary(doc, style));
+        out.push('\n');
     }
     out
+}
+
+/// `12 targets: 10 HEALTHY, 1 DEGRADED, 1 UNREACHABLE · 1.24 s`: the top-level results by
+/// status, worst last, and the run's wall time.
+pub fn summary(doc: &Document, style: Style) -> String {
+    let counts: Vec<String> = Status::ALL
+        .into_iter()
+        .filter_map(|s| {
+            let n = doc.results.iter().filter(|r| r.status == s).count();
+            (n > 0).then(|| format!("{n} {}", paint(s, style)))
+        })
+        .collect();
+    let mut line = format!("{} targets: {}", doc.results.len(), counts.join(", "));
+    if let Some(ms) = doc.duration_ms {
+        let _ = write!(line, "{}{}", separator(style), duration(ms));
+    }
+    line
+}
+
+/// A duration for a person: `0.42 ms`, `12.30 ms`, `1.24 s`.
+pub fn duration(ms: f64) -> String {
+    if ms < 1000.0 {
+        format!("{ms:.2} ms")
+    } else {
+        format!("{:.2} s", ms / 1000.0)
+    }
+}
+
+/// Between the items of a line: ` · `, or `; ` without UTF-8.
+fn separator(style: Style) -> &'static str {
+    if style.unicode { " · " } else { "; " }
 }
 
 /// The ANSI colour of a status.
@@ -54,10 +96,24 @@ pub fn title(r: &NodeResult) -> String {
     t
 }
 
-fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, style: Style) {
+fn node(
+    out: &mut String,
+    r: &NodeResult,
+    line_prefix: &str,
+    body_prefix: &str,
+    style: Style,
+    run_ms: Option<f64>,
+) {
     let _ = write!(out, "{line_prefix}{}: {}", title(r), paint(r.status, style));
+    let mut timings = Vec::new();
     if let Some(ms) = r.latency_ms {
-        let _ = write!(out, "  {ms:.2} ms");
+        timings.push(format!("latency {}", duration(ms)));
+    }
+    if let Some(ms) = run_ms {
+        timings.push(format!("run {}", duration(ms)));
+    }
+    if !timings.is_empty() {
+        let _ = write!(out, "  {}", timings.join(separator(style)));
     }
     out.push('\n');
     let mut checks: Vec<_> = r.checks.iter().collect();
@@ -84,7 +140,7 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
             dim.as_str(),
             pad_status(check.status, style)
         );
-        let details = details(check, &mut seen, style);
+        let details = details(*dim, check, &mut seen, style);
         if !details.is_empty() {
             let _ = write!(line, "  {details}");
         }
@@ -100,7 +156,7 @@ fn node(out: &mut String, r: &NodeResult, line_prefix: &str, body_prefix: &str, 
         let last = i + 1 == n;
         let line = format!("{body_prefix}{}", if last { elbow } else { tee });
         let body = format!("{body_prefix}{}", if last { gap } else { pipe });
-        node(out, d, &line, &body, style);
+        node(out, d, &line, &body, style, None);
     }
 }
 
@@ -109,11 +165,22 @@ fn pad_status(status: Status, style: Style) -> String {
     format!("{}{}", paint(status, style), " ".repeat(width))
 }
 
-/// Message, evidence (facts not already in `seen`) and stages of a check, on one line.
-pub fn details<'a>(check: &'a Check, seen: &mut Vec<(Key, &'a Fact)>, style: Style) -> String {
-    let sep = if style.unicode { " · " } else { "; " };
+/// Message, evidence (facts not already in `seen`) and stages of a check, on one line. A
+/// message that only restates the line's status and dimension (`UNREACHABLE in
+/// reachability`) is left out.
+pub fn details<'a>(
+    dim: Dimension,
+    check: &'a Check,
+    seen: &mut Vec<(Key, &'a Fact)>,
+    style: Style,
+) -> String {
+    let sep = separator(style);
     let mut parts: Vec<String> = Vec::new();
-    if let Some(m) = &check.message {
+    if let Some(m) = check
+        .message
+        .as_ref()
+        .filter(|_| !check.restates_status(dim))
+    {
         parts.push(clean(m));
     }
     for (k, fact) in &check.evidence.0 {
@@ -149,6 +216,7 @@ pub fn fact_text(fact: &Fact) -> String {
         Fact::Config(s) => clean(s),
         Fact::ConfigList(v) => v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(","),
         Fact::Phrase(p) => p.render(&clean),
+        Fact::Revision(r) => r.to_string(),
     }
 }
 
@@ -181,6 +249,7 @@ pub(crate) mod tests {
                 id: None,
                 name: name.into(),
                 kind: TargetType::Http,
+                adhoc: false,
             },
             status,
             latency_ms: None,
@@ -210,9 +279,7 @@ pub(crate) mod tests {
             Status::Unhealthy,
             vec![edge(opt, None, false), edge(mid, Some("gw"), true)],
         );
-        Document {
-            results: vec![root],
-        }
+        Document::new(vec![root])
     }
 
     #[test]
@@ -263,7 +330,7 @@ api (http): UNHEALTHY
             check.message = Some("m\u{1b}]0;title\u{7}".into());
         }
         let text = render(
-            &Document { results: vec![r] },
+            &Document::new(vec![r]),
             Style {
                 color: false,
                 unicode: true,
@@ -277,10 +344,52 @@ api (http): UNHEALTHY
     }
 
     #[test]
-    fn a_target_without_dependencies_has_no_rule() {
-        let doc = Document {
-            results: vec![node("ping", Status::Healthy, vec![])],
+    fn headers_label_latency_and_run_and_several_targets_end_with_a_summary() {
+        let utf8 = Style {
+            color: false,
+            unicode: true,
         };
+        let mut hang = node("hang", Status::Unreachable, vec![]);
+        hang.latency_ms = Some(0.4);
+        if let Some(c) = hang.checks.get_mut(&Dimension::Protocol) {
+            c.message = Some(Check::generic_message(
+                Status::Unreachable,
+                Dimension::Protocol,
+            ));
+        }
+        let mut one = Document::new(vec![hang.clone()]);
+        one.duration_ms = Some(5012.0);
+        assert_eq!(
+            render(&one, utf8),
+            "hang (http): UNREACHABLE  latency 0.40 ms · run 5.01 s\n  protocol       UNREACHABLE\n",
+            "the message that restates the line is left out"
+        );
+        let mut many = Document::new(vec![
+            node("a", Status::Healthy, vec![]),
+            hang,
+            node("b", Status::Healthy, vec![]),
+        ]);
+        many.duration_ms = Some(980.0);
+        let text = render(&many, utf8);
+        assert!(text.starts_with("a (http): HEALTHY\n"), "{text}");
+        assert!(
+            text.contains("hang (http): UNREACHABLE  latency 0.40 ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n\n3 targets: 2 HEALTHY, 1 UNREACHABLE · 980.00 ms\n"),
+            "{text}"
+        );
+        let ascii = render(&many, Style::default());
+        assert!(
+            ascii.ends_with("3 targets: 2 HEALTHY, 1 UNREACHABLE; 980.00 ms\n"),
+            "{ascii}"
+        );
+    }
+
+    #[test]
+    fn a_target_without_dependencies_has_no_rule() {
+        let doc = Document::new(vec![node("ping", Status::Healthy, vec![])]);
         let text = render(&doc, Style::default());
         assert_eq!(text, "ping (http): HEALTHY\n  protocol       HEALTHY\n");
     }

@@ -2,7 +2,10 @@
 //!
 //! Key order follows the contract: `relationship`, `critical`, `target`, `status`,
 //! `latency_ms`, `checks`, `dependencies`; a check is `code`, `status`, `message`, `steps`,
-//! then our additive `evidence`. `latency_ms` is always present (a number or `null`).
+//! then our additive `evidence`. `latency_ms` is always present (a number or `null`). Our
+//! additive `duration_ms`, the run's wall time, follows `spec_version` at the top level of
+//! both forms (one result, or `results`), so a hanging server is visible even when its
+//! reachability latency is small.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +36,20 @@ pub struct Check {
     pub evidence: Evidence,
 }
 
+impl Check {
+    /// The contract's message for a failed check without a classified reason:
+    /// `<STATUS> in <dimension>` (the Go reference's wording, which scripts may match).
+    pub fn generic_message(status: Status, dim: Dimension) -> String {
+        format!("{status} in {dim}")
+    }
+
+    /// Whether the message only restates the check's status and dimension, which a line that
+    /// already shows both need not repeat.
+    pub fn restates_status(&self, dim: Dimension) -> bool {
+        self.message.as_deref() == Some(Check::generic_message(self.status, dim).as_str())
+    }
+}
+
 /// Identity of a target as shown in results (never its endpoint).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetInfo {
@@ -42,6 +59,9 @@ pub struct TargetInfo {
     pub name: String,
     /// Type.
     pub kind: TargetType,
+    /// Given on the command line (`ping`/`doctor <type> <endpoint>`), not in a file: advice
+    /// then names flags instead of configuration keys. Not part of the document.
+    pub adhoc: bool,
 }
 
 /// A target's result, with its dependencies' results nested.
@@ -68,17 +88,28 @@ pub struct NodeResult {
 pub struct Document {
     /// Top-level results in declaration order.
     pub results: Vec<NodeResult>,
+    /// The run's wall time in ms (`None`: not measured, e.g. a document built in a test).
+    pub duration_ms: Option<f64>,
 }
 
 impl Document {
+    /// A document of `results`, its duration not measured.
+    pub fn new(results: Vec<NodeResult>) -> Document {
+        Document {
+            results,
+            duration_ms: None,
+        }
+    }
+
     /// The worst top-level status (what the exit code reports).
     pub fn worst(&self) -> Status {
         Status::worst(self.results.iter().map(|r| r.status))
     }
 
-    /// Applies `f` to every string that came from the configuration (names, messages,
-    /// evidence names) and `id` to every id — the hook for the single redaction pass. Ids
-    /// get their own function so that a redacted id still matches the id pattern.
+    /// Applies `f` to every string that came from the configuration (names, evidence names
+    /// and values) and `id` to every id — the hook for the single redaction pass. Messages
+    /// are our own words and are left alone. Ids get their own function so that a redacted
+    /// id still matches the id pattern.
     pub fn map_strings(&mut self, f: &dyn Fn(&str) -> String, id: &dyn Fn(&str) -> String) {
         fn walk(r: &mut NodeResult, f: &dyn Fn(&str) -> String, id_fn: &dyn Fn(&str) -> String) {
             r.target.name = f(&r.target.name);
@@ -86,9 +117,6 @@ impl Document {
                 *id = id_fn(id);
             }
             for check in r.checks.values_mut() {
-                if let Some(m) = &mut check.message {
-                    *m = f(m);
-                }
                 for (_, fact) in check.evidence.0.iter_mut() {
                     match fact {
                         Fact::Config(s) => *s = f(s),
@@ -114,12 +142,18 @@ impl Serialize for Document {
             [single] => {
                 let mut m = s.serialize_map(None)?;
                 m.serialize_entry("spec_version", SPEC_VERSION)?;
+                if let Some(ms) = self.duration_ms {
+                    m.serialize_entry("duration_ms", &round_ms(ms))?;
+                }
                 single.serialize_fields(&mut m)?;
                 m.end()
             }
             many => {
-                let mut st = s.serialize_struct("Batch", 2)?;
+                let mut st = s.serialize_struct("Batch", 3)?;
                 st.serialize_field("spec_version", SPEC_VERSION)?;
+                if let Some(ms) = self.duration_ms {
+                    st.serialize_field("duration_ms", &round_ms(ms))?;
+                }
                 st.serialize_field("results", many)?;
                 st.end()
             }
@@ -237,6 +271,7 @@ impl Serialize for EvidenceMap<'_> {
                 Fact::Config(c) => m.serialize_entry(k, c)?,
                 Fact::ConfigList(v) => m.serialize_entry(k, v)?,
                 Fact::Phrase(p) => m.serialize_entry(k, &p.to_string())?,
+                Fact::Revision(r) => m.serialize_entry(k, r.as_str())?,
             }
         }
         m.end()
@@ -264,6 +299,7 @@ mod tests {
                 id: None,
                 name: name.into(),
                 kind: TargetType::Http,
+                adhoc: false,
             },
             status,
             latency_ms: None,
@@ -298,7 +334,7 @@ mod tests {
                 evidence: Evidence::default(),
             },
         );
-        let doc = Document { results: vec![n] };
+        let doc = Document::new(vec![n]);
         let json = serde_json::to_string(&doc).unwrap_or_default();
         assert_eq!(
             json,
@@ -307,10 +343,28 @@ mod tests {
     }
 
     #[test]
+    fn the_run_duration_is_top_level_in_both_forms() {
+        let mut one = Document::new(vec![node("a", Status::Healthy)]);
+        one.duration_ms = Some(12.34567);
+        let v: serde_json::Value = serde_json::to_value(&one).unwrap_or_default();
+        assert_eq!(v["duration_ms"], 12.346);
+        let json = serde_json::to_string(&one).unwrap_or_default();
+        assert!(
+            json.starts_with(r#"{"spec_version":"v1","duration_ms":12.346,"target""#),
+            "{json}"
+        );
+        let mut many = Document::new(vec![node("a", Status::Healthy), node("b", Status::Healthy)]);
+        many.duration_ms = Some(1240.0);
+        let json = serde_json::to_string(&many).unwrap_or_default();
+        assert!(
+            json.starts_with(r#"{"spec_version":"v1","duration_ms":1240.0,"results":["#),
+            "{json}"
+        );
+    }
+
+    #[test]
     fn batch_and_null_latency() {
-        let doc = Document {
-            results: vec![node("a", Status::Healthy), node("b", Status::Unknown)],
-        };
+        let doc = Document::new(vec![node("a", Status::Healthy), node("b", Status::Unknown)]);
         let v: serde_json::Value = serde_json::to_value(&doc).unwrap_or_default();
         assert_eq!(v["spec_version"], "v1");
         assert_eq!(v["results"][1]["status"], "UNKNOWN");

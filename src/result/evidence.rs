@@ -46,6 +46,7 @@ keys! {
     Endpoint = "endpoint": "why the endpoint is not a usable URL (userinfo, fragment, unsupported_scheme, …)",
     Credential = "credential": "why the credential's value cannot be sent (control_character)",
     CredentialEnv = "credential_env": "the variable whose credential the target refused (its name only)",
+    CredentialKind = "credential_kind": "oauth when the refused request carried an OAuth access token",
     MissingEnv = "missing_env": "referenced environment variables that are unset or empty",
     TrustStore = "trust_store": "which trust store verifies certificates: env, system or bundled",
     TrustStoreSource = "trust_store_source": "the variables or file behind that trust store",
@@ -57,6 +58,9 @@ keys! {
     // HTTP.
     Method = "method": "the HTTP method of the probe",
     HttpStatus = "http_status": "the HTTP status answered (the failing one, or HEAD's in reachability)",
+    Redirect = "redirect": "where a refused redirect points, against the configured endpoint (trailing_slash, no_trailing_slash, https, elsewhere)",
+    AuthChallenge = "auth_challenge": "whether a 401/403 carried a WWW-Authenticate challenge",
+    Address = "address": "the configured endpoint's host and port, when a network exchange with it failed",
     ResponseReused = "response_reused": "the check judged the response reachability already received",
     HeaderMismatch = "header_mismatch": "configured response headers that were missing or different",
     BodyBytes = "body_bytes": "bytes of the functional GET's body that were read",
@@ -74,7 +78,7 @@ keys! {
     DiscoverRpcCode = "discover_rpc_code": "the JSON-RPC error code of the rejected discovery",
     SessionIdIssued = "session_id_issued": "whether legacy initialize assigned a session id",
     ResponseMode = "response_mode": "how the establishing response arrived: json or sse",
-    ServerVersion = "server_version": "the supported revision initialize answered when it was refused",
+    ServerVersion = "server_version": "the revision the server answered when it was refused (YYYY-MM-DD, grammar-checked)",
     FailedMethod = "failed_method": "the method of the message that failed",
     RpcCode = "rpc_code": "the JSON-RPC error code answered",
     ProtocolError = "protocol_error": "what was malformed, in our words",
@@ -140,6 +144,44 @@ pub enum Fact {
     /// A sentence of our own words around names from the configuration (a rule an argument
     /// broke, the failing path of a result). Its type admits nothing else.
     Phrase(Phrase),
+    /// A protocol revision a server answered: a date its type checked, never free text.
+    Revision(RevisionDate),
+}
+
+/// The MCP revisions agenthealth supports, oldest first, as advice names them (the adapter's
+/// `era::Revision::ALL`, which a test keeps equal to this list).
+pub const SUPPORTED_REVISIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
+
+/// A protocol revision as a server spelled it, accepted only when it matches the revision
+/// grammar (`YYYY-MM-DD`: four digits, a month 01–12, a day 01–31), so evidence can name a
+/// revision we do not support (`2024-11-05`) without ever carrying text from a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RevisionDate([u8; 10]);
+
+impl RevisionDate {
+    /// `text` when it is a revision, else `None`.
+    pub fn parse(text: &str) -> Option<RevisionDate> {
+        let b: [u8; 10] = text.as_bytes().try_into().ok()?;
+        let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+        let number = |r: std::ops::Range<usize>| {
+            b[r].iter()
+                .fold(0u32, |n, d| n * 10 + u32::from(d.wrapping_sub(b'0')))
+        };
+        let shaped = digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10);
+        (shaped && (1..=12).contains(&number(5..7)) && (1..=31).contains(&number(8..10)))
+            .then_some(RevisionDate(b))
+    }
+
+    /// The revision as spelled (ASCII by construction).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for RevisionDate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One part of a [`Phrase`].
@@ -269,6 +311,34 @@ mod tests {
                 "{s}"
             );
             assert!(!key.meaning().is_empty(), "{s}");
+        }
+    }
+
+    #[test]
+    fn revisions_follow_the_grammar_and_nothing_else_passes() {
+        for ok in ["2024-11-05", "2025-06-18", "2099-12-31", "2026-07-28"] {
+            assert_eq!(
+                RevisionDate::parse(ok).map(|r| r.to_string()),
+                Some(ok.into())
+            );
+        }
+        for bad in [
+            "",
+            "2024-11-5",
+            "2024-13-01",
+            "2024-00-10",
+            "2024-11-32",
+            "2024-11-00",
+            "2024/11/05",
+            " 2024-11-05",
+            "2024-11-05 ",
+            "latest",
+            "2024-11-05\u{1b}",
+            "２０２４-11-05",
+            "20241105",
+            "2024-1105x",
+        ] {
+            assert_eq!(RevisionDate::parse(bad), None, "{bad:?}");
         }
     }
 

@@ -17,7 +17,7 @@ pub mod evidence;
 pub mod reason;
 
 pub use code::Code;
-pub use evidence::{Evidence, Fact, Key, Phrase, Piece};
+pub use evidence::{Evidence, Fact, Key, Phrase, Piece, RevisionDate, SUPPORTED_REVISIONS};
 pub use reason::{Note, Reason};
 
 use crate::vocab::Status;

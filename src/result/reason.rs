@@ -200,6 +200,10 @@ pub enum TrustProblem {
 pub enum NetFailure {
     /// The name did not resolve.
     Dns,
+    /// The name could not be looked up at all: the machine has no resolver configuration
+    /// (no `/etc/resolv.conf`, as in an empty container root) and the name is not in
+    /// `/etc/hosts`.
+    DnsNoResolver,
     /// The peer refused the TCP connection.
     ConnectRefused,
     /// No route to the host or network (also: address not available).
@@ -241,6 +245,7 @@ impl NetFailure {
     pub fn as_word(self) -> &'static str {
         match self {
             NetFailure::Dns => "dns",
+            NetFailure::DnsNoResolver => "dns_no_resolver",
             NetFailure::ConnectRefused => "connect_refused",
             NetFailure::NetworkUnreachable => "network_unreachable",
             NetFailure::Timeout => "timeout",
@@ -277,6 +282,32 @@ impl NetFailure {
             self,
             NetFailure::TrustStore | NetFailure::ProxyConfig | NetFailure::InvalidRequest
         )
+    }
+}
+
+/// Where a redirect points, compared with the configured endpoint (the `redirect` evidence
+/// word). Derived from our configuration: the server's `Location` is compared, never kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redirect {
+    /// To the endpoint with a trailing slash added to its path.
+    TrailingSlash,
+    /// To the endpoint with its path's trailing slash removed.
+    NoTrailingSlash,
+    /// To the same host, port and path over `https`.
+    Https,
+    /// Anywhere else (or no usable `Location`).
+    Elsewhere,
+}
+
+impl Redirect {
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            Redirect::TrailingSlash => "trailing_slash",
+            Redirect::NoTrailingSlash => "no_trailing_slash",
+            Redirect::Https => "https",
+            Redirect::Elsewhere => "elsewhere",
+        }
     }
 }
 

@@ -95,6 +95,16 @@ impl Attempt {
         }
     }
 
+    /// The call is over: drops the hooks without running them. A hook holds what the call
+    /// used (an HTTP agent, a process group), which may hold this attempt in turn (the agent's
+    /// stage recorder marks the response on it); dropping the hooks breaks that cycle, which
+    /// would otherwise keep every attempt's connections and buffers alive for the life of
+    /// the process — nothing for one `check`, a leak for `serve`'s thousands of runs.
+    pub fn release(&self) {
+        let hooks = std::mem::take(&mut *lock(&self.shared.hooks));
+        drop(hooks);
+    }
+
     /// Whether the watchdog aborted the attempt.
     pub fn is_aborted(&self) -> bool {
         self.shared.aborted.load(Ordering::SeqCst)
@@ -135,6 +145,20 @@ mod tests {
         });
         assert_eq!(n.load(Ordering::SeqCst), 11);
         assert!(a.expired());
+    }
+
+    #[test]
+    fn release_frees_an_attempt_its_own_hook_holds() {
+        let a = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::TimeoutMs));
+        let held = a.clone();
+        a.on_abort(move || drop(held));
+        let state = Arc::downgrade(&a.shared);
+        a.release();
+        drop(a);
+        assert!(
+            state.upgrade().is_none(),
+            "the hook's clone kept the attempt alive"
+        );
     }
 
     #[test]

@@ -10,6 +10,9 @@
 //! * stdio servers: agenthealth spawns those itself, so [`StdioServer::prepare`] only
 //!   returns the command line (plus a scratch directory it owns, where the server
 //!   needs one).
+//! * The OAuth lab ([`oauth`]): a real authorization server, MCP servers protected by the
+//!   SDKs' own auth pieces and the conformance suite; every HTTP process here is a
+//!   [`Process`].
 //!
 //! Not installed: the test fails (panics) with what is missing and "run
 //! .ci/interop-setup", with or without `CI`. A test that did not run never passes:
@@ -32,6 +35,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub mod oauth;
+mod oauth_selftest;
 mod selftest;
 
 /// The handshake revisions agenthealth supports, oldest first: the values a
@@ -194,14 +199,7 @@ pub fn interop_dir() -> PathBuf {
 /// A running HTTP MCP server. Dropping it kills the server's process group.
 pub struct Server {
     kind: Kind,
-    url: String,
-    child: Child,
-    /// Held open: our servers exit by themselves when it closes (see
-    /// `INTEROP_EXIT_ON_STDIN_EOF`), so even a test process killed before Drop
-    /// leaves no server behind.
-    stdin: Option<ChildStdin>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    stderr_reader: Option<JoinHandle<()>>,
+    process: Process,
 }
 
 impl Server {
@@ -264,12 +262,15 @@ impl Server {
                 command
             }
         };
-        Ok(Server::spawn(kind, command))
+        Ok(Server {
+            kind,
+            process: Process::spawn(&format!("{kind:?}"), command),
+        })
     }
 
     /// The MCP endpoint, e.g. `http://127.0.0.1:41234/mcp`.
     pub fn url(&self) -> &str {
-        &self.url
+        self.process.url()
     }
 
     pub fn kind(&self) -> Kind {
@@ -278,10 +279,31 @@ impl Server {
 
     /// The last 16 KiB the server wrote to stderr, for assertion messages.
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        self.process.stderr_tail()
     }
+}
 
-    fn spawn(kind: Kind, mut command: Command) -> Server {
+/// A fixture process that announces `listening on URL` on stdout once it accepts
+/// requests (every HTTP server here, the OAuth lab's included). Dropping it kills its
+/// process group and reaps it.
+pub struct Process {
+    label: String,
+    url: String,
+    child: Child,
+    /// Held open: our servers exit by themselves when it closes (see
+    /// `INTEROP_EXIT_ON_STDIN_EOF`), so even a test process killed before Drop
+    /// leaves no server behind.
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_reader: Option<JoinHandle<()>>,
+}
+
+impl Process {
+    /// Spawns `command` in its own process group and waits (at most [`READY_TIMEOUT`])
+    /// for its readiness line, which must name a `http://127.0.0.1:` URL. Panics, with
+    /// the process's stderr, when it exits or times out first. `label` names it in
+    /// messages.
+    pub fn spawn(label: &str, mut command: Command) -> Process {
         command
             .env("INTEROP_EXIT_ON_STDIN_EOF", "1")
             .stdin(Stdio::piped())
@@ -291,7 +313,7 @@ impl Server {
             .process_group(0);
         let mut child = command
             .spawn()
-            .unwrap_or_else(|err| panic!("interop: cannot start {kind:?} ({command:?}): {err}"));
+            .unwrap_or_else(|err| panic!("interop: cannot start {label} ({command:?}): {err}"));
         let stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr_pipe = child.stderr.take().expect("stderr is piped");
 
@@ -323,8 +345,8 @@ impl Server {
             }
         });
 
-        let mut server = Server {
-            kind,
+        let mut process = Process {
+            label: label.to_owned(),
             url: String::new(),
             stdin: child.stdin.take(),
             child,
@@ -335,10 +357,10 @@ impl Server {
             Ok(url) => {
                 assert!(
                     url.starts_with("http://127.0.0.1:"),
-                    "interop: {kind:?} announced {url:?}, expected a 127.0.0.1 URL"
+                    "interop: {label} announced {url:?}, expected a 127.0.0.1 URL"
                 );
-                server.url = url;
-                server
+                process.url = url;
+                process
             }
             Err(reason) => {
                 let what = match reason {
@@ -346,13 +368,28 @@ impl Server {
                     mpsc::RecvTimeoutError::Disconnected => "exited before it was ready".to_owned(),
                 };
                 // Stop it and collect all of its stderr before reporting.
-                server.stop();
+                process.stop();
                 panic!(
-                    "interop: {kind:?} {what}; its stderr:\n{}",
-                    server.stderr_tail()
+                    "interop: {label} {what}; its stderr:\n{}",
+                    process.stderr_tail()
                 );
             }
         }
+    }
+
+    /// The URL of the readiness line.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The name given to [`Process::spawn`].
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The last 16 KiB the process wrote to stderr, for assertion messages.
+    pub fn stderr_tail(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 
     /// Kills the process group, reaps the child and waits for the stderr reader.
@@ -377,7 +414,7 @@ impl Server {
     }
 }
 
-impl Drop for Server {
+impl Drop for Process {
     fn drop(&mut self) {
         self.stop();
     }

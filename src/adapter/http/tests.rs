@@ -217,7 +217,39 @@ fn redirects_are_not_followed() {
     assert_eq!(reach.status, Status::Healthy);
     assert_eq!(proto.status, Status::Unhealthy);
     assert_eq!(proto.code(), Some(Code::HttpStatus));
+    assert_eq!(
+        proto.evidence.get(Key::Redirect),
+        Some(&Fact::Word("elsewhere"))
+    );
     assert!(destination.requests().is_empty(), "redirect followed");
+}
+
+/// A redirect to the endpoint with a trailing slash says so, from the configuration (issue
+/// 12); a 403 says whether it challenged for credentials.
+#[test]
+fn refused_heads_say_where_a_redirect_points_and_whether_a_403_challenged() {
+    let moved = Server::start(|_| Reply::status(307).header("Location", "/api/health/"));
+    let mut run = start(target(&moved.url("/api/health"), TargetType::Http, None));
+    let _ = check(run.as_mut(), Dimension::Reachability, LONG);
+    let (proto, _) = check(run.as_mut(), Dimension::Protocol, LONG);
+    assert_eq!(
+        proto.evidence.get(Key::Redirect),
+        Some(&Fact::Word("trailing_slash"))
+    );
+    for (challenge, want) in [(None, false), (Some("Bearer realm=\"x\""), true)] {
+        let forbidden = Server::start(move |_| match challenge {
+            Some(c) => Reply::status(403).header("WWW-Authenticate", c),
+            None => Reply::status(403),
+        });
+        let mut run = start(target(&forbidden.url("/"), TargetType::Http, None));
+        let _ = check(run.as_mut(), Dimension::Reachability, LONG);
+        let (auth, _) = check(run.as_mut(), Dimension::Authentication, LONG);
+        assert_eq!(auth.code(), Some(Code::HttpAuth));
+        assert_eq!(
+            auth.evidence.get(Key::AuthChallenge),
+            Some(&Fact::Bool(want))
+        );
+    }
 }
 
 #[test]
@@ -343,7 +375,8 @@ fn self_signed_tls_is_unreachable_at_the_tls_stage() {
 
 #[test]
 fn closed_port_is_unreachable() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let port = closed_port();
+    let url = format!("http://127.0.0.1:{port}/");
     let mut run = start(target(&url, TargetType::Http, None));
     let (obs, _) = check(run.as_mut(), Dimension::Reachability, LONG);
     assert_eq!(obs.status, Status::Unreachable);
@@ -351,6 +384,11 @@ fn closed_port_is_unreachable() {
     assert_eq!(
         obs.evidence.get(Key::Failure),
         Some(&Fact::Word("connect_refused"))
+    );
+    // Which endpoint could not be reached: its configured host and port.
+    assert_eq!(
+        obs.evidence.get(Key::Address),
+        Some(&Fact::Config(format!("127.0.0.1:{port}")))
     );
 }
 

@@ -14,6 +14,7 @@ use super::result_shape::{check_result_type, object};
 use super::session::Session;
 use super::transport::ResponseMode;
 use crate::result::reason::Malformed;
+use crate::result::{Evidence, Fact, Key, RevisionDate};
 use crate::vocab::Attempt;
 
 /// What a successful discovery established.
@@ -25,14 +26,36 @@ pub struct Discovered {
     pub mode: ResponseMode,
 }
 
-/// Sends `server/discover` and validates its result.
-pub fn discover(session: &mut Session, attempt: &Attempt) -> Result<Discovered, Failure> {
+/// Sends `server/discover` and validates its result. A result that does not list 2026-07-28
+/// records the newest revision it does list in `evidence` (`server_version`, grammar-checked).
+pub fn discover(
+    session: &mut Session,
+    evidence: &mut Evidence,
+    attempt: &Attempt,
+) -> Result<Discovered, Failure> {
     let reply = session.request("server/discover", "", Era::Modern, attempt)?;
-    let advertised = validate_discover(&reply.result)?;
+    let advertised = validate_discover(&reply.result).inspect_err(|f| {
+        if *f == Failure::Version
+            && let Some(newest) = newest_listed(&reply.result)
+        {
+            evidence.set(Key::ServerVersion, Fact::Revision(newest));
+        }
+    })?;
     Ok(Discovered {
         advertised,
         mode: reply.mode,
     })
+}
+
+/// The newest revision a discover result's `supportedVersions` lists, among the entries that
+/// are revisions by the grammar (revisions are dates, so they sort as text).
+fn newest_listed(result: &RawValue) -> Option<RevisionDate> {
+    let result = object(result).ok()?;
+    let listed = result.get("supportedVersions")?.as_array()?;
+    listed
+        .iter()
+        .filter_map(|v| v.as_str().and_then(RevisionDate::parse))
+        .max_by(|a, b| a.as_str().cmp(b.as_str()))
 }
 
 /// Validates a `server/discover` result: a complete result whose `supportedVersions` (a

@@ -180,32 +180,40 @@ pub fn is_modern_error(code: i64) -> bool {
     )
 }
 
-/// Whether an HTTP status is a rejection a legacy server gives an unknown request: a 4xx
-/// other than the authentication statuses.
-fn is_legacy_rejection(status: u16) -> bool {
+/// Whether an HTTP status can carry a legacy server's rejection of an unknown request: a 200
+/// (stateless servers of older SDK lines answer any unknown method with a JSON-RPC error in a
+/// 200) or a 4xx other than the authentication statuses (a gateway maps its child's "method
+/// not found" to 404; session-based servers refuse a request without a session with 400).
+fn may_carry_legacy_rejection(status: u16) -> bool {
+    status == 200 || is_legacy_status(status)
+}
+
+/// Whether an HTTP status without a JSON-RPC error is a legacy server's rejection: a 4xx other
+/// than the authentication statuses.
+fn is_legacy_status(status: u16) -> bool {
     (400..500).contains(&status) && status != 401 && status != 403
 }
 
-/// Decides what a failed discovery means (unpinned only; a pin never falls back).
+/// Decides what a failed discovery means (unpinned only; a pin never falls back). The rule
+/// the official Python and TypeScript clients follow:
 ///
-/// * A recognised modern error (−32022, −32020, −32021), or −32601 carried by an HTTP 404,
-///   is a modern server's answer: stay and classify it.
-/// * HTTP: any other 4xx except 401/403 (with or without a JSON-RPC body), or −32601 inside
-///   a 200, is a legacy server's rejection.
+/// * A recognised modern version/header error (−32020, −32021, −32022) is a modern server's
+///   answer, whatever carries it: stay and classify it.
+/// * HTTP: any other JSON-RPC error carried by a 200 or by a 4xx except 401/403 (−32601 at
+///   404 from a gateway, −32602 at 200 from a stateless server, −32000 at 400 from a session
+///   server, …), and any such 4xx without a JSON-RPC body, is a legacy server's rejection.
 /// * Stdio: any other JSON-RPC error is a legacy server's rejection.
-/// * Everything else stays: authentication failures, 3xx/5xx, malformed replies, limits and
-///   network failures — a timeout never downgrades.
+/// * Everything else stays: authentication failures, 3xx/5xx, a 200 whose result is not a
+///   discover result, malformed replies, limits and network failures — a timeout never
+///   downgrades.
 pub fn after_discover(rejection: Rejection, channel: Channel) -> AfterDiscover {
     let fall_back = match (channel, rejection) {
         (_, Rejection::Rpc { code, .. }) if is_modern_error(code) => false,
         (Channel::Stdio, Rejection::Rpc { .. }) => true,
-        (Channel::Http, Rejection::Rpc { code, status }) => match status {
-            Some(404) => code != METHOD_NOT_FOUND,
-            Some(200) => code == METHOD_NOT_FOUND,
-            Some(status) => is_legacy_rejection(status),
-            None => false,
-        },
-        (Channel::Http, Rejection::Status(status)) => is_legacy_rejection(status),
+        (Channel::Http, Rejection::Rpc { status, .. }) => {
+            status.is_some_and(may_carry_legacy_rejection)
+        }
+        (Channel::Http, Rejection::Status(status)) => is_legacy_status(status),
         _ => false,
     };
     if fall_back {
@@ -240,6 +248,11 @@ mod tests {
             assert_eq!(Revision::parse(bad), None, "{bad}");
         }
         assert!(Revision::MODERN.is_modern() && !Revision::LEGACY_OFFER.is_modern());
+        // What advice says we support is this list.
+        assert_eq!(
+            Revision::ALL.map(Revision::as_str),
+            crate::result::SUPPORTED_REVISIONS
+        );
     }
 
     #[test]
@@ -259,7 +272,7 @@ mod tests {
         assert_eq!(plan(Some("latest")), Err(InvalidPin));
     }
 
-    /// Issue 4's selection table, one row per line, over HTTP.
+    /// The selection table (issues 4 and 12), one row per line, over HTTP.
     #[test]
     fn http_selection_table() {
         let rows: &[(Rejection, AfterDiscover)] = &[
@@ -268,31 +281,45 @@ mod tests {
             (rpc(HEADER_MISMATCH, 400), Stay),
             (rpc(MISSING_CAPABILITY, 400), Stay),
             (rpc(UNSUPPORTED_VERSION, 200), Stay),
-            // −32601 carried by a 404 with a JSON-RPC body: a modern server without the method.
-            (rpc(METHOD_NOT_FOUND, 404), Stay),
-            // Other HTTP rejections: a legacy server.
+            (rpc(HEADER_MISMATCH, 404), Stay),
+            (rpc(MISSING_CAPABILITY, 200), Stay),
+            // HTTP rejections without a JSON-RPC body: a legacy server.
             (http(400), FallBack),
             (http(404), FallBack),
             (http(405), FallBack),
             (http(406), FallBack),
             (http(415), FallBack),
+            // Any other JSON-RPC error at 200 or a 4xx but 401/403: a legacy server.
+            (rpc(METHOD_NOT_FOUND, 404), FallBack), // a gateway in front of a handshake server
+            (rpc(-32602, 200), FallBack),           // stateless older Python SDK lines
+            (rpc(METHOD_NOT_FOUND, 200), FallBack), // a legacy server's unknown method
+            (rpc(-32600, 200), FallBack),
             (rpc(-32000, 400), FallBack), // TS v1 "Mcp-Session-Id header is required"
             (rpc(-32600, 400), FallBack), // Python "Missing session ID"
             (rpc(-32602, 400), FallBack), // rmcp session mode, missing _meta
             (rpc(-32001, 404), FallBack), // TS v1 "Session not found"
             (rpc(METHOD_NOT_FOUND, 400), FallBack),
-            (rpc(METHOD_NOT_FOUND, 200), FallBack), // a legacy server's unknown method
+            (rpc(-32603, 422), FallBack),
             // Not rejections: classified, never downgraded.
             (http(401), Stay),
             (http(403), Stay),
             (rpc(-32600, 401), Stay),
+            (rpc(METHOD_NOT_FOUND, 403), Stay),
             (http(500), Stay),
             (http(503), Stay),
             (http(307), Stay),
             (http(200), Stay),
-            (rpc(-32600, 200), Stay),
             (rpc(-32603, 500), Stay),
-            // Malformed replies, limits, timeouts: nothing the decision can read.
+            (rpc(METHOD_NOT_FOUND, 302), Stay),
+            (rpc(METHOD_NOT_FOUND, 204), Stay),
+            (
+                Rejection::Rpc {
+                    code: METHOD_NOT_FOUND,
+                    status: None,
+                },
+                Stay,
+            ),
+            // Malformed replies (a 200 `{}` included), limits, timeouts: nothing to read.
             (Rejection::Other, Stay),
         ];
         for (failure, expected) in rows {
@@ -309,7 +336,8 @@ mod tests {
         for code in -32019..=-32000 {
             assert!(!is_modern_error(code), "{code}");
             assert_eq!(after_discover(rpc(code, 400), Channel::Http), FallBack);
-            assert_eq!(after_discover(rpc(code, 200), Channel::Http), Stay);
+            assert_eq!(after_discover(rpc(code, 200), Channel::Http), FallBack);
+            assert_eq!(after_discover(rpc(code, 500), Channel::Http), Stay);
         }
         assert!(is_modern_error(-32020) && is_modern_error(-32021) && is_modern_error(-32022));
     }

@@ -56,13 +56,16 @@ impl Failure {
         use TransportError as T;
         let mcp = |status, failure| Observation::failed(status, Reason::Mcp(failure));
         let mut o = match self {
-            Failure::Transport(T::Status { status }) => {
-                let o = if matches!(status, 401 | 403) {
+            Failure::Transport(T::Status { status, head }) => {
+                let mut o = if matches!(status, 401 | 403) {
                     mcp(Status::Misconfigured, McpFailure::AuthRejected)
                 } else {
                     mcp(Status::Unhealthy, McpFailure::HttpStatus)
                 };
-                o.with(Key::HttpStatus, Fact::Int(i64::from(*status)))
+                o.evidence
+                    .set(Key::HttpStatus, Fact::Int(i64::from(*status)));
+                head.write(&mut o.evidence);
+                o
             }
             Failure::Transport(T::Rpc { code, status }) => {
                 let failure = if *code == UNSUPPORTED_VERSION {
@@ -129,15 +132,15 @@ mod tests {
         use TransportError as T;
         let t = Failure::Transport;
         assert_eq!(
-            of(t(T::Status { status: 401 })),
+            of(t(T::status(401))),
             (Status::Misconfigured, Some(Code::McpAuth))
         );
         assert_eq!(
-            of(t(T::Status { status: 403 })),
+            of(t(T::status(403))),
             (Status::Misconfigured, Some(Code::McpAuth))
         );
         assert_eq!(
-            of(t(T::Status { status: 500 })),
+            of(t(T::status(500))),
             (Status::Unhealthy, Some(Code::McpHttp))
         );
         assert_eq!(

@@ -18,7 +18,7 @@ use super::session::Session;
 use super::session::{CLIENT_NAME, CLIENT_VERSION};
 use crate::result::Key;
 use crate::result::reason::Malformed;
-use crate::result::{Evidence, Fact};
+use crate::result::{Evidence, Fact, RevisionDate};
 use crate::vocab::Attempt;
 
 /// What a successful handshake established.
@@ -59,14 +59,15 @@ pub fn initialize(
     evidence.set(Key::ResponseMode, Fact::Word(reply.mode.as_str()));
     evidence.set(Key::SessionIdIssued, Fact::Bool(reply.session_issued));
     let initialized = validate_initialize(&reply.result, pin).inspect_err(|_| {
-        // On a mismatch, say which supported revision the server answered (our spelling).
+        // On a mismatch, say which revision the server answered, when it is one by the
+        // revision grammar (never other text).
         let answered = result_shape::object(&reply.result).ok().and_then(|o| {
             o.get("protocolVersion")
                 .and_then(Value::as_str)
-                .and_then(Revision::parse)
+                .and_then(RevisionDate::parse)
         });
         if let Some(v) = answered {
-            evidence.set(Key::ServerVersion, Fact::Word(v.as_str()));
+            evidence.set(Key::ServerVersion, Fact::Revision(v));
         }
     })?;
     evidence.set(

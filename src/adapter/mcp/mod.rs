@@ -396,7 +396,7 @@ fn handshake(
     if !fallback {
         evidence.set(Key::PinnedVersion, Fact::Word(Revision::MODERN.as_str()));
     }
-    match discover::discover(session, attempt) {
+    match discover::discover(session, evidence, attempt) {
         Ok(found) => {
             evidence.set(
                 Key::NegotiatedVersion,
@@ -421,7 +421,7 @@ fn handshake(
                     evidence.set(Key::DiscoverHttpStatus, Fact::Int(i64::from(status)));
                 }
                 evidence.set(Key::DiscoverRpcCode, Fact::Int(code));
-            } else if let transport::TransportError::Status { status } = rejection {
+            } else if let transport::TransportError::Status { status, .. } = rejection {
                 evidence.set(Key::DiscoverHttpStatus, Fact::Int(i64::from(status)));
             }
             legacy(session, Revision::LEGACY_OFFER, None, evidence, attempt)

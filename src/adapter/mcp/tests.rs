@@ -31,7 +31,7 @@ fn ok(text: &str) -> Answer {
 }
 
 fn http(status: u16) -> Answer {
-    Err(TransportError::Status { status })
+    Err(TransportError::status(status))
 }
 
 fn rpc(code: i64, status: u16) -> Answer {
@@ -127,6 +127,13 @@ fn word(o: &Observation, key: Key) -> Option<&'static str> {
     }
 }
 
+fn revision(o: &Observation, key: Key) -> Option<String> {
+    match fact(o, key) {
+        Some(Fact::Revision(r)) => Some(r.to_string()),
+        _ => None,
+    }
+}
+
 fn int(o: &Observation, key: Key) -> Option<i64> {
     match fact(o, key) {
         Some(Fact::Int(i)) => Some(*i),
@@ -198,7 +205,7 @@ fn recognised_modern_errors_never_downgrade() {
         (rpc(-32022, 400), Code::McpVersion),
         (rpc(-32020, 400), Code::McpRpc),
         (rpc(-32021, 400), Code::McpRpc),
-        (rpc(-32601, 404), Code::McpRpc),
+        (rpc(-32022, 200), Code::McpVersion),
     ];
     for (answer, code) in cases {
         let (o, log) = protocol(options(), Scripted::new(modern_server(answer.clone())));
@@ -211,7 +218,8 @@ fn recognised_modern_errors_never_downgrade() {
 }
 
 /// Other HTTP rejections fall back to `initialize` offering 2025-11-25 (upstream §17 N121–122,
-/// peers.md §3.1's server-everything and TS v1 answers, −32601 inside a 200).
+/// peers.md §3.1's server-everything and TS v1 answers, −32601 inside a 200, and issue 12's
+/// gateway −32601 inside a 404 and stateless −32602 inside a 200).
 #[test]
 fn legacy_rejections_fall_back_to_initialize() {
     let rejections = [
@@ -224,6 +232,8 @@ fn legacy_rejections_fall_back_to_initialize() {
         (rpc(-32001, 404), 404, Some(-32001)),
         (rpc(-32602, 400), 400, Some(-32602)),
         (rpc(-32601, 200), 200, Some(-32601)),
+        (rpc(-32601, 404), 404, Some(-32601)),
+        (rpc(-32602, 200), 200, Some(-32602)),
     ];
     for (answer, status, code) in rejections {
         let (obs, log) = check(
@@ -286,8 +296,10 @@ fn other_discovery_failures_are_final() {
         (http(307), Status::Unhealthy, Code::McpHttp),
         (http(401), Status::Misconfigured, Code::McpAuth),
         (http(403), Status::Misconfigured, Code::McpAuth),
-        (rpc(-32600, 200), Status::Unhealthy, Code::McpRpc),
         (rpc(-32603, 500), Status::Unhealthy, Code::McpRpc),
+        (rpc(-32601, 302), Status::Unhealthy, Code::McpRpc),
+        // A 200 that is not a discover result: no error to fall back on (issue 12).
+        (ok("{}"), Status::Unhealthy, Code::McpProtocol),
         (
             Err(TransportError::Malformed(Malformed::Result("x"))),
             Status::Unhealthy,
@@ -389,7 +401,10 @@ fn legacy_pin_disables_discovery() {
     );
     assert_coded(&o, Status::Unhealthy, Code::McpVersion);
     assert_eq!(word(&o, Key::PinnedVersion), Some("2025-11-25"));
-    assert_eq!(word(&o, Key::ServerVersion), Some("2025-06-18"));
+    assert_eq!(
+        revision(&o, Key::ServerVersion).as_deref(),
+        Some("2025-06-18")
+    );
 
     let reject_legacy = |m: &Sent| match m.method.as_str() {
         "initialize" => rpc(-32022, 400),

@@ -1,14 +1,17 @@
 //! Advice for offline configuration rules that failed before any traffic.
 
-use super::word;
+use super::{Audience, Setting, word};
 use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{EndpointProblem, Misconfig, TrustProblem};
 
-pub(super) fn advice(problem: Misconfig, check: &Check) -> Option<String> {
+pub(super) fn advice(problem: Misconfig, check: &Check, audience: Audience) -> Option<String> {
     Some(match problem {
         Misconfig::Endpoint(e) => match e {
-            EndpointProblem::Userinfo => "the endpoint must not carry user:password@; give a token through auth.bearer_env (--bearer-env) instead".into(),
+            EndpointProblem::Userinfo => format!(
+                "the endpoint must not carry user:password@; give a token through {} instead",
+                audience.name(Setting::BearerEnv)
+            ),
             EndpointProblem::Fragment => "remove the #fragment from the endpoint".into(),
             EndpointProblem::UnsupportedScheme => "the endpoint must start with http:// or https://".into(),
             EndpointProblem::MissingHost => "the endpoint names no host; write it as http(s)://host[:port]/path".into(),
@@ -36,7 +39,8 @@ pub(super) fn advice(problem: Misconfig, check: &Check) -> Option<String> {
         Misconfig::ProtocolPin => {
             let pin = word(check, Key::ProtocolVersion).unwrap_or_default();
             format!(
-                "mcp.protocol_version `{pin}` is not a revision agenthealth supports (2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28); nothing was sent"
+                "mcp.protocol_version `{pin}` is not a revision agenthealth supports ({}); nothing was sent",
+                crate::result::SUPPORTED_REVISIONS.join(", ")
             )
         }
         Misconfig::StdioTarget => {

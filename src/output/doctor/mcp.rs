@@ -1,15 +1,20 @@
 //! Advice for the MCP adapter's verdicts: rejected requests, versions and eras, malformed
 //! answers, limits, requirements and functional checks.
 
-use super::{int, rejected_credential, word, yes};
-use crate::result::Key;
+use super::{Audience, Setting, int, rejected_credential, word, yes};
 use crate::result::document::Check;
 use crate::result::reason::{Malformed, McpFailure};
+use crate::result::{Key, SUPPORTED_REVISIONS};
 use crate::vocab::Dimension;
 
-pub(super) fn advice(failure: McpFailure, dim: Dimension, check: &Check) -> Option<String> {
+pub(super) fn advice(
+    failure: McpFailure,
+    dim: Dimension,
+    check: &Check,
+    audience: Audience,
+) -> Option<String> {
     Some(match failure {
-        McpFailure::AuthRejected => rejected_credential(check),
+        McpFailure::AuthRejected => rejected_credential(check, audience),
         McpFailure::Required => return required(check),
         McpFailure::Unsafe => {
             let tool = word(check, Key::Tool).unwrap_or_else(|| "the functional tool".into());
@@ -35,14 +40,17 @@ pub(super) fn advice(failure: McpFailure, dim: Dimension, check: &Check) -> Opti
             Some(v) => format!("the tool's result breaks its own outputSchema: {v}"),
             None => "the tool's result breaks the MCP result rules (content blocks, isError, structuredContent)".into(),
         },
-        McpFailure::Malformed(why) => malformed(why, check),
-        McpFailure::Version | McpFailure::VersionRefused => version(failure, check),
+        McpFailure::Malformed(why) => malformed(why, check, audience),
+        McpFailure::Version | McpFailure::VersionRefused => version(failure, check, audience),
         McpFailure::HttpStatus | McpFailure::Rpc => {
             if let Some(advice) = session_or_pin(check) {
                 return Some(advice);
             }
             if failure == McpFailure::Rpc {
                 return Some(rpc(check));
+            }
+            if let Some(status @ 300..=399) = int(check, Key::HttpStatus) {
+                return Some(super::redirect(status, check, audience));
             }
             let s = int(check, Key::HttpStatus)
                 .map_or("an unexpected status".to_string(), |c| format!("HTTP {c}"));
@@ -113,8 +121,17 @@ fn expectation(check: &Check) -> Option<String> {
 }
 
 /// A protocol violation, in words that say whose bug it is.
-fn malformed(why: Malformed, check: &Check) -> String {
+fn malformed(why: Malformed, check: &Check, audience: Audience) -> String {
+    let unpinned = word(check, Key::PinnedVersion).is_none();
+    let discover = word(check, Key::FailedMethod).as_deref() == Some("server/discover");
     match why {
+        // A 200 that is not a discover result: a legacy server answering any method with some
+        // result (an empty one, often). No error to fall back on, so only a pin helps.
+        Malformed::Result(_) if discover && unpinned => format!(
+            "server/discover was answered with a result that is not a discover result ({}), as some legacy servers answer any method; pin the server's legacy revision (e.g. '2025-06-18') with {}, so agenthealth skips discovery",
+            why.as_word(),
+            audience.name(Setting::ProtocolVersion)
+        ),
         Malformed::NonJsonLine => "the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into(),
         Malformed::IdMismatch => "the server answered with an id that does not match the request it was sent; that is a bug in the server".into(),
         Malformed::StatelessServerRequest => "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server".into(),
@@ -128,8 +145,8 @@ fn malformed(why: Malformed, check: &Check) -> String {
 }
 
 /// How the MCP session's era was chosen, from the establishment evidence: the pin, or what
-/// discovery met and the fallback, then the revision negotiated or answered. E.g.
-/// "discover got HTTP 400 -32000; fell back to initialize; negotiated 2025-11-25".
+/// discovery met and the fallback, then the revision negotiated. E.g. "discover got HTTP 400
+/// -32000; fell back to initialize; negotiated 2025-11-25".
 fn era_story(check: &Check) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(pin) = word(check, Key::PinnedVersion) {
@@ -147,10 +164,16 @@ fn era_story(check: &Check) -> Option<String> {
     }
     if let Some(v) = word(check, Key::NegotiatedVersion) {
         parts.push(format!("negotiated {v}"));
-    } else if let Some(v) = word(check, Key::ServerVersion) {
-        parts.push(format!("the server answered {v}"));
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// `2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28`.
+fn supported() -> String {
+    match SUPPORTED_REVISIONS.split_last() {
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// `story; rest`, or `rest` alone.
@@ -161,25 +184,51 @@ fn after_story(check: &Check, rest: &str) -> String {
     }
 }
 
-/// A version failure: which era was tried, why, and what to pin.
-fn version(failure: McpFailure, check: &Check) -> String {
+/// A version failure: which era was tried, why, what the server speaks and what to pin.
+fn version(failure: McpFailure, check: &Check, audience: Audience) -> String {
+    let pin_key = audience.name(Setting::ProtocolVersion);
     let pin = word(check, Key::PinnedVersion);
+    // A revision by the grammar (our evidence never holds other text), supported or not.
     let answered = word(check, Key::ServerVersion);
+    let supports = |v: &str| SUPPORTED_REVISIONS.contains(&v);
     let discover = word(check, Key::FailedMethod).as_deref() == Some("server/discover");
     let refused = failure == McpFailure::VersionRefused;
+    let oldest = SUPPORTED_REVISIONS.first().copied().unwrap_or_default();
+    let newest = SUPPORTED_REVISIONS.last().copied().unwrap_or_default();
     let rest = match (pin, answered) {
-        (Some(_), Some(v)) => format!("pin {v} or remove the pin"),
+        // Revisions are dates: they compare as text.
+        (_, Some(v)) if !supports(&v) && v.as_str() < oldest => format!(
+            "the server speaks {v}; agenthealth supports {}: the server (or its SDK) needs a newer revision",
+            supported()
+        ),
+        (_, Some(v)) if !supports(&v) && v.as_str() > newest => format!(
+            "the server speaks {v}, newer than agenthealth supports ({}); pin one of those the server also serves with {pin_key}, or upgrade agenthealth",
+            supported()
+        ),
+        (_, Some(v)) if !supports(&v) => format!(
+            "the server speaks {v}; agenthealth supports {}: pin one of those the server also serves with {pin_key}",
+            supported()
+        ),
+        (Some(_), Some(v)) => format!("the server speaks {v}: pin {v} or remove the pin"),
         (Some(_), None) if refused => {
             "the server refused that revision (-32022 unsupported protocol version); remove the pin to let agenthealth choose".into()
         }
-        (None, Some(v)) => format!("{v} is not a revision agenthealth accepts here"),
-        (None, None) if discover && refused => {
-            "the server refused 2026-07-28 (-32022); pin a legacy revision it serves with mcp.protocol_version".into()
+        (None, Some(v)) if discover => format!(
+            "server/discover does not list 2026-07-28 in supportedVersions, the newest it lists is {v}: pin {v} with {pin_key}"
+        ),
+        (None, Some(v)) => {
+            format!("the server speaks {v}, which initialize cannot negotiate: pin {v} with {pin_key}")
         }
-        (None, None) if discover => {
-            "server/discover does not list 2026-07-28 in supportedVersions; pin a legacy revision the server serves with mcp.protocol_version".into()
-        }
-        _ => "the server answered a revision agenthealth does not support (2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28)".into(),
+        (None, None) if discover && refused => format!(
+            "the server refused 2026-07-28 (-32022); pin a legacy revision it serves with {pin_key}"
+        ),
+        (None, None) if discover => format!(
+            "server/discover does not list 2026-07-28 in supportedVersions; pin a legacy revision the server serves with {pin_key}"
+        ),
+        _ => format!(
+            "the server answered a revision agenthealth does not support ({})",
+            supported()
+        ),
     };
     after_story(check, &rest)
 }

@@ -1,11 +1,13 @@
-//! `doctor`: after the tree, advice for each result — the contract's line per status, then,
-//! for every check that did not pass, the likely fix, and for graphs the root cause (the
-//! deepest failing critical dependencies).
+//! `doctor`: after the tree, the contract's line per result (pre-order), then each distinct
+//! piece of advice once — the likely fix for the checks that did not pass, naming the targets
+//! and checks it applies to — and for graphs the root cause (the deepest failing critical
+//! dependencies).
 //!
 //! Advice is chosen from the check's typed [`Reason`], one small module per family (the
 //! engine, the configuration, the network, HTTP, MCP, the MCP process); the evidence supplies
-//! the numbers and configured names the sentence quotes. No advice depends on a message
-//! string or on text from a server.
+//! the numbers and configured names the sentence quotes, and [`setting`] names what to change
+//! the way the target was given (a configuration key, or for an ad-hoc target a flag). No
+//! advice depends on a message string or on text from a server.
 
 mod config;
 mod engine;
@@ -14,6 +16,7 @@ mod mcp;
 mod network;
 mod oauth;
 mod process;
+mod setting;
 
 use std::fmt::Write;
 
@@ -23,6 +26,8 @@ use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key, Reason};
 use crate::vocab::text::clean;
 use crate::vocab::{Dimension, Status};
+
+pub(crate) use setting::{Audience, Setting};
 
 /// The contract's advice per status.
 pub fn status_advice(status: Status) -> &'static str {
@@ -51,8 +56,16 @@ pub fn status_advice(status: Status) -> &'static str {
 /// All advice lines for the document.
 pub fn advise(doc: &Document, style: Style) -> String {
     let mut out = String::from("\n");
+    let mut advice: Vec<Advice> = Vec::new();
+    let mut nodes = 0;
     for r in &doc.results {
-        node(&mut out, r, style);
+        status_lines(&mut out, r, style, &mut advice, &mut nodes);
+    }
+    // With one target, which checks; with several, which targets (and their checks).
+    for a in &advice {
+        let _ = writeln!(out, "  - {}: {}", a.applies_to(nodes > 1), a.text);
+    }
+    for r in &doc.results {
         if !r.status.passed() && !r.dependencies.is_empty() {
             let mut causes = Vec::new();
             root_causes(r, &mut vec![label(r)], &mut causes);
@@ -70,7 +83,52 @@ pub fn advise(doc: &Document, style: Style) -> String {
     out
 }
 
-fn node(out: &mut String, r: &NodeResult, style: Style) {
+/// One distinct piece of advice and where it applies: each target (its label) with the
+/// checks, in first-seen order.
+struct Advice {
+    text: String,
+    on: Vec<(String, Vec<&'static str>)>,
+}
+
+impl Advice {
+    /// `authentication, protocol` for the only target; `api, search (reachability)` or
+    /// `api (reachability); db (protocol)` when there are several.
+    fn applies_to(&self, several: bool) -> String {
+        if !several {
+            let dims: Vec<&str> = self
+                .on
+                .iter()
+                .flat_map(|(_, d)| d.iter().copied())
+                .collect();
+            return dims.join(", ");
+        }
+        let mut groups: Vec<(Vec<&str>, &[&str])> = Vec::new();
+        for (target, dims) in &self.on {
+            match groups.iter_mut().find(|(_, d)| *d == dims.as_slice()) {
+                Some((targets, _)) => targets.push(target),
+                None => groups.push((vec![target], dims)),
+            }
+        }
+        groups
+            .iter()
+            .map(|(targets, dims)| format!("{} ({})", targets.join(", "), dims.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// The contract's line for `r` and its dependencies (pre-order), collecting their advice:
+/// checks failing for the same reason (one 401 answers authentication and protocol), or
+/// targets failing the same way, share one piece. A node shown twice (a shared dependency)
+/// is advised once.
+fn status_lines(
+    out: &mut String,
+    r: &NodeResult,
+    style: Style,
+    advice: &mut Vec<Advice>,
+    nodes: &mut usize,
+) {
+    *nodes += 1;
     let _ = writeln!(
         out,
         "Doctor: {} is {}. {}",
@@ -78,27 +136,38 @@ fn node(out: &mut String, r: &NodeResult, style: Style) {
         paint(r.status, style),
         status_advice(r.status)
     );
+    let audience = Audience {
+        adhoc: r.target.adhoc,
+    };
+    let target = label(r);
     let mut checks: Vec<_> = r.checks.iter().collect();
     checks.sort_by_key(|(d, _)| d.as_str());
-    // One line per distinct piece of advice: checks failing for the same reason (one 401
-    // answers authentication and protocol) are named together.
-    let mut lines: Vec<(Vec<&str>, String)> = Vec::new();
     for (dim, check) in checks {
         if check.status == Status::Healthy {
             continue;
         }
-        if let Some(advice) = check_advice(*dim, check) {
-            match lines.iter_mut().find(|(_, a)| *a == advice) {
-                Some((dims, _)) => dims.push(dim.as_str()),
-                None => lines.push((vec![dim.as_str()], advice)),
+        let Some(text) = check_advice(*dim, check, audience) else {
+            continue;
+        };
+        let entry = match advice.iter_mut().find(|a| a.text == text) {
+            Some(entry) => entry,
+            None => {
+                advice.push(Advice {
+                    text,
+                    on: Vec::new(),
+                });
+                let last = advice.len() - 1;
+                &mut advice[last]
             }
+        };
+        match entry.on.iter_mut().find(|(t, _)| *t == target) {
+            Some((_, dims)) if dims.contains(&dim.as_str()) => {}
+            Some((_, dims)) => dims.push(dim.as_str()),
+            None => entry.on.push((target.clone(), vec![dim.as_str()])),
         }
     }
-    for (dims, advice) in lines {
-        let _ = writeln!(out, "  - {}: {advice}", dims.join(", "));
-    }
     for d in &r.dependencies {
-        node(out, d, style);
+        status_lines(out, d, style, advice, nodes);
     }
 }
 
@@ -132,15 +201,16 @@ fn label(r: &NodeResult) -> String {
     }
 }
 
-/// The likely fix for one failed check: by the family of its reason.
-pub fn check_advice(dim: Dimension, check: &Check) -> Option<String> {
+/// The likely fix for one failed check: by the family of its reason, naming settings the
+/// way `audience` changes them.
+pub fn check_advice(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
     match check.reason {
         Some(Reason::Engine(note)) => engine::advice(note, dim, check),
-        Some(Reason::Config(problem)) => config::advice(problem, check),
+        Some(Reason::Config(problem)) => config::advice(problem, check, audience),
         Some(Reason::Network(failure)) => network::advice(failure, check),
-        Some(Reason::Http(failure)) => Some(http::advice(failure, check)),
-        Some(Reason::Mcp(failure)) => mcp::advice(failure, dim, check),
-        Some(Reason::Process(failure)) => Some(process::advice(failure, check)),
+        Some(Reason::Http(failure)) => Some(http::advice(failure, check, audience)),
+        Some(Reason::Mcp(failure)) => mcp::advice(failure, dim, check, audience),
+        Some(Reason::Process(failure)) => Some(process::advice(failure, check, audience)),
         None => network::unexplained(check),
     }
 }
@@ -162,6 +232,7 @@ fn word(check: &Check, key: Key) -> Option<String> {
             Some(v.iter().map(|s| clean(s)).collect::<Vec<_>>().join(", "))
         }
         Some(Fact::Phrase(p)) => Some(p.render(&clean)),
+        Some(Fact::Revision(r)) => Some(r.to_string()),
         _ => None,
     }
 }
@@ -172,16 +243,51 @@ fn yes(check: &Check, key: Key) -> bool {
 }
 
 /// The credential advice both adapters give for 401/403: the refused variable, or which
-/// setting supplies one.
-fn rejected_credential(check: &Check) -> String {
-    let s = int(check, Key::HttpStatus).map_or("401/403".to_string(), |c| c.to_string());
+/// setting supplies one. A 403 without a credential and without a `WWW-Authenticate`
+/// challenge is no credential problem: servers that check `Host` or `Origin` against an
+/// allow-list answer so (many accept `localhost` and refuse `127.0.0.1`).
+fn rejected_credential(check: &Check, audience: Audience) -> String {
+    let status = int(check, Key::HttpStatus);
+    let s = status.map_or("401/403".to_string(), |c| c.to_string());
     let on = mcp::on_method(check);
+    let challenged = check.evidence.get(Key::AuthChallenge);
     match word(check, Key::CredentialEnv) {
         Some(env) => {
             format!("HTTP {s}{on}: the token in ${env} was rejected; check its value and scope")
         }
+        None if word(check, Key::CredentialKind).as_deref() == Some("oauth") => format!(
+            "HTTP {s}{on}: the MCP server refused the OAuth access token its authorization server issued; check that the server accepts tokens for this endpoint as the resource (audience) and the scopes granted (mcp.oauth.scopes)"
+        ),
+        None if status == Some(403) && challenged == Some(&Fact::Bool(false)) => format!(
+            "HTTP 403{on} without a WWW-Authenticate challenge and with no credential sent: the server refuses this client, not a token; check its Host and Origin allow-lists (many accept `localhost` but refuse `127.0.0.1`, or the reverse) and any IP allow-list, then use {} with a host it accepts",
+            audience.name(Setting::Endpoint)
+        ),
         None => format!(
-            "HTTP {s}{on}: the endpoint requires credentials; set auth.bearer_env (--bearer-env for ping/doctor) to a variable holding a token"
+            "HTTP {s}{on}: the endpoint requires credentials; set {} to a variable holding a token",
+            audience.name(Setting::BearerEnv)
+        ),
+    }
+}
+
+/// A redirect, in words: it is one, it was not followed, and when it points at the configured
+/// endpoint with or without its trailing slash (or over https), which endpoint to configure
+/// — derived from our configuration, never from the server's `Location`.
+fn redirect(status: i64, check: &Check, audience: Audience) -> String {
+    let endpoint = audience.name(Setting::Endpoint);
+    let on = mcp::on_method(check);
+    let base = format!("HTTP {status}{on} is a redirect, and agenthealth never follows redirects");
+    match check.evidence.get(Key::Redirect) {
+        Some(Fact::Word("trailing_slash")) => format!(
+            "{base}: the server redirects to the same URL with a trailing slash; add the trailing slash to {endpoint}"
+        ),
+        Some(Fact::Word("no_trailing_slash")) => format!(
+            "{base}: the server redirects to the same URL without its trailing slash; remove the trailing slash from {endpoint}"
+        ),
+        Some(Fact::Word("https")) => format!(
+            "{base}: the server redirects to the same URL over https; use https:// in {endpoint}"
+        ),
+        _ => format!(
+            "{base}; use the URL it redirects to as {endpoint} (check it by hand: agenthealth never shows it)"
         ),
     }
 }

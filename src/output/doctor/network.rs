@@ -14,9 +14,15 @@ pub(super) fn advice(failure: NetFailure, check: &Check) -> Option<String> {
         return None;
     }
     let store = trust_store(check);
+    // The configured host and port, when the evidence names them.
+    let at = word(check, Key::Address).map_or_else(
+        || "the endpoint's host and port".to_string(),
+        |a| format!("`{a}`"),
+    );
     Some(match failure {
-        NetFailure::Dns => "the host name does not resolve; check the endpoint's host and DNS".into(),
-        NetFailure::ConnectRefused => "nothing is listening at the endpoint's host and port".into(),
+        NetFailure::Dns => format!("the host name of {at} does not resolve; check the endpoint's host and DNS"),
+        NetFailure::DnsNoResolver => "this machine has no resolver configuration (no /etc/resolv.conf, as in an empty container root) and the host is not in /etc/hosts, so no name can be looked up; give the container a resolv.conf (in Kubernetes, a dnsPolicy other than None), or use an IP address or localhost".into(),
+        NetFailure::ConnectRefused => format!("nothing is listening at {at}"),
         NetFailure::TlsUntrusted => format!(
             "the server certificate does not chain to a CA in {store}; add the CA that signed it there, or set SSL_CERT_FILE to a bundle that holds it"
         ),

@@ -1,24 +1,33 @@
 //! Advice for MCP stdio server processes that could not start or ended early.
 
-use super::{int, word};
+use super::{Audience, Setting, int, word};
 use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{ProcessFailure, StartProblem};
 
-pub(super) fn advice(failure: ProcessFailure, check: &Check) -> String {
+pub(super) fn advice(failure: ProcessFailure, check: &Check, audience: Audience) -> String {
     let command =
         word(check, Key::Command).map_or_else(|| "the command".to_string(), |c| format!("`{c}`"));
-    let by_hand = "run the configured command by hand (agenthealth starts it without a shell, \
-                   with only PATH, HOME, USER, the temporary-directory variables and mcp.stdio.env)";
+    let by_hand = if audience.adhoc {
+        "run the command by hand (agenthealth starts it without a shell, with only PATH, HOME, \
+         USER and the temporary-directory variables)"
+    } else {
+        "run the configured command by hand (agenthealth starts it without a shell, \
+         with only PATH, HOME, USER, the temporary-directory variables and mcp.stdio.env)"
+    };
+    let relative_to = if audience.adhoc {
+        "the current directory"
+    } else {
+        "mcp.stdio.directory (or the current directory)"
+    };
     match failure {
         ProcessFailure::Unstartable(StartProblem::CommandNotFound) if command.contains('/') => {
-            format!(
-                "{command} does not exist; a relative path is resolved against mcp.stdio.directory (or the current directory)"
-            )
+            format!("{command} does not exist; a relative path is resolved against {relative_to}")
         }
-        ProcessFailure::Unstartable(StartProblem::CommandNotFound) => {
-            format!("{command} was not found on PATH; check mcp.stdio.command or give a path")
-        }
+        ProcessFailure::Unstartable(StartProblem::CommandNotFound) => format!(
+            "{command} was not found on PATH; check {} or give a path",
+            audience.name(Setting::StdioCommand)
+        ),
         ProcessFailure::Unstartable(StartProblem::CommandNotExecutable) => format!(
             "{command} cannot be executed: it needs execute permission and must be a binary or a #! script whose interpreter exists"
         ),

@@ -18,6 +18,11 @@ fn causes(doc: &Document, unicode: bool) -> Vec<String> {
         .collect()
 }
 
+/// Advice for a target from a configuration file.
+fn file_advice(dim: Dimension, check: &Check) -> Option<String> {
+    check_advice(dim, check, Audience::default())
+}
+
 fn check(status: Status, reason: Option<Reason>, facts: &[(Key, Fact)]) -> Check {
     Check {
         code: reason.and_then(Reason::code),
@@ -40,7 +45,7 @@ fn a_rejected_token_is_named_by_its_variable() {
         ],
     );
     assert_eq!(
-        check_advice(Dimension::Authentication, &rejected).as_deref(),
+        file_advice(Dimension::Authentication, &rejected).as_deref(),
         Some("HTTP 401: the token in $API_TOKEN was rejected; check its value and scope")
     );
     let anonymous = check(
@@ -48,7 +53,7 @@ fn a_rejected_token_is_named_by_its_variable() {
         Some(Reason::Http(HttpFailure::AuthRejected)),
         &[(Key::HttpStatus, Fact::Int(403))],
     );
-    let advice = check_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
+    let advice = file_advice(Dimension::Protocol, &anonymous).unwrap_or_default();
     assert!(
         advice.starts_with("HTTP 403: the endpoint requires credentials; set auth.bearer_env"),
         "{advice}"
@@ -61,7 +66,7 @@ fn certificate_advice_names_the_trust_store() {
         let mut all = vec![(Key::Failure, Fact::Word("tls_untrusted"))];
         all.extend_from_slice(facts);
         let reason = Some(Reason::Network(NetFailure::TlsUntrusted));
-        check_advice(
+        file_advice(
             Dimension::Reachability,
             &check(Status::Unreachable, reason, &all),
         )
@@ -98,7 +103,7 @@ fn certificate_advice_names_the_trust_store() {
 #[test]
 fn status_advice_depends_on_the_status_and_method() {
     let advice = |status: i64, method: &'static str| {
-        check_advice(
+        file_advice(
             Dimension::Protocol,
             &check(
                 Status::Unhealthy,
@@ -114,7 +119,7 @@ fn status_advice_depends_on_the_status_and_method() {
     assert!(advice(405, "HEAD").contains("set http.method: GET"));
     assert!(advice(501, "HEAD").contains("set http.method: GET"));
     assert!(advice(405, "GET").contains("check the endpoint path"));
-    assert!(advice(302, "HEAD").contains("redirects are never followed"));
+    assert!(advice(302, "HEAD").contains("agenthealth never follows redirects"));
     assert!(advice(404, "HEAD").contains("check the endpoint path, or list 404"));
     assert!(advice(503, "HEAD").contains("server error"));
     assert!(advice(204, "GET").contains("not in http.expected_status"));
@@ -123,7 +128,7 @@ fn status_advice_depends_on_the_status_and_method() {
 #[test]
 fn transport_advice_says_what_happened() {
     let advice = |status: Status, reason: Reason, facts: &[(Key, Fact)]| {
-        check_advice(Dimension::Reachability, &check(status, Some(reason), facts))
+        file_advice(Dimension::Reachability, &check(status, Some(reason), facts))
             .unwrap_or_default()
     };
     let timed_out = |bound, response_seen| {
@@ -176,7 +181,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
             bound,
             response_seen: false,
         });
-        check_advice(
+        file_advice(
             Dimension::Protocol,
             &check(
                 Status::Unreachable,
@@ -194,7 +199,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
         cap.contains("the 60 s cap on every run") && !cap.contains("timeout_ms"),
         "{cap}"
     );
-    let exhausted = check_advice(
+    let exhausted = file_advice(
         Dimension::Capability,
         &check(
             Status::Unreachable,
@@ -210,7 +215,7 @@ fn deadline_advice_names_the_bound_that_ran_out() {
 fn configuration_advice_follows_the_reason() {
     use crate::result::reason::{EndpointProblem, Misconfig, TrustProblem};
     let misconfigured = |problem, facts: &[(Key, Fact)]| {
-        check_advice(
+        file_advice(
             Dimension::Configuration,
             &check(Status::Misconfigured, Some(Reason::Config(problem)), facts),
         )
@@ -268,7 +273,7 @@ fn checks_failing_for_one_reason_share_one_advice_line() {
     );
     r.checks.insert(Dimension::Authentication, rejected.clone());
     r.checks.insert(Dimension::Protocol, rejected);
-    let text = advise(&Document { results: vec![r] }, Style::default());
+    let text = advise(&Document::new(vec![r]), Style::default());
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
     assert_eq!(lines.len(), 1, "{text}");
     assert!(
@@ -293,7 +298,7 @@ fn the_root_cause_is_the_deepest_failing_critical_dependency() {
         Status::Unhealthy,
         vec![edge(search, None, false), edge(gw, Some("gw"), true)],
     );
-    let doc = Document { results: vec![api] };
+    let doc = Document::new(vec![api]);
     assert_eq!(
         causes(&doc, true),
         vec!["Doctor: root cause: api → gateway [id=gw] → db [id=db] is UNREACHABLE"]
@@ -309,7 +314,7 @@ fn a_failing_parent_over_a_healthy_child_is_its_own_root_cause() {
     let db = node("db", Status::Healthy, vec![]);
     let gw = node("gateway", Status::Unhealthy, vec![edge(db, None, true)]);
     let api = node("api", Status::Unhealthy, vec![edge(gw, None, true)]);
-    let doc = Document { results: vec![api] };
+    let doc = Document::new(vec![api]);
     assert_eq!(
         causes(&doc, true),
         vec!["Doctor: root cause: api → gateway is UNHEALTHY"]
@@ -321,11 +326,11 @@ fn no_root_cause_without_a_failing_critical_path() {
     // Only an optional dependency fails: the parent is DEGRADED, nothing to blame.
     let search = node("search", Status::Unreachable, vec![]);
     let api = node("api", Status::Degraded, vec![edge(search, None, false)]);
-    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    assert!(causes(&Document::new(vec![api]), true).is_empty());
     // The parent fails on its own checks; its critical dependency is fine.
     let db = node("db", Status::Healthy, vec![]);
     let api = node("api", Status::Unhealthy, vec![edge(db, None, true)]);
-    assert!(causes(&Document { results: vec![api] }, true).is_empty());
+    assert!(causes(&Document::new(vec![api]), true).is_empty());
 }
 
 #[test]
@@ -338,10 +343,225 @@ fn every_failing_branch_is_named() {
         vec![edge(a, None, true), edge(b, None, true)],
     );
     assert_eq!(
-        causes(&Document { results: vec![api] }, true),
+        causes(&Document::new(vec![api]), true),
         vec![
             "Doctor: root cause: api → a is UNKNOWN",
             "Doctor: root cause: api → b is MISCONFIGURED"
         ]
     );
+}
+
+fn mcp_check(failure: crate::result::reason::McpFailure, facts: &[(Key, Fact)]) -> Check {
+    check(Status::Unhealthy, Some(Reason::Mcp(failure)), facts)
+}
+
+fn revision(text: &str) -> Fact {
+    Fact::Revision(crate::result::RevisionDate::parse(text).expect("a revision"))
+}
+
+/// The revision a server speaks is named, and what to do depends on whether it is older,
+/// newer or one we support (issue 12).
+#[test]
+fn version_advice_names_what_the_server_speaks() {
+    use crate::result::reason::McpFailure;
+    let fell_back = |v: &str| {
+        vec![
+            (Key::Era, Fact::Word("legacy")),
+            (Key::Fallback, Fact::Bool(true)),
+            (Key::DiscoverHttpStatus, Fact::Int(400)),
+            (Key::DiscoverRpcCode, Fact::Int(-32000)),
+            (Key::ServerVersion, revision(v)),
+            (Key::FailedMethod, Fact::Word("initialize")),
+        ]
+    };
+    let advice = |facts: &[(Key, Fact)]| {
+        file_advice(Dimension::Protocol, &mcp_check(McpFailure::Version, facts)).unwrap_or_default()
+    };
+    assert_eq!(
+        advice(&fell_back("2024-11-05")),
+        "discover got HTTP 400 -32000; fell back to initialize; the server speaks 2024-11-05; agenthealth supports 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28: the server (or its SDK) needs a newer revision"
+    );
+    assert!(
+        advice(&fell_back("2099-01-01"))
+            .contains("speaks 2099-01-01, newer than agenthealth supports"),
+    );
+    assert!(advice(&fell_back("2025-09-01")).contains("pin one of those the server also serves"));
+    let pinned = [
+        (Key::PinnedVersion, Fact::Word("2025-11-25")),
+        (Key::ServerVersion, revision("2025-06-18")),
+    ];
+    assert!(
+        advice(&pinned).ends_with("the server speaks 2025-06-18: pin 2025-06-18 or remove the pin")
+    );
+    let discover = [
+        (Key::ServerVersion, revision("2025-11-25")),
+        (Key::FailedMethod, Fact::Word("server/discover")),
+    ];
+    assert!(
+        advice(&discover).contains(
+            "the newest it lists is 2025-11-25: pin 2025-11-25 with mcp.protocol_version"
+        )
+    );
+}
+
+/// A 200 that is not a discover result: pin a legacy revision; ad-hoc, in a file.
+#[test]
+fn a_discover_answer_that_is_not_a_result_asks_for_a_pin() {
+    use crate::result::reason::{Malformed, McpFailure};
+    let c = mcp_check(
+        McpFailure::Malformed(Malformed::Result("discover supportedVersions")),
+        &[(Key::FailedMethod, Fact::Word("server/discover"))],
+    );
+    let file = file_advice(Dimension::Protocol, &c).unwrap_or_default();
+    assert!(
+        file.contains("not a discover result (discover supportedVersions)"),
+        "{file}"
+    );
+    assert!(file.contains("with mcp.protocol_version, so"), "{file}");
+    let adhoc = check_advice(Dimension::Protocol, &c, Audience { adhoc: true }).unwrap_or_default();
+    assert!(
+        adhoc.contains("in a configuration file (ping and doctor take no pin)"),
+        "{adhoc}"
+    );
+}
+
+/// A redirect says which endpoint to configure when the configuration tells (issue 12).
+#[test]
+fn redirect_advice_says_which_endpoint_to_configure() {
+    use crate::result::reason::McpFailure;
+    let advice = |word: Option<&'static str>, audience| {
+        let mut facts = vec![
+            (Key::HttpStatus, Fact::Int(307)),
+            (Key::FailedMethod, Fact::Word("server/discover")),
+        ];
+        facts.extend(word.map(|w| (Key::Redirect, Fact::Word(w))));
+        check_advice(
+            Dimension::Protocol,
+            &mcp_check(McpFailure::HttpStatus, &facts),
+            audience,
+        )
+        .unwrap_or_default()
+    };
+    let file = Audience::default();
+    assert_eq!(
+        advice(Some("trailing_slash"), file),
+        "HTTP 307 on server/discover is a redirect, and agenthealth never follows redirects: the server redirects to the same URL with a trailing slash; add the trailing slash to the endpoint"
+    );
+    assert!(
+        advice(Some("no_trailing_slash"), file)
+            .ends_with("remove the trailing slash from the endpoint")
+    );
+    assert!(advice(Some("https"), file).ends_with("use https:// in the endpoint"));
+    assert!(advice(Some("elsewhere"), file).contains("agenthealth never shows it"));
+    assert!(advice(None, file).contains("agenthealth never shows it"));
+    assert!(
+        advice(Some("trailing_slash"), Audience { adhoc: true })
+            .ends_with("to the endpoint argument")
+    );
+}
+
+/// A 403 with no credential and no challenge is an allow-list; with a challenge, or with a
+/// credential (a bearer variable or an OAuth token), it is about the credential (issue 12).
+#[test]
+fn a_403_without_challenge_or_credential_is_an_allow_list() {
+    let advice = |facts: &[(Key, Fact)]| {
+        let c = check(
+            Status::Misconfigured,
+            Some(Reason::Http(HttpFailure::AuthRejected)),
+            facts,
+        );
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let bare = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+    ]);
+    assert!(bare.contains("Host and Origin allow-lists"), "{bare}");
+    assert!(!bare.contains("bearer_env"), "{bare}");
+    let challenged = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(true)),
+    ]);
+    assert!(challenged.contains("set auth.bearer_env"), "{challenged}");
+    let with_token = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+        (Key::CredentialEnv, Fact::Config("T".into())),
+    ]);
+    assert!(
+        with_token.contains("the token in $T was rejected"),
+        "{with_token}"
+    );
+    let oauth = advice(&[
+        (Key::HttpStatus, Fact::Int(403)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+        (Key::CredentialKind, Fact::Word("oauth")),
+    ]);
+    assert!(oauth.contains("refused the OAuth access token"), "{oauth}");
+    assert!(!oauth.contains("allow-lists"), "{oauth}");
+    let unauthorized = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::AuthChallenge, Fact::Bool(false)),
+    ]);
+    assert!(
+        unauthorized.contains("requires credentials"),
+        "{unauthorized}"
+    );
+}
+
+/// Network advice quotes the configured address; no resolver configuration is said so.
+#[test]
+fn network_advice_names_the_address_and_a_missing_resolver() {
+    let advice = |failure, facts: &[(Key, Fact)]| {
+        file_advice(
+            Dimension::Reachability,
+            &check(Status::Unreachable, Some(Reason::Network(failure)), facts),
+        )
+        .unwrap_or_default()
+    };
+    let at = [(Key::Address, Fact::Config("db.internal:5432".into()))];
+    assert_eq!(
+        advice(NetFailure::ConnectRefused, &at),
+        "nothing is listening at `db.internal:5432`"
+    );
+    assert!(
+        advice(NetFailure::Dns, &at)
+            .starts_with("the host name of `db.internal:5432` does not resolve")
+    );
+    let no_resolver = advice(NetFailure::DnsNoResolver, &at);
+    assert!(
+        no_resolver.contains("no resolver configuration (no /etc/resolv.conf"),
+        "{no_resolver}"
+    );
+}
+
+/// Several targets: the contract's line for each, then each distinct advice once, naming the
+/// targets (and checks) it applies to.
+#[test]
+fn advice_is_given_once_for_every_target_it_applies_to() {
+    let refused = || {
+        check(
+            Status::Unreachable,
+            Some(Reason::Network(NetFailure::ConnectRefused)),
+            &[(Key::Address, Fact::Config("127.0.0.1:1".into()))],
+        )
+    };
+    let mut a = node("a", Status::Unreachable, vec![]);
+    let mut b = node("b", Status::Unreachable, vec![]);
+    let mut c = node("c", Status::Unreachable, vec![]);
+    for r in [&mut a, &mut b] {
+        r.checks.clear();
+        r.checks.insert(Dimension::Reachability, refused());
+    }
+    c.checks.clear();
+    c.checks.insert(Dimension::Protocol, refused());
+    let text = advise(&Document::new(vec![a, b, c]), Style::default());
+    let advice: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    assert_eq!(
+        advice,
+        ["  - a, b (reachability); c (protocol): nothing is listening at `127.0.0.1:1`"],
+        "{text}"
+    );
+    let status_lines = text.lines().filter(|l| l.starts_with("Doctor: ")).count();
+    assert_eq!(status_lines, 3, "{text}");
 }

@@ -52,8 +52,9 @@ HTTP_MODES = {
 }
 
 
-def build_server() -> MCPServer:
-    server = MCPServer(SERVER_NAME, version=SERVER_VERSION, log_level="WARNING")
+def build_server(**settings) -> MCPServer:
+    """The fixture server; `settings` go to `MCPServer` (py_oauth_server.py passes its auth pieces)."""
+    server = MCPServer(SERVER_NAME, version=SERVER_VERSION, log_level="WARNING", **settings)
 
     @server.tool(
         title="Echo",

@@ -70,6 +70,15 @@ pub enum DiscoverReply {
     MethodNotAllowed,
     /// HTTP 200 `text/plain` body that is not JSON.
     NotJson,
+    /// HTTP 404 carrying JSON-RPC `-32601`: a gateway in front of a handshake-only server,
+    /// mapping its child's "method not found" to 404.
+    GatewayNotFound,
+    /// HTTP 200 carrying JSON-RPC `-32602` for any unknown method (stateless servers of older
+    /// Python SDK lines).
+    StatelessInvalidParams,
+    /// HTTP 200 with the result `{}`: not a discover result (a server that answers any
+    /// method with an empty result).
+    EmptyResult,
 }
 
 /// Options of the legacy (handshake) leg.
@@ -264,8 +273,9 @@ pub enum Action {
     /// Replace the JSON-RPC `result` with this value (id echoed).
     Result(Value),
     /// A fully custom HTTP answer. `{base}` in the body and in header values
-    /// is replaced by `http://127.0.0.1:PORT`, so a route can serve documents
-    /// that point back at the server (e.g. OAuth metadata).
+    /// is replaced by `http://127.0.0.1:PORT` and `{path}` by the route's path, so a
+    /// route can serve documents that point back at the server (e.g. OAuth metadata)
+    /// or redirect to its own path with a trailing slash (`{base}{path}/`).
     Raw {
         /// HTTP status.
         status: u16,

@@ -548,6 +548,24 @@ fn discover_reply(cfg: &FakeConfig, reply: &DiscoverReply, id: &Value) -> Answer
             body: b"this is not JSON".to_vec(),
             headers: Vec::new(),
         },
+        DiscoverReply::GatewayNotFound => {
+            rpc_error(404, id, RpcError::new(-32601, "Method not found"), m)
+        }
+        DiscoverReply::StatelessInvalidParams => Answer::Rpc {
+            status: 200,
+            msg: RpcMsg::Full(error_msg(
+                id,
+                &RpcError::new(-32602, "Invalid request parameters"),
+            )),
+            headers: Vec::new(),
+            method: m.into(),
+        },
+        DiscoverReply::EmptyResult => Answer::Rpc {
+            status: 200,
+            msg: RpcMsg::Full(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
+            headers: Vec::new(),
+            method: m.into(),
+        },
     }
 }
 

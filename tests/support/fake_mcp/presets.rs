@@ -127,6 +127,42 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
         false,
     ),
+    p(
+        "gateway",
+        "a gateway before a legacy server: server/discover gets 404 with JSON-RPC -32601",
+        false,
+        false,
+    ),
+    p(
+        "stateless-legacy",
+        "stateless legacy server (older Python SDK): -32602 in a 200 for unknown methods",
+        false,
+        false,
+    ),
+    p(
+        "discover-empty",
+        "legacy server answering server/discover with the result {}",
+        false,
+        false,
+    ),
+    p(
+        "legacy-2024-11-05",
+        "legacy server that speaks only 2024-11-05",
+        true,
+        false,
+    ),
+    p(
+        "redirect-slash",
+        "every request: 307 to the same path with a trailing slash",
+        false,
+        false,
+    ),
+    p(
+        "forbidden-host",
+        "every request: 403 without WWW-Authenticate (a Host allow-list)",
+        false,
+        false,
+    ),
 ];
 
 /// The configuration of preset `name`, or `None` if unknown.
@@ -195,6 +231,47 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
         "html" => d().with_fault(Fault::post(Action::ContentType(Some(
             "text/html; charset=utf-8",
         )))),
+        "gateway" => FakeConfig {
+            legacy: LegacyOpts {
+                discover: Some(DiscoverReply::GatewayNotFound),
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "stateless-legacy" => FakeConfig {
+            legacy: LegacyOpts {
+                discover: Some(DiscoverReply::StatelessInvalidParams),
+                issue_session: false,
+                require_session: false,
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "discover-empty" => FakeConfig {
+            legacy: LegacyOpts {
+                discover: Some(DiscoverReply::EmptyResult),
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "legacy-2024-11-05" => FakeConfig {
+            era: Era::Legacy("2024-11-05"),
+            legacy: LegacyOpts {
+                supported: Some(vec!["2024-11-05"]),
+                ..LegacyOpts::default()
+            },
+            ..d()
+        },
+        "redirect-slash" => d().with_fault(Fault::always(Action::Raw {
+            status: 307,
+            headers: vec![("Location", "{base}{path}/")],
+            body: String::new(),
+        })),
+        "forbidden-host" => d().with_fault(Fault::always(Action::Raw {
+            status: 403,
+            headers: vec![("Content-Type", "text/plain")],
+            body: "Forbidden: invalid Host header\n".into(),
+        })),
         _ => return None,
     })
 }

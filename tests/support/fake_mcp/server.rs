@@ -752,15 +752,21 @@ fn handle(
             status,
             headers,
             body,
-        }) => Answer::Body {
-            status: *status,
-            content_type: None,
-            body: body.replace("{base}", shared.base()).into_bytes(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.replace("{base}", shared.base())))
-                .collect(),
-        },
+        }) => {
+            let fill = |t: &str| {
+                t.replace("{base}", shared.base())
+                    .replace("{path}", &route.path)
+            };
+            Answer::Body {
+                status: *status,
+                content_type: None,
+                body: fill(body).into_bytes(),
+                headers: headers
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), fill(v)))
+                    .collect(),
+            }
+        }
         Some(Action::HugeBody(n)) => Answer::Body {
             status: 200,
             content_type: Some("application/json".into()),

@@ -37,7 +37,7 @@ fn server(
     let page = format!(r#"{{"tools":[{}]}}"#, tools.join(","));
     move |m: &Sent| match m.method.as_str() {
         "server/discover" if modern => Ok(DISCOVER.to_owned()),
-        "server/discover" => Err(TransportError::Status { status: 404 }),
+        "server/discover" => Err(TransportError::status(404)),
         "initialize" => Ok(INIT.to_owned()),
         "notifications/initialized" => Ok(String::new()),
         "tools/list" => Ok(page.clone()),
@@ -901,7 +901,7 @@ fn discovery_and_the_call_share_one_session() {
 #[test]
 fn a_failed_call_is_sent_once() {
     for answer in [
-        Err(TransportError::Status { status: 500 }),
+        Err(TransportError::status(500)),
         Err(TransportError::timed_out(
             crate::vocab::Bound::TimeoutMs,
             false,

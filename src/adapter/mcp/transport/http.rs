@@ -42,11 +42,13 @@ use crate::adapter::mcp::era::{Channel, Era, Revision};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
-use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Response, Reuse, Timings};
+use crate::net::{
+    self, Client, Endpoint, HeadFacts, HeaderMap, Method, Request, Response, Reuse, Timings,
+};
 use crate::oauth;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::reason::{Limit, Malformed};
-use crate::result::{Observation, Steps};
+use crate::result::{Fact, Key, Observation, Steps};
 use crate::vocab::sync::lock;
 use crate::vocab::{Attempt, Bound, Deadline};
 
@@ -277,10 +279,13 @@ impl HttpTransport {
         if let Some(body) = body {
             req = req.body(body);
         }
-        let response = self
-            .client
-            .send(attempt, &req)
-            .map_err(|f| TransportError::Network(Box::new(f.observation())))?;
+        let response = self.client.send(attempt, &req).map_err(|f| {
+            let mut o = f.observation();
+            // The configured host and port: which endpoint could not be reached.
+            o.evidence
+                .set(Key::Address, Fact::Config(self.endpoint.address()));
+            TransportError::Network(Box::new(o))
+        })?;
         self.link.record(response.timings());
         Ok(response)
     }
@@ -460,7 +465,7 @@ impl HttpTransport {
         let response = self.send(Method::Get, &headers, None, attempt)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
-            return Err(TransportError::Status { status });
+            return Err(self.refused(status, response));
         }
         if status != 200 {
             return Err(TransportError::Malformed(Malformed::ResumptionStatus));
@@ -477,10 +482,10 @@ impl HttpTransport {
         let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
-            return Err(TransportError::Status { status });
+            return Err(self.refused(status, response));
         }
         if status != 200 {
-            return Err(rejection(status, response));
+            return Err(rejection(status, response, &self.endpoint));
         }
         let session_issued = match out.era {
             Era::Handshake => self.adopt_session(response.headers())?,
@@ -509,12 +514,20 @@ impl HttpTransport {
     fn deliver(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError> {
         let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
-        drain(response);
         if (200..300).contains(&status) {
+            drain(response);
             Ok(())
         } else {
-            Err(TransportError::Status { status })
+            Err(self.refused(status, response))
         }
+    }
+
+    /// A status refused whatever its body (401/403, a notification's non-2xx), with what its
+    /// head said.
+    fn refused(&self, status: u16, response: Response) -> TransportError {
+        let head = HeadFacts::of(&self.endpoint, status, response.headers());
+        drain(response);
+        TransportError::Status { status, head }
     }
 }
 
@@ -618,8 +631,10 @@ fn cut_off(e: TransportError, attempt: &Attempt) -> TransportError {
 }
 
 /// The outcome of a response whose status is not 200 (nor 401/403): its JSON-RPC error when
-/// the body holds one, else the status.
-fn rejection(status: u16, response: Response) -> TransportError {
+/// the body holds one, else the status and what its head said (where a redirect points).
+fn rejection(status: u16, response: Response, endpoint: &Endpoint) -> TransportError {
+    let head = HeadFacts::of(endpoint, status, response.headers());
+    let status_only = TransportError::Status { status, head };
     match read_limited(response) {
         Ok(bytes) => match jsonrpc::parse(&bytes) {
             Ok(Incoming::Response {
@@ -629,10 +644,10 @@ fn rejection(status: u16, response: Response) -> TransportError {
                 code: error.code,
                 status: Some(status),
             },
-            _ => TransportError::Status { status },
+            _ => status_only,
         },
         Err(limit @ TransportError::Limit(_)) => limit,
-        Err(_) => TransportError::Status { status },
+        Err(_) => status_only,
     }
 }
 

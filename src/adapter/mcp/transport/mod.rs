@@ -52,6 +52,7 @@ use serde_json::value::RawValue;
 
 use super::era::{Channel, Era, METHOD_NOT_FOUND, Rejection};
 use super::jsonrpc::{self, Incoming};
+use crate::net::HeadFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, Malformed, Note, Reason, StartProblem};
 use crate::result::{Observation, Steps};
@@ -133,6 +134,9 @@ pub enum TransportError {
     Status {
         /// The HTTP status.
         status: u16,
+        /// What its head said beyond the status: where a redirect points, whether a 401/403
+        /// challenged for credentials.
+        head: HeadFacts,
     },
     /// A JSON-RPC error answered our request.
     Rpc {
@@ -184,6 +188,15 @@ impl TransportError {
         TransportError::Network(Box::new(o))
     }
 
+    /// A status whose head said nothing more.
+    #[cfg(test)]
+    pub fn status(status: u16) -> TransportError {
+        TransportError::Status {
+            status,
+            head: HeadFacts::default(),
+        }
+    }
+
     /// What this failure carried, for the era decision ([`super::era::after_discover`]).
     pub fn rejection(&self) -> Rejection {
         match self {
@@ -191,7 +204,7 @@ impl TransportError {
                 code: *code,
                 status: *status,
             },
-            TransportError::Status { status } => Rejection::Status(*status),
+            TransportError::Status { status, .. } => Rejection::Status(*status),
             _ => Rejection::Other,
         }
     }
@@ -382,7 +395,7 @@ mod tests {
             }
         );
         assert_eq!(
-            TransportError::Status { status: 400 }.rejection(),
+            TransportError::status(400).rejection(),
             Rejection::Status(400)
         );
         for other in [

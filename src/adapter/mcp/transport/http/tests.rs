@@ -17,10 +17,10 @@ use crate::adapter::mcp::transport::{
 };
 use crate::config::McpOptions;
 use crate::net::testkit::http_server::{Reply, Request, Server};
-use crate::net::{Client, Endpoint, Reuse};
+use crate::net::{Client, Endpoint, HeadFacts, Reuse};
 use crate::plan::Credential;
 use crate::result::Key;
-use crate::result::reason::{Limit, Malformed};
+use crate::result::reason::{Limit, Malformed, Redirect};
 use crate::result::{Code, Fact};
 use crate::vocab::{Attempt, Secret};
 use crate::vocab::{Bound, Deadline};
@@ -112,6 +112,17 @@ fn attempt_for(d: Duration) -> Attempt {
 fn http(url: &str, credentials: Authorization) -> HttpTransport {
     let endpoint = Endpoint::parse(url).expect("loopback url");
     HttpTransport::new(endpoint, credentials, Client::new(Reuse::KeepAlive))
+}
+
+/// A 401/403 and whether it carried `WWW-Authenticate`.
+fn refused(status: u16, challenged: bool) -> TransportError {
+    TransportError::Status {
+        status,
+        head: HeadFacts {
+            redirect: None,
+            challenged: Some(challenged),
+        },
+    }
 }
 
 fn transport(server: &Server) -> HttpTransport {
@@ -321,11 +332,12 @@ fn statuses_and_rejection_bodies() {
                 401,
                 r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}"#,
             ),
-            TransportError::Status { status: 401 },
+            refused(401, false),
         ),
+        (response(403, &[], b""), refused(403, false)),
         (
-            response(403, &[], b""),
-            TransportError::Status { status: 403 },
+            response(403, &[("www-authenticate", "Bearer")], b""),
+            refused(403, true),
         ),
         (
             json(
@@ -349,24 +361,18 @@ fn statuses_and_rejection_bodies() {
         ),
         (
             response(400, &[], b"Bad Request: Session ID is required"),
-            TransportError::Status { status: 400 },
+            TransportError::status(400),
         ),
         (
             json(400, r#"{"jsonrpc":"2.0","error":{"message":"no code"}}"#),
-            TransportError::Status { status: 400 },
+            TransportError::status(400),
         ),
         (
             response(405, &[("allow", "POST")], b""),
-            TransportError::Status { status: 405 },
+            TransportError::status(405),
         ),
-        (
-            response(500, &[], b"oops"),
-            TransportError::Status { status: 500 },
-        ),
-        (
-            response(202, &[], b""),
-            TransportError::Status { status: 202 },
-        ),
+        (response(500, &[], b"oops"), TransportError::status(500)),
+        (response(202, &[], b""), TransportError::status(202)),
         (
             json(
                 200,
@@ -448,8 +454,72 @@ fn redirects_are_never_followed() {
         Era::Modern,
         &attempt_for(LONG),
     );
-    assert_eq!(got.err(), Some(TransportError::Status { status: 307 }));
+    let elsewhere_facts = HeadFacts {
+        redirect: Some(Redirect::Elsewhere),
+        challenged: None,
+    };
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Status {
+            status: 307,
+            head: elsewhere_facts
+        })
+    );
     assert!(elsewhere.requests().is_empty());
+}
+
+/// A network failure of an exchange with the endpoint names its configured host and port.
+#[test]
+fn a_refused_connection_names_the_configured_address() {
+    let port = crate::net::testkit::http_server::closed_port();
+    let mut t = http(
+        &format!("http://127.0.0.1:{port}/mcp"),
+        Authorization::Static(None),
+    );
+    let got = send(
+        &mut t,
+        "server/discover",
+        1,
+        Era::Modern,
+        &attempt_for(LONG),
+    );
+    let Err(TransportError::Network(o)) = got else {
+        panic!("a network failure: {got:?}")
+    };
+    assert_eq!(o.status, Status::Unreachable);
+    assert_eq!(
+        o.evidence.get(Key::Address),
+        Some(&Fact::Config(format!("127.0.0.1:{port}")))
+    );
+    assert_eq!(
+        o.evidence.get(Key::Failure),
+        Some(&Fact::Word("connect_refused"))
+    );
+}
+
+/// A same-origin redirect to the endpoint with a trailing slash says so (issue 12), from the
+/// configured endpoint: the `Location` is compared, never kept.
+#[test]
+fn a_redirect_to_the_endpoint_with_a_slash_says_so() {
+    let server = Server::start(|_| Reply::Send(response(307, &[("location", "/mcp/")], b"")));
+    let mut t = transport(&server);
+    let got = send(
+        &mut t,
+        "server/discover",
+        1,
+        Era::Modern,
+        &attempt_for(LONG),
+    );
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Status {
+            status: 307,
+            head: HeadFacts {
+                redirect: Some(Redirect::TrailingSlash),
+                challenged: None
+            }
+        })
+    );
 }
 
 /// Upstream §17 C19: a body over 1 MiB is over the limit; exactly 1 MiB is not.
@@ -957,10 +1027,7 @@ fn resumptions_share_the_budget() {
 #[test]
 fn resumption_answers_are_checked() {
     for (get, expected) in [
-        (
-            response(401, &[], b""),
-            TransportError::Status { status: 401 },
-        ),
+        (response(401, &[], b""), refused(401, false)),
         (
             response(404, &[], b""),
             TransportError::Malformed(Malformed::ResumptionStatus),
@@ -1261,10 +1328,12 @@ fn classifications_over_sockets() {
         (Status::Misconfigured, Some(Code::McpAuth))
     );
 
+    // A JSON-RPC error in a 200 is a legacy server's rejection of discovery (issue 12): the
+    // handshake follows, and its own rejection is the verdict.
     let rpc_in_200 = Server::start(|_| {
         Reply::Send(json(
             200,
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"leak-me"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"leak-me"}}"#,
         ))
     });
     let obs = run_over(&rpc_in_200, McpOptions::default(), &[Dimension::Protocol]);
@@ -1273,7 +1342,8 @@ fn classifications_over_sockets() {
         (Status::Unhealthy, Some(Code::McpRpc))
     );
     assert!(!format!("{obs:?}").contains("leak-me"));
-    assert_eq!(rpc_in_200.requests().len(), 1, "no fallback");
+    assert_eq!(rpc_in_200.requests().len(), 2, "discover, then initialize");
+    assert_eq!(obs[0].evidence.get(Key::Fallback), Some(&Fact::Bool(true)));
 
     let huge = Server::start(|_| Reply::Send(json(200, &"x".repeat((1 << 20) + 1))));
     let obs = run_over(&huge, McpOptions::default(), &[Dimension::Protocol]);

@@ -1,0 +1,116 @@
+//! The refresh loop: runs every check at start, then `interval` after each run completes,
+//! and publishes each completed run. Runs never overlap and requests never trigger one.
+//!
+//! Each run gets a fresh [`Plan`] (the environment read again, nothing carried over from the
+//! previous run: no session, no process, no token beyond a configured token file), is
+//! redacted with the run's secrets and the server's own token, and is rendered once. A run
+//! ended by cancellation (SIGTERM) is not published, as in the reference.
+
+use std::time::{Duration, Instant};
+
+use super::ahp;
+use super::snapshot::{Board, Snapshot};
+use crate::config::Config;
+use crate::engine::{self, Cancel};
+use crate::output::metrics::{self, Dialect, LastRun, Runs};
+use crate::output::{self, Format, Redactor, Style};
+use crate::plan::Plan;
+use crate::result::document::Document;
+use crate::vocab::Secret;
+use crate::vocab::rfc3339::{self, Timestamp};
+
+/// Runs until `cancel`, publishing to `board`.
+pub fn run(
+    config: &Config,
+    token: Option<&Secret>,
+    interval: Duration,
+    board: &Board,
+    cancel: &Cancel,
+) {
+    let mut runs = 0u64;
+    loop {
+        let plan = Plan::from_env(config.clone());
+        let mut doc = cycle(&plan, cancel);
+        if cancel.is_cancelled() {
+            break;
+        }
+        let last = LastRun::of(&doc);
+        let mut secrets = plan.secrets();
+        secrets.extend(token.cloned());
+        let redactor = Redactor::new(secrets.iter().map(Secret::expose));
+        doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+        // A document the contract forbids is not published; the previous run stays (and
+        // goes stale), as a run that failed to render does in the reference.
+        if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false) {
+            let evidence = compact(&pretty);
+            runs += 1;
+            let status = doc.worst();
+            let observed_at = rfc3339::format(Timestamp::from_system(last.finished_at));
+            let detailed = ahp::detailed_body(status, &observed_at, &evidence);
+            let runs = Runs {
+                total: runs,
+                last: Some(last),
+            };
+            let metrics = metrics::render(Some(&doc), &runs, Dialect::Prometheus);
+            let snapshot = Snapshot {
+                status,
+                observed_at,
+                taken: Instant::now(),
+                detailed: detailed.into(),
+            };
+            board.publish(snapshot, metrics);
+        }
+        drop(doc);
+        if !cancel.sleep(interval) {
+            break;
+        }
+    }
+}
+
+/// `check --format json`'s document without its layout: every space and line break outside
+/// strings dropped, as the reference's encoder writes the embedded document. (Rendering the
+/// one pretty form and stripping it keeps a second serializer out of the binary.)
+fn compact(pretty: &str) -> String {
+    let mut out = String::with_capacity(pretty.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in pretty.chars() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !c.is_ascii_whitespace() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// One run of the checks.
+///
+/// SEAM (run deadline, issue 13): when the engine gains a run deadline (`--deadline`,
+/// top-level `deadline_ms`), this is the one place that passes it — every cycle's run ends
+/// by it. Until then a cycle has the engine's own bounds: each node's `budget_ms` and the
+/// 60 s cap on every run.
+fn cycle(plan: &Plan, cancel: &Cancel) -> Document {
+    engine::run(plan, cancel, &|_, _| {})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_keeps_strings_and_drops_layout() {
+        let pretty = "{\n  \"a b\": \"x \\\" y\\\\\",\n  \"c\": [\n    1,\n    null\n  ]\n}\n";
+        assert_eq!(compact(pretty), "{\"a b\":\"x \\\" y\\\\\",\"c\":[1,null]}");
+        let value: serde_json::Value = serde_json::from_str(pretty).unwrap_or_default();
+        assert_eq!(compact(pretty), value.to_string(), "the same document");
+    }
+}
