@@ -1294,6 +1294,13 @@ fn requests_go_out_at_once_where_a_round_trip_costs_more_than_a_lane() {
         round_trip: Some(Duration::from_micros(100)),
     };
     assert!(!lanes_pay(3, 2, loopback));
+    // A busy machine's loopback (a round trip of 0.8 ms, long for want of a CPU): still one
+    // after another, even over lanes already open, since a lane costs a millisecond there.
+    let busy = Link {
+        connect: Some(Duration::from_micros(100)),
+        round_trip: Some(Duration::from_micros(800)),
+    };
+    assert!(!lanes_pay(3, 0, busy));
     // Across a WAN over plain HTTP (40 ms round trips, a 40 ms connect): three at once save
     // one round trip; two at once save nothing.
     assert!(lanes_pay(3, 2, link(40, 40)));
