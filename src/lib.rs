@@ -84,7 +84,7 @@ where
 }
 
 fn run_checks(args: RunArgs) -> Result<i32, Failure> {
-    let config = match &args.source {
+    let mut config = match &args.source {
         Source::File(path) => config::load_file(path).map_err(|e| (Error::from(e), None))?,
         Source::Adhoc {
             name,
@@ -93,6 +93,12 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
             options,
         } => config::adhoc::single(name, *kind, endpoint, options),
     };
+    if let Some(ms) = args.deadline_ms {
+        config.deadline = Some(config::RunDeadline {
+            ms,
+            origin: config::Origin::CommandLine,
+        });
+    }
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);

@@ -51,6 +51,8 @@ pub(crate) struct RunArgs {
     pub(crate) format: OutputFormat,
     /// Colour choice.
     pub(crate) color: ColorChoice,
+    /// `--deadline`: the run deadline in milliseconds, replacing the file's `deadline_ms`.
+    pub(crate) deadline_ms: Option<u64>,
 }
 
 /// Where the targets come from.

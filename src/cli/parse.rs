@@ -6,7 +6,7 @@
 //!
 //! Errors come in a fixed order, whatever the order of the arguments: the form of the
 //! arguments (unknown flag, missing value, not UTF-8) as they are met; then a missing verb; a
-//! flag the verb does not take; a refused `--format`, then `--color`; then the shape of the
+//! flag the verb does not take; a refused `--format`, `--color`, then `--deadline`; then the shape of the
 //! verb's positionals, and only for an ad-hoc target its `--timeout` and `--bearer-env`.
 
 use std::ffi::{OsStr, OsString};
@@ -107,12 +107,14 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
     }
     let format = raise("format", low.format.clone())?.unwrap_or_default();
     let color = raise("color", low.color.clone())?.unwrap_or_default();
+    let deadline_ms = raise("deadline", low.deadline_ms.clone())?;
     let run = |doctor: bool, source: Source| {
         Ok(Command::Run(RunArgs {
             doctor,
             source,
             format,
             color,
+            deadline_ms,
         }))
     };
     if low.stdio {
@@ -348,9 +350,35 @@ mod tests {
                 source: Source::File(PathBuf::from("--help")),
                 format: OutputFormat::Json,
                 color: ColorChoice::Auto,
+                deadline_ms: None,
             }))
         );
         assert!(p(&["check", "--", "a.yaml", "--format", "json"]).is_err());
+    }
+
+    #[test]
+    fn the_run_deadline_applies_to_every_running_verb() {
+        for args in [
+            &["check", "a.yaml", "--deadline", "500"][..],
+            &["doctor", "a.yaml", "--deadline", "500"],
+            &["ping", "http", "http://x/", "--deadline", "500"],
+            &["doctor", "mcp", "http://x/mcp", "--deadline=500"],
+            &["ping", "mcp", "--deadline", "500", "--stdio", "--", "srv"],
+        ] {
+            let r = p(args);
+            let Ok(Command::Run(run)) = r else {
+                panic!("expected a run, got {r:?}")
+            };
+            assert_eq!(run.deadline_ms, Some(500), "{args:?}");
+        }
+        let Err(e) = p(&["check", "a.yaml", "--deadline", "60001"]) else {
+            panic!("a deadline past the run cap is refused")
+        };
+        assert_eq!(
+            e.0,
+            "--deadline must be a whole number of milliseconds from 1 to 60000"
+        );
+        assert!(p(&["validate", "a.yaml", "--deadline", "5"]).is_err());
     }
 
     #[test]

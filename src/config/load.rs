@@ -35,7 +35,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::reader::{At, Fail, KeyPath};
-use super::{Config, DEFAULT_CONCURRENCY, graph, rules, section, yaml};
+use super::{Config, DEFAULT_CONCURRENCY, Origin, RunDeadline, graph, rules, section, yaml};
 
 /// Largest configuration file accepted.
 pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -153,7 +153,7 @@ fn locate(fail: Fail, text: &str) -> LoadError {
     }
 }
 
-/// The document root: `version`, `targets`, `concurrency`.
+/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`.
 fn config(root: &yaml::Node) -> Result<Config, Fail> {
     let path = KeyPath::default();
     let doc = At {
@@ -161,7 +161,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
         path: &path,
     }
     .map("a mapping with `version` and `targets`")?;
-    doc.only(&["version", "targets", "concurrency"])?;
+    doc.only(&["version", "targets", "concurrency", "deadline_ms"])?;
 
     let v = doc.require("version")?;
     if v.at().str("the string `v1`")? != "v1" {
@@ -175,6 +175,13 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
         }
         None => DEFAULT_CONCURRENCY,
     };
+    let deadline = match doc.get("deadline_ms") {
+        Some(d) => Some(RunDeadline {
+            ms: d.at().whole(rules::DEADLINE_MS)?,
+            origin: Origin::File,
+        }),
+        None => None,
+    };
     let t = doc.require("targets")?;
     let items = t.at().list("a list of targets")?;
     if items.is_empty() {
@@ -184,5 +191,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     for (path, node) in &items {
         decls.push(section::top_level_target(At { node, path })?);
     }
-    graph::assemble(decls, concurrency)
+    let mut config = graph::assemble(decls, concurrency)?;
+    config.deadline = deadline;
+    Ok(config)
 }

@@ -212,7 +212,7 @@ fn unknown_root_key_suggests() {
     rejects_at(
         &format!("concurency: 4\n{}", one("http", "")),
         "concurency",
-        "unknown key; expected one of version, targets, concurrency (did you mean `concurrency`?)",
+        "unknown key; expected one of version, targets, concurrency, deadline_ms (did you mean `concurrency`?)",
         1,
     );
 }
@@ -245,6 +245,35 @@ fn concurrency_range_and_type() {
     assert_eq!(load(&base).concurrency, 16);
     assert_eq!(load(&format!("concurrency: 1\n{base}")).concurrency, 1);
     assert_eq!(load(&format!("concurrency: 256\n{base}")).concurrency, 256);
+}
+
+#[test]
+fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
+    let base = one("http", "");
+    for bad in ["0", "60001", "-1", NUM_CANARY] {
+        rejects(
+            &format!("deadline_ms: {bad}\n{base}"),
+            "deadline_ms",
+            "expected an integer from 1 to 60000; out of range",
+        );
+    }
+    for (bad, kind) in [("'500'", "a string"), ("0.5", "a float"), ("null", "null")] {
+        rejects(
+            &format!("deadline_ms: {bad}\n{base}"),
+            "deadline_ms",
+            &format!("expected an integer from 1 to 60000, found {kind}"),
+        );
+    }
+    assert_eq!(load(&base).deadline, None);
+    let set = load(&format!("deadline_ms: 500\n{base}")).deadline;
+    assert_eq!(
+        set,
+        Some(crate::config::RunDeadline {
+            ms: 500,
+            origin: crate::config::Origin::File,
+        })
+    );
+    assert_eq!(set.map(|d| d.bound()), Some(crate::vocab::Bound::DeadlineMs));
 }
 
 #[test]
@@ -321,7 +350,7 @@ fn merge_keys_are_rejected() {
     rejects(
         text,
         "base",
-        "unknown key; expected one of version, targets, concurrency",
+        "unknown key; expected one of version, targets, concurrency, deadline_ms",
     );
     let text = "version: v1\ntargets:\n  - &b {name: a, type: http, endpoint: http://x}\n  - <<: *b\n    name: b\n";
     rejects_at(

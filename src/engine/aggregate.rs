@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::{Config, Edge, NodeId};
+use crate::result::Observation;
 use crate::result::document::{Check, NodeResult, TargetInfo};
 use crate::vocab::{Dimension, Status};
 
@@ -20,6 +21,17 @@ pub struct NodeOutcome {
 }
 
 impl NodeOutcome {
+    /// The outcome of a node whose checks never ran to the end (no thread, or a call that
+    /// outlived the run): its configuration check says why.
+    pub fn unfinished(why: Observation) -> NodeOutcome {
+        let mut out = NodeOutcome::default();
+        out.checks.insert(
+            Dimension::Configuration,
+            super::node::to_check(Dimension::Configuration, why),
+        );
+        out
+    }
+
     /// Worst over the node's own checks; no checks ⇒ UNKNOWN.
     pub fn own_status(&self) -> Status {
         Status::worst(self.checks.values().map(|c| c.status))

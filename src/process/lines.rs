@@ -24,7 +24,7 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::threads;
+use crate::vocab::threads;
 use crate::vocab::{Attempt, Deadline};
 
 /// The longest line [`Child::recv_line`](super::Child::recv_line) returns, in bytes, not
@@ -93,8 +93,8 @@ impl Feed {
     /// Starts the stdout reader and the stderr drain.
     pub(crate) fn start(self, stdout: ChildStdout, stderr: ChildStderr) -> io::Result<()> {
         let tx = self.0;
-        threads::spawn("stdio-out", move || read_stdout(stdout, tx))?;
-        threads::spawn("stdio-err", move || drain(stderr))
+        threads::spawn("stdio-out", threads::SMALL_STACK, move || read_stdout(stdout, tx))?;
+        threads::spawn("stdio-err", threads::SMALL_STACK, move || drain(stderr))
     }
 }
 

@@ -64,14 +64,15 @@
 //!   reuse rule above;
 //! - `lines.rs`: the bounded newline framer, the stdout reader and stderr drain, stdin
 //!   writes under `poll`;
-//! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`];
-//! - `threads.rs`: the one way this layer starts its helper threads.
+//! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`].
+//!
+//! Helper threads (one per child, plus a reaper for a leader that outlives `SIGKILL`) start
+//! through [`crate::vocab::threads`] with a small stack.
 
 mod error;
 mod group;
 mod lines;
 mod spawn;
-mod threads;
 
 use std::fmt;
 use std::io;

@@ -8,7 +8,7 @@
 //! status, a variable's name); the reason says which failure it is.
 
 use super::code::Code;
-use crate::vocab::Bound;
+use crate::vocab::{Bound, LocalResource};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -96,8 +96,9 @@ pub enum Note {
     ActiveNotOptedIn,
     /// Measured latency is over the configured threshold (ms).
     LatencyExceeds(f64),
-    /// The configuration check did not finish within its deadline.
-    ConfigurationIncomplete,
+    /// The configuration check did not finish within its deadline, which `bound` set (the
+    /// node's `budget_ms`, the run deadline or the run cap ran out while it waited).
+    ConfigurationIncomplete(Bound),
     /// The deadline `bound` set passed: before any response byte, or after the response had
     /// started.
     TimedOut {
@@ -108,8 +109,12 @@ pub enum Note {
     },
     /// The run was cancelled (a signal) while the check was in flight.
     Cancelled,
-    /// The node's time (`budget_ms`, or the run cap) ran out before the check could start.
+    /// The node's time (`budget_ms`, the run deadline or the run cap) ran out before the
+    /// check could start.
     BudgetExhausted(Bound),
+    /// A resource of this host ran out (descriptors, threads, memory): nothing was learnt
+    /// about the target.
+    LocalResource(LocalResource),
 }
 
 impl Note {
@@ -121,7 +126,7 @@ impl Note {
             Note::DimensionUnsupported => "requested dimension is not supported by adapter".into(),
             Note::ActiveNotOptedIn => "active check requires explicit opt-in".into(),
             Note::LatencyExceeds(t) => format!("latency exceeds threshold {t:.2}ms"),
-            Note::ConfigurationIncomplete => "configuration check did not complete".into(),
+            Note::ConfigurationIncomplete(_) => "configuration check did not complete".into(),
             Note::TimedOut {
                 response_seen: false,
                 ..
@@ -132,6 +137,9 @@ impl Note {
             } => "incomplete response".into(),
             Note::Cancelled => "check cancelled before it completed".into(),
             Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
+            Note::LocalResource(_) => {
+                "a local resource ran out before the check could complete".into()
+            }
         }
     }
 }
@@ -232,6 +240,9 @@ pub enum NetFailure {
     ProxyConfig,
     /// A request header could not be sent (e.g. a control byte in a value).
     InvalidRequest,
+    /// This host ran out of descriptors, threads or memory before the exchange could be
+    /// made: nothing is known about the peer.
+    LocalResource(LocalResource),
     /// Anything else.
     Other,
 }
@@ -256,6 +267,7 @@ impl NetFailure {
             NetFailure::TrustStore => "trust_store",
             NetFailure::ProxyConfig => "proxy_config",
             NetFailure::InvalidRequest => "invalid_request",
+            NetFailure::LocalResource(_) => "local_resource",
             NetFailure::Other => "other",
         }
     }

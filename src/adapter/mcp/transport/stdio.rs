@@ -55,7 +55,8 @@ use crate::process::{
     Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
 use crate::result::reason::{Limit, Malformed, StartProblem};
-use crate::vocab::{Attempt, Bound, Deadline, Secret};
+use crate::result::Observation;
+use crate::vocab::{Attempt, Bound, Deadline, LocalResource, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
 /// for its response: one maximal line.
@@ -94,8 +95,17 @@ impl StdioTransport {
     fn child(&mut self, attempt: &Attempt) -> Result<&mut Child, TransportError> {
         let child = match self.child.take() {
             Some(child) => child,
-            None => Child::spawn(&command(&self.options, &self.env))
-                .map_err(|e| TransportError::Unstartable(spawn_reason(&e)))?,
+            None => Child::spawn(&command(&self.options, &self.env)).map_err(|e| {
+                // Out of descriptors, processes or threads here: not the command's fault.
+                match e {
+                    SpawnError::Other(ref io) => LocalResource::of_start_error(io),
+                    _ => None,
+                }
+                .map_or_else(
+                    || TransportError::Unstartable(spawn_reason(&e)),
+                    |r| TransportError::Network(Box::new(Observation::local_resource(r))),
+                )
+            })?,
         };
         let child = self.child.insert(child);
         attempt.on_abort(child.abort_handle());
