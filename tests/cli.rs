@@ -143,13 +143,16 @@ fn write_failure_is_a_tool_failure() {
 }
 
 #[test]
-fn sigterm_cancels_and_still_prints_a_document() {
+fn every_cancelling_signal_cancels_and_still_prints_a_document() {
     use crate::support::http_server::{Reply, Server};
+    use nix::sys::signal::Signal;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     for signal in [
-        nix::sys::signal::Signal::SIGTERM,
-        nix::sys::signal::Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
     ] {
         let s = Server::start(|_| Reply::HangBeforeHead);
         let url = s.url("/");

@@ -1050,16 +1050,20 @@ fn make_executable(path: &Path) {
 }
 
 #[test]
-fn sigint_and_sigterm_to_agenthealth_cancel_and_kill_the_group() {
+fn every_cancelling_signal_to_agenthealth_cancels_and_kills_the_group() {
     use nix::sys::signal::Signal;
-    for signal in [Signal::SIGTERM, Signal::SIGINT] {
+    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGQUIT] {
         cancel_with(signal);
     }
 }
 
-fn cancel_with(signal: nix::sys::signal::Signal) {
-    let case = Case::new("cancel");
-    let spec = Spec::fake(&["--grandchild", "--silent-on", "server/discover"]).timeout(30_000);
+/// `agenthealth` running a stdio target whose server (and its grandchild, with `extra`) is
+/// up and silent: the case, the running process, and when it started.
+fn running(tag: &str, extra: &[&str]) -> (Case, std::process::Child, Instant) {
+    let case = Case::new(tag);
+    let mut args = extra.to_vec();
+    args.extend(["--silent-on", "server/discover"]);
+    let spec = Spec::fake(&args).timeout(30_000);
     let config = case.config(&spec);
     let started = Instant::now();
     let child = Command::new(bin())
@@ -1072,12 +1076,34 @@ fn cancel_with(signal: nix::sys::signal::Signal) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("agenthealth");
-    // Both the server and its grandchild are up (they record their pids first thing).
+    let want = if extra.contains(&"--grandchild") { 2 } else { 1 };
     let until = Instant::now() + Duration::from_secs(10);
-    while case.pids().len() < 2 {
+    while case.pids().len() < want {
         assert!(Instant::now() < until, "the server did not start");
         std::thread::sleep(ms(5));
     }
+    (case, child, started)
+}
+
+/// A SIGKILL of `agenthealth` runs none of its code: the kernel's parent-death signal ends
+/// the stdio server it started all the same.
+#[test]
+fn a_sigkill_of_agenthealth_still_ends_its_stdio_server() {
+    // It ignores the end of its stdin (and SIGTERM): only the parent-death signal ends it.
+    let (case, mut child, _) = running("sigkill", &["--ignore-term"]);
+    let server = case.pids()[0];
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    crate::util::until_none(MARGIN, "the server outlived agenthealth", || {
+        marked(&case.mark)
+            .into_iter()
+            .filter(|pid| *pid == server)
+            .collect()
+    });
+}
+
+fn cancel_with(signal: nix::sys::signal::Signal) {
+    let (case, child, started) = running("cancel", &["--grandchild"]);
     let signalled = Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).expect("signal");
     let out = child.wait_with_output().expect("wait");

@@ -542,7 +542,6 @@ fn the_run_cap_bounds_every_deadline() {
 fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
     use crate::config::{Origin, RunDeadline};
     use crate::result::{Note, Reason};
-    use crate::vocab::Bound;
     let mut a = target("a", "t-dl-a,protocol=hang,dependency=close-hang");
     a.timeout_ms = 5_000;
     a.retries = 3;

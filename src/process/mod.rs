@@ -19,6 +19,13 @@
 //! - **Own process group.** The child leads a new process group (`pgid == pid`). Termination
 //!   signals the whole group, so descendants that stay in it die with it. Servers must not
 //!   leave that group: what escapes it is beyond reach.
+//! - **It dies with us.** The child asks the kernel for `SIGKILL` when its parent dies
+//!   (`PR_SET_PDEATHSIG`), so even a `SIGKILL` of this process ends it. Whichever side notices
+//!   first ends the group: this process on every exit it lives through; the kernel for the
+//!   direct child when this process is killed outright. What cannot be guaranteed: the
+//!   child's own descendants after such a kill (the parent-death signal reaches only the
+//!   direct child; they end when they notice their stdin or parent is gone), and anything
+//!   that left the group.
 //! - **Bounded time.** Reading honours the [`Attempt`] deadline (a reader thread feeds a
 //!   bounded channel; the caller waits with a timeout). Writing uses a non-blocking pipe and
 //!   `poll`, so a child that never reads its stdin cannot hold a writer past the deadline.
@@ -59,7 +66,7 @@
 //! One file per job, [`Child`] here tying them together:
 //!
 //! - `spawn.rs`: [`Command`], command resolution, working directory, the clean environment,
-//!   the signal-mask reset (this crate's one `unsafe`);
+//!   the signal-mask reset and the parent-death signal (this crate's one `unsafe`);
 //! - `group.rs`: the process group's lifetime — signalling, exit observation, reaping, the
 //!   reuse rule above;
 //! - `lines.rs`: the bounded newline framer, the stdout reader and stderr drain, stdin
