@@ -38,12 +38,32 @@ use cli::{Command, OutputFormat, RunArgs, Source};
 use error::Error;
 use output::{Format, Redactor, Style};
 
+/// How the process's stdout was when it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stdout {
+    /// Open: writes go wherever it points.
+    Open,
+    /// Closed (`>&-`): the runtime put `/dev/null` there, and whatever is written is lost, so
+    /// every command that prints is a tool failure (exit 6).
+    ClosedAtStart,
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn run<I>(args: I) -> i32
 where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
+    run_with(args, Stdout::Open)
+}
+
+/// [`run`], told how stdout was at the start (the binary finds out before `main`).
+pub fn run_with<I>(args: I, stdout: Stdout) -> i32
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    STDOUT.with(|s| s.set(stdout));
     let redactor_for_errors = Redactor::default();
     match dispatch(args) {
         Ok(code) => code,
@@ -142,8 +162,17 @@ fn locale_is_utf8() -> bool {
         })
 }
 
-/// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is.
+thread_local! {
+    /// How stdout was at the start, for [`write_stdout`] (the thread that runs [`run_with`]).
+    static STDOUT: std::cell::Cell<Stdout> = const { std::cell::Cell::new(Stdout::Open) };
+}
+
+/// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is, and so is
+/// a stdout that was closed when the process started (the text would be lost unseen).
 fn write_stdout(text: &str) -> Result<(), Failure> {
+    if STDOUT.with(std::cell::Cell::get) == Stdout::ClosedAtStart {
+        return Err((Error::Write, None));
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
