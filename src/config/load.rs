@@ -19,8 +19,11 @@
 //! - YAML aliases (`*a`) are accepted and expand to copies; the expanded tree is bounded.
 //!   Merge keys (`<<`) are rejected: `yaml_serde` does not apply them, and silently treating
 //!   them as data would be worse.
-//! - Nesting is bounded by `yaml_serde` at 128 levels of lists and mappings (the contract's
-//!   bound is 140; the parser's bound is hit first).
+//! - Nesting is bounded at 128 levels of lists and mappings (the contract's bound is 140),
+//!   by a linear pre-scan before the parser runs (`prescan.rs`): the parser's own cost grows
+//!   with the square of the depth.
+//! - YAML 1.1 forms that JSON does not have — `0b` integers, `!!` tags — are refused with the
+//!   key path, like every other scalar that is not JSON-compatible (`yes`, `010`, `1_000`).
 //! - Values under `mcp.functional.expect.json` may be `null`: there `null` is an expected JSON
 //!   value, not a missing setting. `null` anywhere else is rejected.
 //! - `mcp.protocol_version` accepts any non-blank string: an unknown revision is a
@@ -132,7 +135,7 @@ pub fn load_file(path: &Path) -> Result<Config, LoadError> {
 /// Loads a configuration from YAML text.
 pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
     let root = yaml::parse(text).map_err(|e| LoadError {
-        path: String::new(),
+        path: e.path,
         line: e.line,
         expected: e.message,
     })?;

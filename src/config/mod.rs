@@ -11,6 +11,7 @@
 pub(crate) mod adhoc;
 mod graph;
 mod load;
+mod prescan;
 mod reader;
 pub(crate) mod rules;
 mod section;

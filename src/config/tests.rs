@@ -386,9 +386,37 @@ fn nesting_too_deep_is_rejected() {
     let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
     rejects(
         &one("http", &format!("checks: {deep}")),
-        "",
+        "targets[…].checks",
         "nesting too deep; at most 128 levels of lists and mappings",
     );
+}
+
+/// The forms only YAML 1.1 has are refused where they are, like every scalar JSON lacks.
+#[test]
+fn yaml_1_1_forms_are_rejected_with_the_key_path() {
+    rejects(
+        &one("http", "timeout_ms: 0b101"),
+        "targets[0].timeout_ms",
+        "expected an integer from 1 to 300000, found a YAML 1.1 binary integer (`0b`; write the number in decimal)",
+    );
+    rejects(
+        &one("http", "timeout_ms: !!int 5"),
+        "targets[0].timeout_ms",
+        "expected an integer from 1 to 300000, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    rejects(
+        &format!("version: !!str v1\ntargets:\n  - name: a\n    type: http\n    endpoint: x\n"),
+        "version",
+        "expected the string `v1`, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    rejects(
+        &one("http", "http: !!map\n      method: GET"),
+        "targets[0].http",
+        "expected a mapping of HTTP options, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    // In a string they are text.
+    let c = load(&one("http", "id: '0b101'"));
+    assert_eq!(c.nodes[0].id.as_deref(), Some("0b101"));
 }
 
 #[test]
