@@ -32,11 +32,9 @@ impl Reason {
     /// The contract's diagnostic code, when the failure has one.
     pub fn code(self) -> Option<Code> {
         match self {
-            Reason::Engine(_) | Reason::Network(_) => None,
-            Reason::Config(m) => match m {
-                Misconfig::ProtocolPin => Some(Code::McpVersion),
-                _ => None,
-            },
+            // An offline rule: nothing was sent, so no code that reads as the server's fault
+            // (`mcp_version` says a server answered a revision; a bad pin was never sent).
+            Reason::Engine(_) | Reason::Network(_) | Reason::Config(_) => None,
             Reason::Http(h) => Some(match h {
                 HttpFailure::AuthRejected => Code::HttpAuth,
                 HttpFailure::StatusMismatch => Code::HttpStatus,
@@ -496,6 +494,11 @@ impl TokenFileProblem {
     }
 }
 
+/// Server requests (a legacy `ping`, anything we reject with −32601) answered while waiting
+/// for the response to one request; one more is a protocol violation
+/// ([`Malformed::TooManyServerRequests`]), so a server cannot keep us answering without end.
+pub const MAX_ANSWERS: usize = 100;
+
 /// How an answer broke the protocol (the `protocol_error` evidence word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Malformed {
@@ -507,6 +510,9 @@ pub enum Malformed {
     IdMismatch,
     /// A server request during a 2026-07-28 exchange, which allows none.
     StatelessServerRequest,
+    /// More server requests than we answer while waiting for one response
+    /// ([`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
+    TooManyServerRequests,
     /// A stdio server's output ended part-way through an answer.
     OutputEnded,
     /// An event stream ended without our response and cannot be resumed.
@@ -541,6 +547,9 @@ impl Malformed {
             Malformed::NonJsonLine => "non-json line on stdout",
             Malformed::IdMismatch => "response id does not match",
             Malformed::StatelessServerRequest => "server request on a stateless exchange",
+            Malformed::TooManyServerRequests => {
+                "more than 100 server requests while waiting for one response"
+            }
             Malformed::OutputEnded => "output ended without a response",
             Malformed::StreamEnded => "stream ended without a response",
             Malformed::BodyWithoutResponse => "body holds no response",
@@ -641,10 +650,7 @@ mod tests {
             Some(Code::McpProcess)
         );
         assert_eq!(Reason::Network(NetFailure::Dns).code(), None);
-        assert_eq!(
-            Reason::Config(Misconfig::ProtocolPin).code(),
-            Some(Code::McpVersion)
-        );
+        assert_eq!(Reason::Config(Misconfig::ProtocolPin).code(), None);
         assert!(Reason::Http(HttpFailure::AuthRejected).rejects_credentials());
         assert!(!Reason::Mcp(McpFailure::Rpc).rejects_credentials());
     }
