@@ -33,7 +33,11 @@
 //! - **Bounded memory.** A line is at most [`MAX_LINE_BYTES`]; a longer one is reported as
 //!   soon as the limit is crossed, without buffering the rest of it. The channel holds at
 //!   most `CHANNEL_CHUNKS` chunks of `CHUNK_BYTES` each (both in `lines.rs`).
-//! - **Stderr never blocks the child.** A thread drains it and throws it away.
+//! - **Stderr never blocks the child.** The child's one helper thread drains it (and throws
+//!   it away) while it forwards stdout, both under one `poll`.
+//! - **One thread per child.** That helper is the only thread a running child costs (plus a
+//!   reaper for a leader that outlives `SIGKILL`), so a run of stdio targets uses at most
+//!   `concurrency` workers, as many helpers, and the main and signal threads.
 //! - **Abort is immediate.** [`Child::abort_handle`] gives the watchdog a hook that sends
 //!   `SIGKILL` to the whole group without waiting for anything.
 //!
@@ -69,8 +73,8 @@
 //!   the signal-mask reset and the parent-death signal (this crate's one `unsafe`);
 //! - `group.rs`: the process group's lifetime — signalling, exit observation, reaping, the
 //!   reuse rule above;
-//! - `lines.rs`: the bounded newline framer, the stdout reader and stderr drain, stdin
-//!   writes under `poll`;
+//! - `lines.rs`: the bounded newline framer, the helper that forwards stdout and drains
+//!   stderr, stdin writes under `poll`;
 //! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`].
 //!
 //! Helper threads (one per child, plus a reaper for a leader that outlives `SIGKILL`) start
@@ -125,8 +129,12 @@ impl Child {
     ///   stdin is non-blocking on this side. The child starts with no signal blocked (see
     ///   "Signal mask" in the module documentation); std resets `SIGPIPE`.
     /// - The child leads a new process group.
+    /// - The child gets `SIGKILL` when the thread that spawned it ends (`PR_SET_PDEATHSIG`
+    ///   follows the forking thread, not the process): spawn it on the thread that will shut
+    ///   it down, as the engine's workers do.
     ///
-    /// Every error is an operator problem; none carries an environment value.
+    /// Every error is an operator problem, or a resource of this host that ran out
+    /// ([`SpawnError::Other`]); none carries an environment value.
     pub fn spawn(command: &Command) -> Result<Child, SpawnError> {
         Child::spawn_with_parent_env(command, &spawn::parent_env)
     }
