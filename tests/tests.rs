@@ -6,6 +6,7 @@
 
 mod cli;
 mod config;
+mod deadline;
 mod docs;
 mod graph;
 mod interop;

@@ -134,6 +134,9 @@ impl Note {
                 ..
             } => "incomplete response".into(),
             Note::Cancelled => "check cancelled before it completed".into(),
+            Note::BudgetExhausted(Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap) => {
+                "run deadline reached before the check could run".into()
+            }
             Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
             Note::LocalResource(_) => {
                 "a local resource ran out before the check could complete".into()

@@ -378,7 +378,9 @@ impl TargetRun for McpRun {
         if let Some(silence) = self.silence.filter(|s| s.dim != dim) {
             return silence.observe();
         }
-        let allowed = attempt.remaining();
+        // Deadlines are whole milliseconds; what is left at the start is a hair under.
+        let micros = attempt.remaining().as_micros().div_ceil(1000);
+        let allowed = Duration::from_millis(u64::try_from(micros).unwrap_or(u64::MAX));
         let o = match dim {
             Dimension::Reachability => self.reachability(attempt),
             Dimension::Authentication | Dimension::Protocol => {
