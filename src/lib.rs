@@ -10,7 +10,8 @@
 //! calls [`run`].
 //!
 //! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]).
+//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); and, hidden,
+//! `fuzzing`: every parser of untrusted input, for the fuzz targets in `fuzz/`.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -21,6 +22,8 @@ mod config;
 mod engine;
 mod error;
 mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 mod login;
 mod net;
 mod oauth;

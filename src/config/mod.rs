@@ -22,7 +22,6 @@ mod tests;
 
 use crate::vocab::{Bound, Dimension, Relationship, TargetType};
 
-#[cfg(test)]
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file};
 

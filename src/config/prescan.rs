@@ -18,7 +18,8 @@
 //! scanner misplaced (inside a block scalar, say) does no harm either: the loader keeps the
 //! marked tree only when a mark landed on a node (see `yaml::parse`).
 
-use super::yaml::MAX_NESTING;
+/// The nesting bound (lists and mappings); `yaml_serde` enforces the same one.
+pub(crate) const MAX_NESTING: usize = 128;
 
 /// A YAML 1.1 form the JSON-compatible loader refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,7 +33,7 @@ pub(crate) const MAX_NODES: usize = 500_000;
 /// Bound on the bytes of all string scalars and keys, aliases expanded.
 pub(crate) const MAX_STRING_BYTES: usize = 16 << 20;
 /// The nesting bound (lists and mappings): the pre-scan's, and `yaml_serde`'s own.
-pub(crate) const MAX_NESTING: usize = 128;
+pub(crate) use super::prescan::MAX_NESTING;
 
 /// One YAML node with its resolved type. Nothing is coerced.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use crate::config::{Config, Edge, NodeId};
-use crate::result::Observation;
 use crate::result::document::{Check, NodeResult, TargetInfo};
 use crate::vocab::{Dimension, Status};
 
@@ -23,12 +22,9 @@ pub struct NodeOutcome {
 impl NodeOutcome {
     /// The outcome of a node whose checks never ran to the end (no thread, or a call that
     /// outlived the run): its configuration check says why.
-    pub fn unfinished(why: Observation) -> NodeOutcome {
+    pub fn unfinished(why: Check) -> NodeOutcome {
         let mut out = NodeOutcome::default();
-        out.checks.insert(
-            Dimension::Configuration,
-            super::node::to_check(Dimension::Configuration, why),
-        );
+        out.checks.insert(Dimension::Configuration, why);
         out
     }
 

@@ -34,7 +34,7 @@ use crate::config::{Config, NodeId};
 use crate::plan::{Plan, TargetPlan};
 use crate::result::document::Document;
 use crate::result::{Note, Observation, Reason};
-use crate::vocab::{Attempt, Bound, Deadline, LocalResource, Status, TargetType};
+use crate::vocab::{Attempt, Bound, Deadline, Dimension, LocalResource, Status, TargetType};
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
@@ -166,7 +166,12 @@ fn run_capped(
     };
     let outcomes: Vec<NodeOutcome> = outcomes
         .into_iter()
-        .map(|o| o.unwrap_or_else(|| NodeOutcome::unfinished(unfinished.clone())))
+        .map(|o| {
+            o.unwrap_or_else(|| {
+                let why = node::to_check(Dimension::Configuration, unfinished.clone());
+                NodeOutcome::unfinished(why)
+            })
+        })
         .collect();
     Document {
         results: aggregate::project(config, &outcomes),
