@@ -114,7 +114,10 @@ pub fn header(value: &str) {
 
 /// A header value we may send: printable ASCII without leading or trailing whitespace.
 fn assert_header_value(value: &str) {
-    assert!(value.bytes().all(|b| (0x20..=0x7E).contains(&b)), "{value:?}");
+    assert!(
+        value.bytes().all(|b| (0x20..=0x7E).contains(&b)),
+        "{value:?}"
+    );
     assert_eq!(value.trim(), value);
 }
 

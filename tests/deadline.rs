@@ -31,7 +31,15 @@ fn the_deadline_flag_ends_a_run_that_timeouts_would_not() {
     let s = FakeServer::start(cfg);
     let url = s.url();
     let o = run(&[
-        "ping", "mcp", &url, "--timeout", "5000", "--deadline", "500", "--format", "json",
+        "ping",
+        "mcp",
+        &url,
+        "--timeout",
+        "5000",
+        "--deadline",
+        "500",
+        "--format",
+        "json",
     ]);
     assert_eq!(o.code, 3, "{}", o.stdout);
     within(&o, 500);
@@ -47,7 +55,15 @@ fn the_deadline_flag_ends_a_run_that_timeouts_would_not() {
         "run deadline reached before the check could run"
     );
     let doctor = run(&[
-        "doctor", "mcp", &url, "--timeout", "5000", "--deadline", "500", "--color", "never",
+        "doctor",
+        "mcp",
+        &url,
+        "--timeout",
+        "5000",
+        "--deadline",
+        "500",
+        "--color",
+        "never",
     ]);
     within(&doctor, 500);
     assert!(
@@ -65,9 +81,21 @@ fn a_silent_session_costs_one_deadline_not_one_per_check() {
         panic!("preset hang")
     };
     let s = FakeServer::start(cfg);
-    let o = run(&["ping", "mcp", &s.url(), "--timeout", "300", "--format", "json"]);
+    let o = run(&[
+        "ping",
+        "mcp",
+        &s.url(),
+        "--timeout",
+        "300",
+        "--format",
+        "json",
+    ]);
     assert_eq!(o.code, 3, "{}", o.stdout);
-    assert!(o.elapsed < Duration::from_millis(2 * 300), "{:?}", o.elapsed);
+    assert!(
+        o.elapsed < Duration::from_millis(2 * 300),
+        "{:?}",
+        o.elapsed
+    );
     let v = o.json();
     assert_eq!(
         v["checks"]["protocol"]["evidence"]["shared_timeout"],
@@ -125,7 +153,11 @@ fn marked(needle: &str) -> Vec<u32> {
         let zombie = stat
             .rfind(')')
             .is_some_and(|i| stat[i + 1..].trim_start().starts_with(['Z', 'X']));
-        if !zombie && cmdline.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+        if !zombie
+            && cmdline
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+        {
             live.push(pid);
         }
     }
@@ -176,7 +208,16 @@ fn running_out_of_descriptors_is_unknown_and_names_the_resource() {
     let script = fixture("silent.py");
     let o = limited(
         "-n 4",
-        &["ping", "mcp", "--format", "json", "--stdio", "--", python_bin(), &script],
+        &[
+            "ping",
+            "mcp",
+            "--format",
+            "json",
+            "--stdio",
+            "--",
+            python_bin(),
+            &script,
+        ],
     );
     assert_eq!(o.code, 5, "{}{}", o.stdout, o.stderr);
     let reach = &o.json()["checks"]["reachability"];
@@ -195,7 +236,10 @@ fn running_out_of_descriptors_is_unknown_and_names_the_resource() {
             url = s.url("/")
         ),
     );
-    let o = limited("-n 4", &["check", &config.display().to_string(), "--format", "json"]);
+    let o = limited(
+        "-n 4",
+        &["check", &config.display().to_string(), "--format", "json"],
+    );
     assert_eq!(o.code, 5, "{}{}", o.stdout, o.stderr);
     let results = o.json()["results"].as_array().cloned().unwrap_or_default();
     let local: Vec<_> = results

@@ -75,6 +75,8 @@ const ROUTES: &[(&str, &str)] = &[
     // Healthy, but only for `Authorization: Bearer demo-token` (401 otherwise, HEAD too);
     // the server's toy authorization server issues that token (docs/oauth.md).
     ("/private", "auth"),
+    // Answers `HEAD`, reads every `POST` and never answers it (the run deadline's example).
+    ("/hang", "hang"),
 ];
 
 /// The documents, each with its own test below; `every_document_has_a_test` keeps this list

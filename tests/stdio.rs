@@ -891,7 +891,11 @@ fn a_silent_check_discards_the_process_and_later_checks_share_its_timeout() {
     assert_eq!(check(&v, "functional")["status"], "UNREACHABLE");
     assert_eq!(evidence(&v, "functional", "shared_timeout"), "capability");
     let pids = case.pids();
-    assert_eq!(pids.len(), 1, "no second process waits for the same silence");
+    assert_eq!(
+        pids.len(),
+        1,
+        "no second process waits for the same silence"
+    );
     assert_group_dead(pids[0]);
     let log = case.logged();
     assert_eq!(
@@ -1048,7 +1052,12 @@ fn make_executable(path: &Path) {
 #[test]
 fn every_cancelling_signal_to_agenthealth_cancels_and_kills_the_group() {
     use nix::sys::signal::Signal;
-    for signal in [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP, Signal::SIGQUIT] {
+    for signal in [
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
         cancel_with(signal);
     }
 }
@@ -1072,7 +1081,11 @@ fn running(tag: &str, extra: &[&str]) -> (Case, std::process::Child, Instant) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("agenthealth");
-    let want = if extra.contains(&"--grandchild") { 2 } else { 1 };
+    let want = if extra.contains(&"--grandchild") {
+        2
+    } else {
+        1
+    };
     let until = Instant::now() + Duration::from_secs(10);
     while case.pids().len() < want {
         assert!(Instant::now() < until, "the server did not start");
@@ -1107,13 +1120,11 @@ fn stdio_targets_use_one_thread_per_server() {
         .expect("agenthealth");
     let status = format!("/proc/{}/status", child.id());
     let threads = || {
-        std::fs::read_to_string(&status)
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find_map(|l| l.strip_prefix("Threads:"))
-                    .and_then(|n| n.trim().parse::<usize>().ok())
-            })
+        std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<usize>().ok())
+        })
     };
     let mut peak = 0;
     let until = Instant::now() + Duration::from_secs(10);

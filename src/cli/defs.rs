@@ -270,7 +270,10 @@ mod tests {
     fn deadline() {
         let range = rules::DEADLINE_MS;
         for ok in [range.min, 500, range.max] {
-            assert_eq!(update("deadline", &ok.to_string()).deadline_ms, Some(Ok(ok)));
+            assert_eq!(
+                update("deadline", &ok.to_string()).deadline_ms,
+                Some(Ok(ok))
+            );
         }
         let refused = Some(Err(
             "must be a whole number of milliseconds from 1 to 60000".to_string(),
@@ -279,7 +282,10 @@ mod tests {
             assert_eq!(update("deadline", bad).deadline_ms, refused, "{bad:?}");
         }
         let doc = by_long("deadline").map_or("", |f| f.doc);
-        assert!(doc.contains("1-60000") && doc.contains("deadline_ms"), "{doc}");
+        assert!(
+            doc.contains("1-60000") && doc.contains("deadline_ms"),
+            "{doc}"
+        );
     }
 
     #[test]

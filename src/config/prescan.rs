@@ -292,8 +292,7 @@ impl Scanner<'_> {
             }
             let column = self.column();
             tail = Tail::Open;
-            if self.flow == 0 && matches!(c, b'-' | b'?' | b':') && is_blank_or_end(self.peek(1))
-            {
+            if self.flow == 0 && matches!(c, b'-' | b'?' | b':') && is_blank_or_end(self.peek(1)) {
                 if c != b':' {
                     self.block_entry(column, None)?;
                 }
@@ -519,16 +518,31 @@ mod tests {
 
     #[test]
     fn flow_nesting_past_the_bound_is_refused_at_once() {
-        let deep = format!("version: v1\ntargets: {}{}\n", "[".repeat(40_000), "]".repeat(40_000));
+        let deep = format!(
+            "version: v1\ntargets: {}{}\n",
+            "[".repeat(40_000),
+            "]".repeat(40_000)
+        );
         let started = std::time::Instant::now();
         let e = scan(&deep).unwrap_err();
         assert!(started.elapsed() < std::time::Duration::from_millis(200));
         assert_eq!(e.line, 2);
         assert_eq!(e.path, ["targets"]);
-        let ok = format!("a: {}{}\n", "[".repeat(MAX_NESTING - 1), "]".repeat(MAX_NESTING - 1));
+        let ok = format!(
+            "a: {}{}\n",
+            "[".repeat(MAX_NESTING - 1),
+            "]".repeat(MAX_NESTING - 1)
+        );
         assert!(scan(&ok).is_ok());
-        let over = format!("a: {}{}\n", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
-        assert!(scan(&over).is_err(), "the mapping and 128 lists are 129 levels");
+        let over = format!(
+            "a: {}{}\n",
+            "[".repeat(MAX_NESTING),
+            "]".repeat(MAX_NESTING)
+        );
+        assert!(
+            scan(&over).is_err(),
+            "the mapping and 128 lists are 129 levels"
+        );
     }
 
     #[test]
@@ -585,7 +599,13 @@ mod tests {
             ]
         );
         let marked = mark(text, &found);
-        assert!(marked.starts_with("a: !agenthealth.yaml11.binary 0b101\n"), "{marked}");
-        assert!(marked.contains("c: !agenthealth.yaml11.tag 7\n"), "{marked}");
+        assert!(
+            marked.starts_with("a: !agenthealth.yaml11.binary 0b101\n"),
+            "{marked}"
+        );
+        assert!(
+            marked.contains("c: !agenthealth.yaml11.tag 7\n"),
+            "{marked}"
+        );
     }
 }

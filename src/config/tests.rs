@@ -273,7 +273,10 @@ fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
             origin: crate::config::Origin::File,
         })
     );
-    assert_eq!(set.map(|d| d.bound()), Some(crate::vocab::Bound::DeadlineMs));
+    assert_eq!(
+        set.map(|d| d.bound()),
+        Some(crate::vocab::Bound::DeadlineMs)
+    );
 }
 
 #[test]

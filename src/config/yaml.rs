@@ -629,10 +629,7 @@ mod tests {
     fn a_misplaced_mark_changes_nothing() {
         // `0b1` in a block scalar is text: the scan may not know, the tree does.
         let text = "a: |\n  0b1\n";
-        assert_eq!(
-            parse(text),
-            Ok(map(vec![("a", Node::Str("0b1\n".into()))]))
-        );
+        assert_eq!(parse(text), Ok(map(vec![("a", Node::Str("0b1\n".into()))])));
     }
 
     #[test]

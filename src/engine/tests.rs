@@ -570,7 +570,10 @@ fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
         assert_eq!(r.checks[&Dimension::Protocol].status, Status::Unreachable);
         assert_eq!(cut(&r.checks[&Dimension::Protocol]), bound);
         let dep = &r.dependencies[0];
-        assert_eq!(dep.checks[&Dimension::Reachability].status, Status::Unreachable);
+        assert_eq!(
+            dep.checks[&Dimension::Reachability].status,
+            Status::Unreachable
+        );
         assert_eq!(cut(&dep.checks[&Dimension::Reachability]), bound);
         assert_eq!(r.status, Status::Unreachable);
     }

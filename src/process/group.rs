@@ -19,8 +19,8 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use super::error::ExitInfo;
-use crate::vocab::threads;
 use crate::vocab::sync::lock;
+use crate::vocab::threads;
 
 /// How long [`Child::shutdown`](super::Child::shutdown) waits after `SIGTERM` before
 /// `SIGKILL`.

@@ -302,10 +302,8 @@ fn pump(mut stdout: ChildStdout, mut stderr: ChildStderr, tx: SyncSender<Event>)
                 Ok(_) | Err(Errno::EINTR) => {}
                 Err(_) => return,
             }
-            let ready = |fd: Option<&PollFd>| {
-                fd.and_then(PollFd::revents)
-                    .is_some_and(|r| !r.is_empty())
-            };
+            let ready =
+                |fd: Option<&PollFd>| fd.and_then(PollFd::revents).is_some_and(|r| !r.is_empty());
             let out = if read_out { ready(fds.first()) } else { false };
             let err = if err_open {
                 ready(fds.get(usize::from(read_out)))

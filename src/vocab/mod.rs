@@ -28,8 +28,8 @@ pub mod threads;
 
 pub use attempt::Attempt;
 pub use deadline::{Bound, Deadline};
-pub use resource::LocalResource;
 pub use dimension::Dimension;
+pub use resource::LocalResource;
 pub use secret::{Secret, SecretLog};
 pub use status::Status;
 pub use target::{Relationship, TargetType};

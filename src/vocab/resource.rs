@@ -74,7 +74,11 @@ mod tests {
             LocalResource::of_open(r(Errno::ENOBUFS)),
             Some(LocalResource::Memory)
         );
-        assert_eq!(LocalResource::of_open(r(Errno::EAGAIN)), None, "a read would block");
+        assert_eq!(
+            LocalResource::of_open(r(Errno::EAGAIN)),
+            None,
+            "a read would block"
+        );
         assert_eq!(
             LocalResource::of_start(r(Errno::EAGAIN)),
             Some(LocalResource::Threads)

@@ -54,8 +54,8 @@ use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
     Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
 use crate::result::Observation;
+use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
 use crate::vocab::{Attempt, Bound, Deadline, LocalResource, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting

@@ -676,8 +676,10 @@ fn a_flood_of_server_requests_gets_a_bounded_number_of_answers() {
             let mut body = sse_head(&[]);
             for n in 0..150 {
                 body.extend_from_slice(
-                    event(&format!(r#"{{"jsonrpc":"2.0","id":"p{n}","method":"ping"}}"#))
-                        .as_bytes(),
+                    event(&format!(
+                        r#"{{"jsonrpc":"2.0","id":"p{n}","method":"ping"}}"#
+                    ))
+                    .as_bytes(),
                 );
             }
             body.extend_from_slice(
@@ -705,8 +707,7 @@ fn a_flood_of_server_requests_gets_a_bounded_number_of_answers() {
         .count();
     assert_eq!(answers, crate::result::reason::MAX_ANSWERS);
     // The count is per response: the next exchange answers again.
-    send(&mut t, "tools/list", 4, Era::Legacy(V), &attempt_for(LONG))
-        .expect_err("the same flood");
+    send(&mut t, "tools/list", 4, Era::Legacy(V), &attempt_for(LONG)).expect_err("the same flood");
 }
 
 /// A stateless stream may not carry server requests; nothing is sent back.
