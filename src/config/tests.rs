@@ -408,7 +408,7 @@ fn yaml_1_1_forms_are_rejected_with_the_key_path() {
         "expected an integer from 1 to 300000, found a YAML 1.1 `!!` tag (write the value without it)",
     );
     rejects(
-        &format!("version: !!str v1\ntargets:\n  - name: a\n    type: http\n    endpoint: x\n"),
+        "version: !!str v1\ntargets:\n  - name: a\n    type: http\n    endpoint: x\n",
         "version",
         "expected the string `v1`, found a YAML 1.1 `!!` tag (write the value without it)",
     );

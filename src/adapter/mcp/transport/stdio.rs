@@ -432,6 +432,25 @@ mod tests {
         )
     }
 
+    /// A server that sends request after request before its answer gets at most
+    /// [`MAX_ANSWERS`] answers per request; one more is a protocol violation.
+    #[test]
+    fn server_requests_are_answered_a_bounded_number_of_times() {
+        for (pings, ok) in [(MAX_ANSWERS, true), (MAX_ANSWERS + 1, false)] {
+            let mut t = fake(&["--era", "legacy", "--pings", &pings.to_string()]);
+            let got = request(&mut t, 1, "initialize", Era::Handshake, &soon(10_000));
+            if ok {
+                assert!(got.is_ok(), "{pings}: {got:?}");
+            } else {
+                assert_eq!(
+                    got.err(),
+                    Some(TransportError::Malformed(Malformed::TooManyServerRequests))
+                );
+            }
+            t.discard();
+        }
+    }
+
     #[test]
     fn endpoints() {
         for ok in [
