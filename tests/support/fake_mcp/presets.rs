@@ -108,7 +108,12 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
         false,
     ),
-    p("huge", "every POST answered with a 10 MiB body", false, false),
+    p(
+        "huge",
+        "every POST answered with a 10 MiB body",
+        false,
+        false,
+    ),
     p("slow", "every POST answered after 1.5 s", false, false),
     p(
         "wrong-version",
