@@ -4,7 +4,7 @@ MUSL := x86_64-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
 PREFIX ?= /usr/local
 
-.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fmt clippy
+.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -57,3 +57,8 @@ demo-graph: build
 bench: static
 	$(CARGO) build --release --example fake_mcp_server
 	@bash examples/bench.sh $(STATIC_BIN) target/release/examples/fake_mcp_server
+
+## fuzz: every fuzz target (fuzz/, cargo-fuzz on stable, --sanitizer none) for FUZZ_SECONDS
+## each (default 10) from its seed corpus; needs `cargo install cargo-fuzz --locked`
+fuzz:
+	@bash fuzz/run.sh

@@ -2,7 +2,8 @@
 # make bench: median wall time and peak RSS of `agenthealth ping` against a fast local fake MCP
 # server and a real Python `mcp` server, with curl doing the same exchange as the floor; the
 # same over HTTPS (TLS 1.3, a private CA), and the cost of loading the system trust store; the
-# deadline bound against a silent server; then `agenthealth check` on a generated graph of
+# deadline bound against a silent server; the hostile catalogue (seven behaviours, each with
+# --timeout 300 and --deadline 500); then `agenthealth check` on a generated graph of
 # 1,000 HTTP nodes against two fake servers, with its peak thread count. Client and agent
 # construction are in-process costs: they are the difference between `version` and `ping http`.
 # usage: bench.sh AGENTHEALTH FAKE_MCP_SERVER   (RUNS=20, at least 10; GRAPH_RUNS=5)
@@ -12,7 +13,8 @@ interop=${AGENTHEALTH_INTEROP_DIR:-$PWD/target/interop}
 here=$(dirname "$0")
 tmp=$(mktemp -d -t agenthealth-bench-XXXXXX)
 
-coproc FAKE { exec "$fake" --route /modern=modern; }
+coproc FAKE { exec "$fake" --route /modern=modern --route /hang=hang --route /trickle=trickle \
+  --route /stall=stall --route /endless-sse=endless-sse --route /huge=huge; }
 read -r line <&"${FAKE[0]}" || { echo "bench: fake server did not start" >&2; exit 1; }
 fake_base=${line#listening on }
 py_pid=
@@ -100,6 +102,35 @@ print(s.getsockname()[1], flush=True); sys.stdin.read()'; }
 read -r silent_port <&"${SILENT[0]}"
 measure "agenthealth ping http: silent server, --timeout 300" "$bin" ping http "http://127.0.0.1:$silent_port/" --timeout 300
 echo "  (the deadline bound: must stay under 400 ms, i.e. timeout + 100 ms)"
+
+# The hostile catalogue: `ping mcp` against each behaviour, with `--timeout 300` (each attempt
+# 300 ms; a server that answers partly may cost several attempts) and with `--deadline 500`
+# (the whole run). Median and worst wall of 10 runs, and the runs past bound + 100 ms: the
+# target is 0 past the run deadline.
+hostile() {
+  local label=$1 bound=$2; shift 2
+  local walls=() t0 t1 over=0 w
+  for _ in $(seq 10); do
+    t0=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s%N)
+    w=$(( (t1 - t0) / 1000000 ))
+    walls+=("$w")
+    (( w > bound + 100 )) && over=$((over + 1))
+  done
+  printf '%s\n' "${walls[@]}" | sort -n | awk -v l="$label" -v o="$over" \
+    '{a[NR]=$1} END { printf "%-44s %7d ms %7d ms %9d\n", l, a[int((NR+1)/2)], a[NR], o }'
+}
+echo
+printf '%-44s %10s %10s %9s\n' "hostile behaviour: ping mcp (10 runs)" "median" "worst" "past+100"
+for case in "silent:http://127.0.0.1:$silent_port/" "trickle:$fake_base/trickle" \
+    "stall after headers:$fake_base/stall" "endless SSE:$fake_base/endless-sse" \
+    "oversized body:$fake_base/huge" "TLS stall:https://127.0.0.1:$silent_port/" \
+    "HEAD then silent:$fake_base/hang"; do
+  name=${case%%:http*} url=${case#"$name":}
+  hostile "$name, --timeout 300" 300 "$bin" ping mcp "$url" --timeout 300
+  hostile "$name, --deadline 500" 500 "$bin" ping mcp "$url" --deadline 500
+done
 exec {SILENT[1]}>&-
 
 if [[ -n $py_url ]]; then

@@ -14,7 +14,8 @@
 //!   delay if it fits the deadline. Stateless streams are never resumed.
 //! * Notifications are ignored; in a legacy session the server's `ping` is answered with an
 //!   empty result and every other server request is rejected with −32601, each POSTed back
-//!   on the session.
+//!   on the session — at most [`MAX_ANSWERS`] per response (with its resumptions): one more
+//!   is a protocol violation, so a stream of server requests cannot keep us posting.
 //! * The session id an `initialize` response assigns (exactly one value of 1–4096 visible
 //!   ASCII characters) is deleted at the end of the run, each `DELETE` within
 //!   min(250 ms, what is left of the engine's cleanup budget); so is the session of an
@@ -38,7 +39,7 @@ use crate::adapter::mcp::sse::SseParser;
 use crate::net::{self, Client, Endpoint, HeadFacts, HeaderMap, Method, Request, Response, Reuse};
 use crate::oauth;
 use crate::plan::{Credential, TargetPlan};
-use crate::result::reason::{Limit, Malformed};
+use crate::result::reason::{Limit, MAX_ANSWERS, Malformed};
 use crate::result::{Fact, Key, Observation, Steps};
 use crate::vocab::{Attempt, Bound, Deadline};
 
@@ -67,6 +68,8 @@ pub struct HttpTransport {
     client: Client,
     session: Option<SessionId>,
     retired: Vec<SessionId>,
+    /// Server requests answered during the exchange in flight (at most [`MAX_ANSWERS`]).
+    answered: usize,
 }
 
 impl HttpTransport {
@@ -101,6 +104,7 @@ impl HttpTransport {
             client,
             session: None,
             retired: Vec::new(),
+            answered: 0,
         }
     }
 
@@ -236,8 +240,14 @@ impl HttpTransport {
         for received in super::receive(message, want, era, Some(200)) {
             match received {
                 Received::Ours(result) => return Some(result),
+                Received::Answer(_) if self.answered == MAX_ANSWERS => {
+                    return Some(Err(TransportError::Malformed(
+                        Malformed::TooManyServerRequests,
+                    )));
+                }
                 // Best effort: the answer's own fate never changes the exchange.
                 Received::Answer(body) => {
+                    self.answered += 1;
                     if let Ok(response) = self.post("", &body, era, Mirror::default(), attempt) {
                         drain(response);
                     }
@@ -335,6 +345,7 @@ impl HttpTransport {
     /// One request and its response (see [`Transport::request`]).
     fn exchange(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
         let want = out.id.unwrap_or(0);
+        self.answered = 0;
         let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
