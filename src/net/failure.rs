@@ -134,14 +134,25 @@ pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
     {
         return classify_tls(tls);
     }
-    if err
-        .get_ref()
-        .is_some_and(|e| e.is::<super::resolve::NoResolver>())
-    {
+    if err.get_ref().is_some_and(|e| e.is::<NoResolver>()) {
         return FailureKind::DnsNoResolver;
     }
     classify_io_kind(err.kind())
 }
+
+/// The lookup was not attempted: no resolver configuration, and the name is not a host of
+/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
+/// classification recognises it.
+#[derive(Debug)]
+pub(crate) struct NoResolver;
+
+impl std::fmt::Display for NoResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no resolver configuration")
+    }
+}
+
+impl std::error::Error for NoResolver {}
 
 /// No thread could be started for a name lookup: carried through ureq as an I/O error so
 /// the exchange reports the local resource, not the peer.

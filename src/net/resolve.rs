@@ -31,7 +31,7 @@ use ureq::unversioned::transport::NextTimeout;
 use crate::result::Stage;
 use crate::vocab::threads;
 
-use super::failure::NoLookupThread;
+use super::failure::{NoLookupThread, NoResolver};
 use super::stages::Recorder;
 
 /// A remembered lookup: host, port, addresses.
@@ -42,20 +42,6 @@ const RESOLV_CONF: &str = "/etc/resolv.conf";
 const HOSTS: &str = "/etc/hosts";
 /// The most of a hosts file read.
 const MAX_HOSTS_BYTES: u64 = 1 << 20;
-
-/// The lookup was not attempted: no resolver configuration, and the name is not a host of
-/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
-/// classification recognises it.
-#[derive(Debug)]
-pub(crate) struct NoResolver;
-
-impl std::fmt::Display for NoResolver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no resolver configuration")
-    }
-}
-
-impl std::error::Error for NoResolver {}
 
 /// The agent's resolver: records the dns stage around a lookup on a thread of our own (see
 /// [`lookup`]).
