@@ -4,7 +4,7 @@ MUSL := x86_64-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
 PREFIX ?= /usr/local
 
-.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fmt clippy
+.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -60,3 +60,8 @@ bench: static
 	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy
 	@python3 examples/bench.py $(STATIC_BIN) target/release/examples/fake_mcp_server \
 		target/release/examples/floor_client target/release/examples/latency_proxy
+
+## fuzz: every fuzz target (fuzz/, cargo-fuzz on stable, --sanitizer none) for FUZZ_SECONDS
+## each (default 10) from its seed corpus; needs `cargo install cargo-fuzz --locked`
+fuzz:
+	@bash fuzz/run.sh

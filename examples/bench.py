@@ -11,6 +11,10 @@
   gives ours - floor.
 * WAN: the same checks through examples/latency_proxy.rs (20 ms each way, a new connection
   costs one round trip more), with the sequential round trips and connections it counted.
+* HTTPS: a fresh connection's TLS 1.3 handshake against a store of one certificate, MCP's
+  kept-alive connection, and the system trust store's load.
+* The hostile catalogue: `ping mcp` against seven hostile behaviours with `--timeout 300`
+  and `--deadline 500`, and the runs past bound + 100 ms (the target is 0).
 * The 1,000-node graph: wall, peak RSS, peak threads; the 1,000-target config load; the
   static binary's size.
 
@@ -19,6 +23,7 @@ Writes the table to stdout and the plot to docs/performance.svg.
 
 import os
 import resource
+import socket
 import statistics
 import subprocess
 import sys
@@ -123,12 +128,15 @@ def alternate(cases, runs):
 
 
 def main():
-    _, fake = start([FAKE, "--route", "/modern=modern", "--until-killed"])
+    _, fake = start([FAKE, "--route", "/modern=modern", "--route", "/hang=hang",
+                     "--route", "/trickle=trickle", "--route", "/stall=stall",
+                     "--route", "/endless-sse=endless-sse", "--route", "/huge=huge", "--until-killed"])
     _, fake2 = start([FAKE, "--until-killed"])
     ca = os.path.join(TMP, "ca.pem")
     _, tls = start([FAKE, "--tls", ca, "--route", "/modern=modern", "--until-killed"])
     own_ca = dict(os.environ, SSL_CERT_FILE=ca)
     own_ca.pop("SSL_CERT_DIR", None)
+    system_store = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_DIR", "SSL_CERT_FILE")}
 
     ping = lambda url: [BIN, "ping", "mcp", url]
     true = Case("true (process start)", ["/bin/true"])
@@ -141,6 +149,11 @@ def main():
         Case("ping mcp: legacy, fake", ping(fake + "/mcp"), floor="floor: legacy, fake"),
         Case("ping http: fake /health", [BIN, "ping", "http", fake + "/health"]),
         Case("ping mcp: https modern, fake", ping(tls + "/modern"), env=own_ca),
+        Case("ping mcp: https legacy, fake", ping(tls + "/mcp"), env=own_ca),
+        Case("ping http: https fake /health", [BIN, "ping", "http", tls + "/health"], env=own_ca),
+        # The system bundle as the store (the private CA is not in it: the certificate is
+        # refused); the difference from the row above is the bundle's load, once per process.
+        Case("ping http: https, system store", [BIN, "ping", "http", tls + "/health"], env=system_store),
     ]
     alternate(local, RUNS)
     # The real Python servers only now, so that they never compete with the rows above.
@@ -222,6 +235,8 @@ targets:
                                                             "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
         wan.append((label, c, trips, conns))
 
+    hostile_catalogue(fake)
+
     # The 1,000-node graph and its config load.
     graph = os.path.join(TMP, "graph.yaml")
     with open(graph, "w") as f:
@@ -247,6 +262,35 @@ targets:
     print("static binary: %d bytes (%.2f MiB)" % (size, size / 1048576))
 
     plot(local, by, true, wan)
+
+
+def hostile_catalogue(fake):
+    """`ping mcp` against each hostile behaviour, with `--timeout 300` (each attempt 300 ms; a
+    server that answers part of a response costs two attempts) and with `--deadline 500` (the
+    whole run): median and worst wall of 10 runs, and the runs past bound + 100 ms. The target
+    is 0 past the run deadline."""
+    silent = socket.socket()  # listens, never accepts: the handshake completes, nothing more
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    port = silent.getsockname()[1]
+    cases = [
+        ("silent", "http://127.0.0.1:%d/" % port),
+        ("trickle", fake + "/trickle"),
+        ("stall after headers", fake + "/stall"),
+        ("endless SSE", fake + "/endless-sse"),
+        ("oversized body", fake + "/huge"),
+        ("TLS stall", "https://127.0.0.1:%d/" % port),
+        ("HEAD then silent", fake + "/hang"),
+    ]
+    print()
+    print("%-34s %9s %9s %9s" % ("hostile behaviour (10 runs)", "median", "worst", "past+100"))
+    for name, url in cases:
+        for flag, bound in (("--timeout", 300), ("--deadline", 500)):
+            walls = [run_once([BIN, "ping", "mcp", url, flag, str(bound)])[0] * 1000 for _ in range(10)]
+            late = sum(1 for w in walls if w > bound + 100)
+            print("%-34s %6.0f ms %6.0f ms %9d" % ("%s, %s %d" % (name, flag, bound),
+                                                   statistics.median(walls), max(walls), late))
+    silent.close()
 
 
 def plot(local, by, true, wan):

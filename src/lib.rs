@@ -11,8 +11,9 @@
 //! calls [`run`].
 //!
 //! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); and
-//! [`reference`], the man page and completions generated from the flag table.
+//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); [`reference`],
+//! the man page and completions generated from the flag table; and, hidden, `fuzzing`: every
+//! parser of untrusted input, for the fuzz targets in `fuzz/`.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -23,6 +24,8 @@ mod config;
 mod engine;
 mod error;
 mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 mod login;
 mod net;
 mod oauth;
@@ -55,6 +58,15 @@ pub const VERSION_LINE: &str = concat!(
     env!("AGENTHEALTH_COMMIT"),
     ")\n"
 );
+/// How the process's stdout was when it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stdout {
+    /// Open: writes go wherever it points.
+    Open,
+    /// Closed (`>&-`): the runtime put `/dev/null` there, and whatever is written is lost, so
+    /// every command that prints is a tool failure (exit 6).
+    ClosedAtStart,
+}
 
 /// Runs the command line and returns the process exit code.
 pub fn run<I>(args: I) -> i32
@@ -62,6 +74,16 @@ where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
+    run_with(args, Stdout::Open)
+}
+
+/// [`run`], told how stdout was at the start (the binary finds out before `main`).
+pub fn run_with<I>(args: I, stdout: Stdout) -> i32
+where
+    I: IntoIterator,
+    I::Item: Into<OsString>,
+{
+    STDOUT.with(|s| s.set(stdout));
     let redactor_for_errors = Redactor::default();
     match dispatch(args) {
         Ok(code) => code,
@@ -111,7 +133,7 @@ fn load(source: &ConfigSource) -> Result<config::Config, Failure> {
 
 fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     let terminal = TerminalEnv::from_env();
-    let config = match &args.source {
+    let mut config = match &args.source {
         Source::File(source) => load(source)?,
         Source::Adhoc {
             name,
@@ -120,6 +142,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
             options,
         } => config::adhoc::single(name, *kind, endpoint, options),
     };
+    with_deadline_flag(&mut config, args.deadline_ms);
     let cancel = engine::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
@@ -160,7 +183,8 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
 
 /// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
 fn serve(args: ServeArgs) -> Result<i32, Failure> {
-    let config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
+    let mut config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
+    with_deadline_flag(&mut config, args.deadline_ms);
     let fail = |e| (Error::Serve(e), None);
     let token = match &args.token_env {
         Some(name) => {
@@ -191,6 +215,16 @@ fn serve(args: ServeArgs) -> Result<i32, Failure> {
     Ok(0)
 }
 
+/// `--deadline` replaces the file's `deadline_ms` (and names itself in doctor's advice).
+fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
+    if let Some(ms) = ms {
+        config.deadline = Some(config::RunDeadline {
+            ms,
+            origin: config::Origin::CommandLine,
+        });
+    }
+}
+
 /// The document renderer for the command line's `--format` (the CLI knows no renderer);
 /// `None` for `openmetrics`, which renders the run rather than the document.
 fn output_format(format: OutputFormat) -> Option<Format> {
@@ -213,8 +247,17 @@ fn locale_is_utf8() -> bool {
         })
 }
 
-/// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is.
+thread_local! {
+    /// How stdout was at the start, for [`write_stdout`] (the thread that runs [`run_with`]).
+    static STDOUT: std::cell::Cell<Stdout> = const { std::cell::Cell::new(Stdout::Open) };
+}
+
+/// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is, and so is
+/// a stdout that was closed when the process started (the text would be lost unseen).
 fn write_stdout(text: &str) -> Result<(), Failure> {
+    if STDOUT.with(std::cell::Cell::get) == Stdout::ClosedAtStart {
+        return Err((Error::Write, None));
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),

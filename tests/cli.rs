@@ -142,6 +142,42 @@ fn double_dash_ends_options() {
     assert_eq!(o.json()["target"]["type"], "custom");
 }
 
+/// A stdout closed at start (`>&-`) loses the document: a tool failure, not the status's
+/// exit code (the runtime quietly reopens it on /dev/null before `main`).
+#[test]
+fn a_closed_stdout_is_a_tool_failure() {
+    for args in [&["version"][..], &["ping", "custom", "x"]] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("exec \"$0\" \"$@\" >&-")
+            .arg(crate::util::bin())
+            .args(args)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(6), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "agenthealth: cannot write health results\n"
+        );
+    }
+    // Discarding it on purpose is not a failure, and neither is a reader that stopped
+    // early (`| head`): the exit code is the status's.
+    let out = std::process::Command::new(crate::util::bin())
+        .args(["ping", "custom", "x"])
+        .stdout(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4));
+    let mut child = std::process::Command::new(crate::util::bin())
+        .args(["ping", "custom", "x"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    drop(child.stdout.take());
+    assert_eq!(child.wait().expect("wait").code(), Some(4));
+}
+
 #[test]
 fn write_failure_is_a_tool_failure() {
     let out = std::process::Command::new(crate::util::bin())
@@ -153,13 +189,16 @@ fn write_failure_is_a_tool_failure() {
 }
 
 #[test]
-fn sigterm_cancels_and_still_prints_a_document() {
+fn every_cancelling_signal_cancels_and_still_prints_a_document() {
     use crate::support::http_server::{Reply, Server};
+    use nix::sys::signal::Signal;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     for signal in [
-        nix::sys::signal::Signal::SIGTERM,
-        nix::sys::signal::Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
     ] {
         let s = Server::start(|_| Reply::HangBeforeHead);
         let url = s.url("/");

@@ -77,19 +77,16 @@ fn strings(v: &Value) -> Vec<String> {
 
 /// The manifests' commands pass `--deadline`, the run deadline of issue 13.
 ///
-/// SEAM (issue 13): until `--deadline` is merged the binary refuses it, so the tests run the
-/// manifests' commands without it (and check that it is there). Once it is merged, return
-/// `argv` unchanged.
-fn without_run_deadline(argv: &[String]) -> Vec<String> {
+/// Checks that a manifest's command sets a run deadline (`--deadline`, 1–60000 ms), and
+/// returns the command unchanged: the tests run it exactly as the manifest does.
+fn with_run_deadline(argv: &[String]) -> Vec<String> {
     let at = argv
         .iter()
         .position(|a| a == "--deadline")
         .unwrap_or_else(|| panic!("the command has no --deadline: {argv:?}"));
     let ms: u64 = argv[at + 1].parse().expect("--deadline takes milliseconds");
     assert!((1..=60_000).contains(&ms), "{argv:?}");
-    let mut out = argv.to_vec();
-    out.drain(at..at + 2);
-    out
+    argv.to_vec()
 }
 
 #[test]
@@ -278,7 +275,7 @@ fn probes_schedules_and_commands_are_as_documented() {
     assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/ready");
     let args = strings(&c["args"]);
     assert_eq!(args[..2], ["serve", "/etc/agenthealth/config.yaml"]);
-    without_run_deadline(&args);
+    with_run_deadline(&args);
 
     let cron = manifest("cronjob.yaml");
     assert_eq!(cron["spec"]["concurrencyPolicy"], "Forbid");
@@ -612,7 +609,7 @@ fn the_app_probe_runs_in_an_empty_root_as_65532_with_a_private_ca() {
     let (ca, server) = private_ca_server();
     let app = manifest("app-deployment.yaml");
     let container = &pod_spec(&app)["containers"][0];
-    let command = without_run_deadline(&strings(&container["readinessProbe"]["exec"]["command"]));
+    let command = with_run_deadline(&strings(&container["readinessProbe"]["exec"]["command"]));
     let config = configmap_config("app-probe-configmap.yaml")
         .replace("https://127.0.0.1:8443", &server.base());
     let ca_file = array(&container["env"])
@@ -657,7 +654,7 @@ fn the_cronjob_check_runs_in_an_empty_root_and_keeps_its_token_file_private() {
     let cron = manifest("cronjob.yaml");
     let container = &pod_spec(&cron)["containers"][0];
     let mut argv = vec!["/usr/local/bin/agenthealth".to_string()];
-    argv.extend(without_run_deadline(&strings(&container["args"])));
+    argv.extend(with_run_deadline(&strings(&container["args"])));
     let base = server.base();
     let config = configmap_config("configmap.yaml")
         .replace("https://notes-mcp.agents.svc.cluster.local:8443", &base)
@@ -726,7 +723,7 @@ fn serve_runs_in_an_empty_root_with_the_deployments_arguments() {
     let deployment = manifest("deployment.yaml");
     let container = &pod_spec(&deployment)["containers"][0];
     let mut argv = vec!["/usr/local/bin/agenthealth".to_string()];
-    argv.extend(without_run_deadline(&strings(&container["args"])));
+    argv.extend(with_run_deadline(&strings(&container["args"])));
     // The one change: an ephemeral port on loopback for the pod's 0.0.0.0:8080.
     let listen = argv
         .iter()

@@ -86,6 +86,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("/old", "legacy-2024-11-05"),
     ("/moved", "redirect-slash"),
     ("/forbidden", "forbidden-host"),
+    // Answers `HEAD`, reads every `POST` and never answers it (the run deadline's example).
+    ("/hang", "hang"),
 ];
 
 /// The documents, each with its own test below; `every_document_has_a_test` keeps this list

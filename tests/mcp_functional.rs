@@ -578,8 +578,8 @@ fn every_sentinel_case_reaches_the_server_as_the_table_says() {
 fn a_failed_call_is_never_repeated() {
     let faults = [
         (Action::Status(500), 2),
-        // The reused session counts as a response (upstream §1), so silence is UNKNOWN.
-        (Action::HangBeforeHeaders, 5),
+        // No byte answered the call, whatever the session answered before: UNREACHABLE.
+        (Action::HangBeforeHeaders, 3),
         (Action::HangMidBody, 5),
         (Action::Reset, 5),
         (Action::MalformedJson, 2),

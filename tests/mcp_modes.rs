@@ -47,13 +47,13 @@ fn rows() -> Vec<Row> {
     held_open.sse.notifications = 2;
     vec![
         Row {
-            // The session already answered, so the listing's silence is a partial
-            // response: UNKNOWN, as the reference classifies reused session evidence.
+            // No byte answered the listing: the session answering earlier is no answer to
+            // it, so its silence is UNREACHABLE.
             name: "hang on tools/list",
             cfg: with(Fault::on("tools/list", Action::HangBeforeHeaders)),
-            exit: 5,
+            exit: 3,
             timeout_ms: TIMEOUT_MS,
-            check: ("capability", "UNKNOWN", None),
+            check: ("capability", "UNREACHABLE", None),
         },
         Row {
             name: "hang on every POST",

@@ -423,22 +423,20 @@ fn a_discovery_timeout_never_downgrades() {
         &timeout.to_string(),
     ]);
     assert_eq!(o.code, 3, "{}", o.stdout);
-    // authentication and protocol each wait their own full attempt; capability is skipped.
-    assert_eq!(sequence(&s), posts(&[DISCOVER, DISCOVER]));
+    // authentication waits its full attempt; protocol shares that silence instead of
+    // waiting again; capability is skipped. Nothing falls back to initialize.
+    assert_eq!(sequence(&s), posts(&[DISCOVER]));
     let t = Duration::from_millis(timeout);
     assert!(
-        o.elapsed >= 2 * t,
+        o.elapsed >= t,
         "waited the attempt deadline: {:?}",
         o.elapsed
     );
-    assert!(
-        o.elapsed < 2 * t + Duration::from_secs(1),
-        "{:?}",
-        o.elapsed
-    );
+    assert!(o.elapsed < t + Duration::from_secs(1), "{:?}", o.elapsed);
     let p = protocol(&o);
     assert_eq!(p["status"], "UNREACHABLE");
     assert!(p["code"].is_null());
+    assert_eq!(p["evidence"]["shared_timeout"], "authentication");
 }
 
 /// A modern pin disables fallback: a modern server is checked without a handshake, session or

@@ -378,14 +378,19 @@ fn a_child_spawned_with_sigterm_blocked_starts_with_an_empty_mask_and_dies_of_si
     // spawning thread's signal mask on to the child. The process layer clears it in the
     // child, so the graceful SIGTERM step of shutdown works.
     let started = Instant::now();
-    let spawned = std::thread::spawn(|| {
+    // The spawning thread lives as long as the child: its end would be the child's parent
+    // death (PR_SET_PDEATHSIG follows the thread that forked).
+    let (give, take) = std::sync::mpsc::channel();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let spawner = std::thread::spawn(move || {
         let mut set = nix::sys::signal::SigSet::empty();
         set.add(nix::sys::signal::Signal::SIGTERM);
         set.add(nix::sys::signal::Signal::SIGINT);
         set.thread_block().expect("block");
-        spawn(&python("ready.py", &[]))
+        give.send(spawn(&python("ready.py", &[]))).expect("send");
+        let _ = finished.recv();
     });
-    let mut child = spawned.join().expect("spawning thread");
+    let mut child = take.recv().expect("spawning thread");
     let pgid = child.pgid();
     let (a, _) = attempt(5_000);
     assert_eq!(line(&mut child, &a), "ready");
@@ -410,6 +415,8 @@ fn a_child_spawned_with_sigterm_blocked_starts_with_an_empty_mask_and_dies_of_si
     );
     assert!(closing.elapsed() <= TERM_WAIT + KILL_WAIT + MARGIN);
     assert_group_dead(pgid);
+    let _ = done.send(());
+    spawner.join().expect("spawning thread");
     within(
         "signal mask cleared",
         started,

@@ -414,6 +414,28 @@ fn sigterm_stops_serve_within_a_second_even_mid_run() {
     );
 }
 
+/// `--deadline` bounds each of serve's runs: a target that never answers (timeout_ms 30 s)
+/// still gives a completed run, UNREACHABLE, by the deadline.
+#[test]
+fn each_run_ends_by_the_deadline() {
+    let silent = Server::start_silent();
+    let dir = TempDir::new("serve-deadline");
+    let config = http_config(&dir, &silent.url("/"));
+    let started = Instant::now();
+    let serving = Serving::start(&config, &["--deadline", "300"]);
+    let ready = serving.until_ready("a run cut by the deadline", |_| serving.runs() > 0);
+    assert!(
+        started.elapsed() < Duration::from_millis(300 + 1000),
+        "the first run took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(ready.status, 503);
+    let evidence = &serving.get("/health/dependencies", true).json()["evidence"];
+    assert_eq!(evidence["status"], "UNREACHABLE", "{evidence}");
+    let (exit, _) = serving.terminate();
+    assert_eq!(exit.code(), Some(0));
+}
+
 #[test]
 fn slow_idle_and_oversized_clients_cannot_starve_live() {
     let target = Server::start(|_| Reply::status(200));

@@ -869,10 +869,11 @@ fn one_process_serves_every_dimension() {
     assert!(v["latency_ms"].as_f64().is_some_and(|l| l > 0.0));
 }
 
-/// An attempt that times out discards its process (upstream §17 N161): the next check
-/// starts a new one, and both groups are gone at the end.
+/// An attempt that times out discards its process (upstream §17 N161). A `tools/list` that
+/// got no byte is UNREACHABLE (the session answering earlier is no answer to it), and the
+/// later check shares that outcome instead of starting a process to wait a second deadline.
 #[test]
-fn a_timed_out_check_discards_the_process_and_the_next_check_starts_afresh() {
+fn a_silent_check_discards_the_process_and_later_checks_share_its_timeout() {
     let spec = Spec::fake(&["--silent-on", "tools/list"])
         .call("echo", Some(r#"{"text":"x"}"#), &[])
         .checks("[protocol, capability, functional]")
@@ -880,27 +881,26 @@ fn a_timed_out_check_discards_the_process_and_the_next_check_starts_afresh() {
     let (case, v) = expect(
         "discard",
         &spec,
-        5,
+        3,
         "capability",
-        "UNKNOWN",
+        "UNREACHABLE",
         None,
-        ms(3 * 500),
+        ms(500),
     );
     assert_eq!(check(&v, "protocol")["status"], "HEALTHY");
-    assert_eq!(check(&v, "functional")["status"], "UNKNOWN");
+    assert_eq!(check(&v, "functional")["status"], "UNREACHABLE");
+    assert_eq!(evidence(&v, "functional", "shared_timeout"), "capability");
     let pids = case.pids();
     assert_eq!(
         pids.len(),
-        2,
-        "capability's process was discarded, functional started another"
+        1,
+        "no second process waits for the same silence"
     );
-    for pid in pids {
-        assert_group_dead(pid);
-    }
+    assert_group_dead(pids[0]);
     let log = case.logged();
     assert_eq!(
         log.iter().filter(|m| *m == "server/discover").count(),
-        2,
+        1,
         "{log:?}"
     );
     assert!(
@@ -1050,16 +1050,25 @@ fn make_executable(path: &Path) {
 }
 
 #[test]
-fn sigint_and_sigterm_to_agenthealth_cancel_and_kill_the_group() {
+fn every_cancelling_signal_to_agenthealth_cancels_and_kills_the_group() {
     use nix::sys::signal::Signal;
-    for signal in [Signal::SIGTERM, Signal::SIGINT] {
+    for signal in [
+        Signal::SIGTERM,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
         cancel_with(signal);
     }
 }
 
-fn cancel_with(signal: nix::sys::signal::Signal) {
-    let case = Case::new("cancel");
-    let spec = Spec::fake(&["--grandchild", "--silent-on", "server/discover"]).timeout(30_000);
+/// `agenthealth` running a stdio target whose server (and its grandchild, with `extra`) is
+/// up and silent: the case, the running process, and when it started.
+fn running(tag: &str, extra: &[&str]) -> (Case, std::process::Child, Instant) {
+    let case = Case::new(tag);
+    let mut args = extra.to_vec();
+    args.extend(["--silent-on", "server/discover"]);
+    let spec = Spec::fake(&args).timeout(30_000);
     let config = case.config(&spec);
     let started = Instant::now();
     let child = Command::new(bin())
@@ -1072,12 +1081,96 @@ fn cancel_with(signal: nix::sys::signal::Signal) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("agenthealth");
-    // Both the server and its grandchild are up (they record their pids first thing).
+    let want = if extra.contains(&"--grandchild") {
+        2
+    } else {
+        1
+    };
     let until = Instant::now() + Duration::from_secs(10);
-    while case.pids().len() < 2 {
+    while case.pids().len() < want {
         assert!(Instant::now() < until, "the server did not start");
         std::thread::sleep(ms(5));
     }
+    (case, child, started)
+}
+
+/// Threads are bounded for stdio targets too: `concurrency` workers, one helper per running
+/// server (it forwards stdout and drains stderr), and the main and signal threads — sampled
+/// while 16 silent servers run at once.
+#[test]
+fn stdio_targets_use_one_thread_per_server() {
+    let case = Case::new("threads");
+    let spec = Spec::fake(&["--silent-on", "server/discover"]).timeout(30_000);
+    let one = std::fs::read_to_string(case.config(&spec)).expect("config");
+    let (head, target) = one.split_once("targets:\n").expect("targets");
+    let mut text = format!("{head}concurrency: 16\ntargets:\n");
+    for n in 0..16 {
+        text.push_str(&target.replacen("name: server", &format!("name: server{n}"), 1));
+    }
+    let config = case.dir.file("sixteen.yaml", &text);
+    let child = Command::new(bin())
+        .args(["check", &config.display().to_string(), "--format", "json"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("AH_TEST_PIDFILE", case.pidfile())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("agenthealth");
+    let status = format!("/proc/{}/status", child.id());
+    let threads = || {
+        std::fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse::<usize>().ok())
+        })
+    };
+    let mut peak = 0;
+    let until = Instant::now() + Duration::from_secs(10);
+    // Sample until every server is up and a little after, while they are all silent.
+    while case.pids().len() < 16 && Instant::now() < until {
+        peak = peak.max(threads().unwrap_or(0));
+        std::thread::sleep(ms(2));
+    }
+    let settle = Instant::now() + ms(200);
+    while Instant::now() < settle {
+        peak = peak.max(threads().unwrap_or(0));
+        std::thread::sleep(ms(2));
+    }
+    assert_eq!(case.pids().len(), 16, "all sixteen servers ran at once");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    let out = child.wait_with_output().expect("wait");
+    eprintln!("[stdio] 16 silent servers at concurrency 16: peak {peak} threads");
+    assert_eq!(out.status.code(), Some(5), "cancelled");
+    assert!(peak <= 2 * 16 + 2, "peak {peak} threads");
+    assert!(peak >= 16 + 2, "the sampling saw the run ({peak})");
+    case.assert_nothing_left();
+}
+
+/// A SIGKILL of `agenthealth` runs none of its code: the kernel's parent-death signal ends
+/// the stdio server it started all the same.
+#[test]
+fn a_sigkill_of_agenthealth_still_ends_its_stdio_server() {
+    // It ignores the end of its stdin (and SIGTERM): only the parent-death signal ends it.
+    let (case, mut child, _) = running("sigkill", &["--ignore-term"]);
+    let server = case.pids()[0];
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    crate::util::until_none(MARGIN, "the server outlived agenthealth", || {
+        marked(&case.mark)
+            .into_iter()
+            .filter(|pid| *pid == server)
+            .collect()
+    });
+}
+
+fn cancel_with(signal: nix::sys::signal::Signal) {
+    let (case, child, started) = running("cancel", &["--grandchild"]);
     let signalled = Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).expect("signal");
     let out = child.wait_with_output().expect("wait");
@@ -1359,13 +1452,14 @@ fn multi_line_arguments_are_sent_on_one_line_byte_for_byte_otherwise() {
 }
 
 /// The call is sent once, whatever happens to it: the process dies on it (UNREACHABLE with
-/// its exit status) or never answers (UNKNOWN at the deadline: the session had answered
-/// before), even with `retries: 3`. The process group is gone afterwards.
+/// its exit status) or never answers (UNREACHABLE at the deadline: no byte answered the
+/// call, whatever the session answered before), even with `retries: 3`. The process group is
+/// gone afterwards.
 #[test]
 fn a_functional_call_over_stdio_is_never_repeated() {
     for (fault, exit, status) in [
         ("--exit-on", 3, "UNREACHABLE"),
-        ("--silent-on", 5, "UNKNOWN"),
+        ("--silent-on", 3, "UNREACHABLE"),
     ] {
         let spec = Spec::fake(&[fault, "tools/call"])
             .call("echo", Some(r#"{"text":"x"}"#), &[])

@@ -9,6 +9,7 @@
 
 mod cli;
 mod config;
+mod deadline;
 mod deploy;
 mod docs;
 mod empty_root;

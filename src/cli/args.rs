@@ -30,6 +30,8 @@ pub(crate) struct LowArgs {
     pub(crate) color: Option<Recorded<ColorChoice>>,
     /// `--timeout`, in milliseconds.
     pub(crate) timeout_ms: Option<Recorded<u64>>,
+    /// `--deadline`, in milliseconds.
+    pub(crate) deadline_ms: Option<Recorded<u64>>,
     /// `--bearer-env`: the name of the variable, not its value.
     pub(crate) bearer_env: Option<Recorded<String>>,
     /// `--stdio`.

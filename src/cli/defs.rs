@@ -83,6 +83,14 @@ pub(crate) const FLAGS: &[Flag] = &[
         doc: "per-attempt deadline of an ad-hoc target, 1-300000 (default 5000)",
     },
     Flag {
+        long: "deadline",
+        short: None,
+        takes: Takes::Value("MS", update_deadline),
+        verbs: &["ping", "check", "doctor", "serve"],
+        adhoc: false,
+        doc: "end each run by this deadline, 1-60000 (replaces deadline_ms)",
+    },
+    Flag {
         long: "bearer-env",
         short: None,
         takes: Takes::Value("NAME", update_bearer_env),
@@ -215,8 +223,16 @@ fn update_color(low: &mut LowArgs, value: &str) {
 }
 
 fn update_timeout(low: &mut LowArgs, value: &str) {
-    let range = rules::TIMEOUT_MS;
-    let ms: Recorded<u64> = value
+    low.timeout_ms = Some(milliseconds(value, rules::TIMEOUT_MS));
+}
+
+fn update_deadline(low: &mut LowArgs, value: &str) {
+    low.deadline_ms = Some(milliseconds(value, rules::DEADLINE_MS));
+}
+
+/// A whole number of milliseconds within `range`, or the refusal that says so.
+fn milliseconds(value: &str, range: rules::Range) -> Recorded<u64> {
+    value
         .parse::<u64>()
         .ok()
         .filter(|ms| range.contains(*ms))
@@ -225,8 +241,7 @@ fn update_timeout(low: &mut LowArgs, value: &str) {
                 "must be a whole number of milliseconds from {} to {}",
                 range.min, range.max
             )
-        });
-    low.timeout_ms = Some(ms);
+        })
 }
 
 fn update_bearer_env(low: &mut LowArgs, value: &str) {
@@ -342,6 +357,28 @@ mod tests {
         let doc = by_long("timeout").map_or("", |f| f.doc);
         let stated = format!("{}-{} (default {DEFAULT_TIMEOUT_MS})", range.min, range.max);
         assert!(doc.contains(&stated), "{doc}");
+    }
+
+    #[test]
+    fn deadline() {
+        let range = rules::DEADLINE_MS;
+        for ok in [range.min, 500, range.max] {
+            assert_eq!(
+                update("deadline", &ok.to_string()).deadline_ms,
+                Some(Ok(ok))
+            );
+        }
+        let refused = Some(Err(
+            "must be a whole number of milliseconds from 1 to 60000".to_string(),
+        ));
+        for bad in ["0", "60001", "-1", "x", "", "0.5"] {
+            assert_eq!(update("deadline", bad).deadline_ms, refused, "{bad:?}");
+        }
+        let doc = by_long("deadline").map_or("", |f| f.doc);
+        assert!(
+            doc.contains("1-60000") && doc.contains("deadline_ms"),
+            "{doc}"
+        );
     }
 
     #[test]

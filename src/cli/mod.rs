@@ -54,6 +54,8 @@ pub(crate) struct RunArgs {
     pub(crate) format: OutputFormat,
     /// Colour choice.
     pub(crate) color: ColorChoice,
+    /// `--deadline`: the run deadline in milliseconds, replacing the file's `deadline_ms`.
+    pub(crate) deadline_ms: Option<u64>,
     /// `--quiet`: write nothing, only the exit code.
     pub(crate) quiet: bool,
 }
@@ -89,6 +91,8 @@ pub(crate) struct ServeArgs {
     pub(crate) token_env: Option<String>,
     /// `--interval-ms`: the pause after each run, when not the default.
     pub(crate) interval_ms: Option<u64>,
+    /// `--deadline`: each run's deadline in milliseconds, replacing the file's `deadline_ms`.
+    pub(crate) deadline_ms: Option<u64>,
 }
 
 /// Where the targets come from.

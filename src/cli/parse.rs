@@ -6,7 +6,7 @@
 //!
 //! Errors come in a fixed order, whatever the order of the arguments: the form of the
 //! arguments (unknown flag, missing value, not UTF-8) as they are met; then a missing verb; a
-//! flag the verb does not take; a refused `--format`, then `--color`; then the shape of the
+//! flag the verb does not take; a refused `--format`, `--color`, then `--deadline`; then the shape of the
 //! verb's positionals, and only for an ad-hoc target its `--timeout` and `--bearer-env`.
 
 use std::ffi::{OsStr, OsString};
@@ -114,6 +114,7 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
     let format = format.unwrap_or_default();
     let color = raise("color", low.color.clone())?.unwrap_or_default();
     let quiet = low.quiet;
+    let deadline_ms = raise("deadline", low.deadline_ms.clone())?;
     let run = |doctor: bool, source: Source| {
         Ok(Command::Run(RunArgs {
             doctor,
@@ -121,6 +122,7 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             format,
             color,
             quiet,
+            deadline_ms,
         }))
     };
     if low.stdio {
@@ -160,9 +162,10 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
             token_env: raise("token-env", low.token_env.clone())?,
             interval_ms: raise("interval-ms", low.interval_ms.clone())?,
+            deadline_ms: raise("deadline", low.deadline_ms.clone())?,
         })),
         ("serve", _) => Err(usage(
-            "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME]",
+            "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME] [--deadline MS]",
         )),
         ("login", [file, target]) => Ok(Command::Login {
             config: PathBuf::from(file),
@@ -366,9 +369,35 @@ mod tests {
                 format: OutputFormat::Json,
                 color: ColorChoice::Auto,
                 quiet: false,
+                deadline_ms: None,
             }))
         );
         assert!(p(&["check", "--", "a.yaml", "--format", "json"]).is_err());
+    }
+
+    #[test]
+    fn the_run_deadline_applies_to_every_running_verb() {
+        for args in [
+            &["check", "a.yaml", "--deadline", "500"][..],
+            &["doctor", "a.yaml", "--deadline", "500"],
+            &["ping", "http", "http://x/", "--deadline", "500"],
+            &["doctor", "mcp", "http://x/mcp", "--deadline=500"],
+            &["ping", "mcp", "--deadline", "500", "--stdio", "--", "srv"],
+        ] {
+            let r = p(args);
+            let Ok(Command::Run(run)) = r else {
+                panic!("expected a run, got {r:?}")
+            };
+            assert_eq!(run.deadline_ms, Some(500), "{args:?}");
+        }
+        let Err(e) = p(&["check", "a.yaml", "--deadline", "60001"]) else {
+            panic!("a deadline past the run cap is refused")
+        };
+        assert_eq!(
+            e.0,
+            "--deadline must be a whole number of milliseconds from 1 to 60000"
+        );
+        assert!(p(&["validate", "a.yaml", "--deadline", "5"]).is_err());
     }
 
     #[test]
@@ -519,6 +548,10 @@ mod tests {
             panic!("expected serve")
         };
         assert_eq!(s.listen.to_string(), "0.0.0.0:9000");
+        let Ok(Command::Serve(d)) = p(&["serve", "c.yaml", "--deadline", "8000"]) else {
+            panic!("expected serve")
+        };
+        assert_eq!(d.deadline_ms, Some(8000));
         assert_eq!(
             (s.token_env.as_deref(), s.interval_ms),
             (Some("T"), Some(5))
@@ -530,6 +563,7 @@ mod tests {
             &["serve", "c.yaml", "--listen", "example.com:80"],
             &["serve", "c.yaml", "--token-env", ""],
             &["serve", "c.yaml", "--timeout", "5"],
+            &["serve", "c.yaml", "--deadline", "0"],
             &["check", "c.yaml", "--listen", ":1"],
             &["check", "c.yaml", "--interval-ms", "1"],
         ] {

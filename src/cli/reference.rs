@@ -399,11 +399,15 @@ mod tests {
     fn flags_are_completed_only_after_the_verbs_that_take_them() {
         let bash = completion(Shell::Bash);
         assert!(
-            bash.contains("        serve) flags=\"--listen --token-env --help --version\" ;;\n"),
+            bash.contains(
+                "        serve) flags=\"--deadline --listen --token-env --help --version\" ;;\n"
+            ),
             "{bash}"
         );
         assert!(
-            bash.contains("--format) COMPREPLY=($(compgen -W \"terminal json yaml openmetrics\"")
+            bash.contains(
+                "--format) COMPREPLY=($(compgen -W \"terminal json yaml line openmetrics\""
+            )
         );
         let fish = completion(Shell::Fish);
         assert!(
@@ -411,7 +415,7 @@ mod tests {
             "{fish}"
         );
         let zsh = completion(Shell::Zsh);
-        assert!(zsh.contains("'--color[colour terminal output (auto\\: on a terminal, unless NO_COLOR is set)]:color:(auto always never)'"), "{zsh}");
+        assert!(zsh.contains("'--color[colour terminal output (auto\\: a terminal, no NO_COLOR, not TERM=dumb)]:color:(auto always never)'"), "{zsh}");
         assert!(
             zsh.contains(
                 "'--stdio[mcp server to start, no shell\\: ping mcp --stdio -- CMD \\[ARG...\\]]'"

@@ -71,6 +71,7 @@ pub(crate) fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocO
         concurrency: DEFAULT_CONCURRENCY,
         nodes: vec![target],
         roots: vec![0],
+        deadline: None,
     }
 }
 

@@ -116,6 +116,7 @@ pub(crate) fn assemble(roots: Vec<Decl>, concurrency: usize) -> Result<Config, F
         concurrency,
         nodes,
         roots: root_ids,
+        deadline: None,
     })
 }
 

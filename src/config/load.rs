@@ -19,8 +19,11 @@
 //! - YAML aliases (`*a`) are accepted and expand to copies; the expanded tree is bounded.
 //!   Merge keys (`<<`) are rejected: `yaml_serde` does not apply them, and silently treating
 //!   them as data would be worse.
-//! - Nesting is bounded by `yaml_serde` at 128 levels of lists and mappings (the contract's
-//!   bound is 140; the parser's bound is hit first).
+//! - Nesting is bounded at 128 levels of lists and mappings (the contract's bound is 140),
+//!   by a linear pre-scan before the parser runs (`prescan.rs`): the parser's own cost grows
+//!   with the square of the depth.
+//! - YAML 1.1 forms that JSON does not have — `0b` integers, `!!` tags — are refused with the
+//!   key path, like every other scalar that is not JSON-compatible (`yes`, `010`, `1_000`).
 //! - Values under `mcp.functional.expect.json` may be `null`: there `null` is an expected JSON
 //!   value, not a missing setting. `null` anywhere else is rejected.
 //! - `mcp.protocol_version` accepts any non-blank string: an unknown revision is a
@@ -35,7 +38,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use super::reader::{At, Fail, KeyPath};
-use super::{Config, DEFAULT_CONCURRENCY, graph, rules, section, yaml};
+use super::{Config, DEFAULT_CONCURRENCY, Origin, RunDeadline, graph, rules, section, yaml};
 
 /// Largest configuration file accepted.
 pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -169,7 +172,7 @@ fn os_reason(e: &std::io::Error) -> String {
 pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let root = yaml::parse(text).map_err(|e| LoadError {
-        path: String::new(),
+        path: e.path,
         line: e.line,
         expected: e.message,
     })?;
@@ -190,7 +193,7 @@ fn locate(fail: Fail, text: &str) -> LoadError {
     }
 }
 
-/// The document root: `version`, `targets`, `concurrency`.
+/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`.
 fn config(root: &yaml::Node) -> Result<Config, Fail> {
     let path = KeyPath::default();
     let doc = At {
@@ -198,7 +201,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
         path: &path,
     }
     .map("a mapping with `version` and `targets`")?;
-    doc.only(&["version", "targets", "concurrency"])?;
+    doc.only(&["version", "targets", "concurrency", "deadline_ms"])?;
 
     let v = doc.require("version")?;
     if v.at().str("the string `v1`")? != "v1" {
@@ -212,6 +215,13 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
         }
         None => DEFAULT_CONCURRENCY,
     };
+    let deadline = match doc.get("deadline_ms") {
+        Some(d) => Some(RunDeadline {
+            ms: d.at().whole(rules::DEADLINE_MS)?,
+            origin: Origin::File,
+        }),
+        None => None,
+    };
     let t = doc.require("targets")?;
     let items = t.at().list("a list of targets")?;
     if items.is_empty() {
@@ -221,5 +231,7 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     for (path, node) in &items {
         decls.push(section::top_level_target(At { node, path })?);
     }
-    graph::assemble(decls, concurrency)
+    let mut config = graph::assemble(decls, concurrency)?;
+    config.deadline = deadline;
+    Ok(config)
 }

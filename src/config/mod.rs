@@ -11,6 +11,7 @@
 pub(crate) mod adhoc;
 mod graph;
 mod load;
+mod prescan;
 mod reader;
 pub(crate) mod rules;
 mod section;
@@ -21,7 +22,6 @@ mod tests;
 
 use crate::vocab::{Bound, Dimension, Relationship, TargetType};
 
-#[cfg(test)]
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};
 
@@ -44,6 +44,28 @@ pub struct Config {
     pub nodes: Vec<Target>,
     /// The top-level targets, in declaration order (indices into `nodes`).
     pub roots: Vec<NodeId>,
+    /// The run deadline: `deadline_ms`, or `--deadline`, which replaces it.
+    pub deadline: Option<RunDeadline>,
+}
+
+/// How long a whole run may take — checks, retries, dependencies and cleanup — and where
+/// that was said. The engine ends everything by it (and by the 60 s cap on every run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunDeadline {
+    /// Milliseconds from the start of the run (1–60000).
+    pub ms: u64,
+    /// `deadline_ms` in the file, or `--deadline` on the command line.
+    pub origin: Origin,
+}
+
+impl RunDeadline {
+    /// The bound a deadline it sets reports, naming the setting a person changes.
+    pub fn bound(self) -> Bound {
+        match self.origin {
+            Origin::File => Bound::DeadlineMs,
+            Origin::CommandLine => Bound::DeadlineFlag,
+        }
+    }
 }
 
 /// Index of a node in [`Config::nodes`].

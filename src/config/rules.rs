@@ -42,6 +42,12 @@ pub(crate) const BUDGET_MS: Range = Range {
     min: 1,
     max: 60_000,
 };
+/// `deadline_ms` and `--deadline`: the whole run (checks, retries, dependencies, cleanup),
+/// never above the 60 s cap on every run.
+pub(crate) const DEADLINE_MS: Range = Range {
+    min: 1,
+    max: 60_000,
+};
 /// `http.max_body_bytes`.
 pub(crate) const BODY_BYTES: Range = Range {
     min: 1,

@@ -212,7 +212,7 @@ fn unknown_root_key_suggests() {
     rejects_at(
         &format!("concurency: 4\n{}", one("http", "")),
         "concurency",
-        "unknown key; expected one of version, targets, concurrency (did you mean `concurrency`?)",
+        "unknown key; expected one of version, targets, concurrency, deadline_ms (did you mean `concurrency`?)",
         1,
     );
 }
@@ -245,6 +245,38 @@ fn concurrency_range_and_type() {
     assert_eq!(load(&base).concurrency, 16);
     assert_eq!(load(&format!("concurrency: 1\n{base}")).concurrency, 1);
     assert_eq!(load(&format!("concurrency: 256\n{base}")).concurrency, 256);
+}
+
+#[test]
+fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
+    let base = one("http", "");
+    for bad in ["0", "60001", "-1", NUM_CANARY] {
+        rejects(
+            &format!("deadline_ms: {bad}\n{base}"),
+            "deadline_ms",
+            "expected an integer from 1 to 60000; out of range",
+        );
+    }
+    for (bad, kind) in [("'500'", "a string"), ("0.5", "a float"), ("null", "null")] {
+        rejects(
+            &format!("deadline_ms: {bad}\n{base}"),
+            "deadline_ms",
+            &format!("expected an integer from 1 to 60000, found {kind}"),
+        );
+    }
+    assert_eq!(load(&base).deadline, None);
+    let set = load(&format!("deadline_ms: 500\n{base}")).deadline;
+    assert_eq!(
+        set,
+        Some(crate::config::RunDeadline {
+            ms: 500,
+            origin: crate::config::Origin::File,
+        })
+    );
+    assert_eq!(
+        set.map(|d| d.bound()),
+        Some(crate::vocab::Bound::DeadlineMs)
+    );
 }
 
 #[test]
@@ -321,7 +353,7 @@ fn merge_keys_are_rejected() {
     rejects(
         text,
         "base",
-        "unknown key; expected one of version, targets, concurrency",
+        "unknown key; expected one of version, targets, concurrency, deadline_ms",
     );
     let text = "version: v1\ntargets:\n  - &b {name: a, type: http, endpoint: http://x}\n  - <<: *b\n    name: b\n";
     rejects_at(
@@ -357,9 +389,37 @@ fn nesting_too_deep_is_rejected() {
     let deep = format!("{}{}", "[".repeat(140), "]".repeat(140));
     rejects(
         &one("http", &format!("checks: {deep}")),
-        "",
+        "targets[…].checks",
         "nesting too deep; at most 128 levels of lists and mappings",
     );
+}
+
+/// The forms only YAML 1.1 has are refused where they are, like every scalar JSON lacks.
+#[test]
+fn yaml_1_1_forms_are_rejected_with_the_key_path() {
+    rejects(
+        &one("http", "timeout_ms: 0b101"),
+        "targets[0].timeout_ms",
+        "expected an integer from 1 to 300000, found a YAML 1.1 binary integer (`0b`; write the number in decimal)",
+    );
+    rejects(
+        &one("http", "timeout_ms: !!int 5"),
+        "targets[0].timeout_ms",
+        "expected an integer from 1 to 300000, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    rejects(
+        "version: !!str v1\ntargets:\n  - name: a\n    type: http\n    endpoint: x\n",
+        "version",
+        "expected the string `v1`, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    rejects(
+        &one("http", "http: !!map\n      method: GET"),
+        "targets[0].http",
+        "expected a mapping of HTTP options, found a YAML 1.1 `!!` tag (write the value without it)",
+    );
+    // In a string they are text.
+    let c = load(&one("http", "id: '0b101'"));
+    assert_eq!(c.nodes[0].id.as_deref(), Some("0b101"));
 }
 
 #[test]

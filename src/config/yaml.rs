@@ -25,13 +25,15 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess};
 
+use super::prescan::{self, Yaml11};
+
 /// Bound on tree nodes (scalars, lists, mappings), aliases expanded. A 1,000-target file
 /// needs about 30,000.
 pub(crate) const MAX_NODES: usize = 500_000;
 /// Bound on the bytes of all string scalars and keys, aliases expanded.
 pub(crate) const MAX_STRING_BYTES: usize = 16 << 20;
-/// The nesting bound enforced by `yaml_serde` (lists and mappings), reported in messages.
-pub(crate) const MAX_NESTING: usize = 128;
+/// The nesting bound (lists and mappings): the pre-scan's, and `yaml_serde`'s own.
+pub(crate) use super::prescan::MAX_NESTING;
 
 /// One YAML node with its resolved type. Nothing is coerced.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +54,8 @@ pub(crate) enum Node {
     Map(Vec<(Node, Node)>),
     /// A value with a local tag such as `!foo`; never valid in a configuration.
     Tagged,
+    /// A YAML 1.1 form (a `0b` integer, a `!!` tag) marked by the pre-scan; never valid.
+    Yaml11(Yaml11),
 }
 
 impl Node {
@@ -66,6 +70,10 @@ impl Node {
             Node::Seq(_) => "a list",
             Node::Map(_) => "a mapping",
             Node::Tagged => "a tagged value",
+            Node::Yaml11(Yaml11::Binary) => {
+                "a YAML 1.1 binary integer (`0b`; write the number in decimal)"
+            }
+            Node::Yaml11(Yaml11::Tag) => "a YAML 1.1 `!!` tag (write the value without it)",
         }
     }
 }
@@ -73,6 +81,8 @@ impl Node {
 /// A document that is not well-formed YAML, or too big to hold.
 #[derive(Debug, PartialEq)]
 pub(crate) struct SyntaxError {
+    /// The keys leading to the problem, as far as known (`targets.mcp`), or empty.
+    pub path: String,
     /// What went wrong, in words that never contain input text.
     pub message: String,
     /// 1-based line, when the parser knows it.
@@ -82,12 +92,53 @@ pub(crate) struct SyntaxError {
 /// Parses exactly one YAML document into a [`Node`] tree.
 ///
 /// An empty document is [`Node::Null`]. A second document, a syntax error, nesting deeper
-/// than [`MAX_NESTING`] or a tree over the size bounds is a [`SyntaxError`].
+/// than [`MAX_NESTING`] or a tree over the size bounds is a [`SyntaxError`]. The nesting
+/// bound is applied by [`prescan::scan`] before the parser runs, in time linear in the text.
+/// YAML 1.1 forms it found become [`Node::Yaml11`] in the tree, for the readers to refuse
+/// with their key path: the text is parsed with each one marked by a local tag, and that
+/// tree is kept when a mark landed on a node (otherwise the scan misplaced them, inside a
+/// block scalar say, and the text is parsed as written).
 pub(crate) fn parse(text: &str) -> Result<Node, SyntaxError> {
+    let found = prescan::scan(text).map_err(|deep| SyntaxError {
+        path: deep_path(&deep.path),
+        message: format!("nesting too deep; at most {MAX_NESTING} levels of lists and mappings"),
+        line: Some(deep.line),
+    })?;
+    if !found.is_empty() {
+        if let Ok((node, marks)) = parse_counting(&prescan::mark(text, &found)) {
+            if marks > 0 {
+                return Ok(node);
+            }
+        }
+    }
+    parse_counting(text).map(|(node, _)| node)
+}
+
+/// The path a nesting error names, like a key path (`targets[…].checks`): the first few
+/// levels are enough to find the place.
+fn deep_path(segs: &[String]) -> String {
+    const SHOWN: usize = 6;
+    let mut path = String::new();
+    for seg in segs.iter().take(SHOWN) {
+        if !path.is_empty() && !seg.starts_with('[') {
+            path.push('.');
+        }
+        path.push_str(seg);
+    }
+    if segs.len() > SHOWN {
+        path.push('…');
+    }
+    path
+}
+
+/// Parses `text`, counting the YAML 1.1 marks that became nodes.
+fn parse_counting(text: &str) -> Result<(Node, usize), SyntaxError> {
     let budget = Budget::default();
     let seed = NodeSeed { budget: &budget };
-    seed.deserialize(yaml_serde::Deserializer::from_str(text))
-        .map_err(|e| syntax_error(&e, &budget))
+    let node = seed
+        .deserialize(yaml_serde::Deserializer::from_str(text))
+        .map_err(|e| syntax_error(&e, &budget))?;
+    Ok((node, budget.marks.get()))
 }
 
 /// Translates a `yaml_serde` error into our words. Only libyaml's fixed problem strings are
@@ -96,6 +147,7 @@ fn syntax_error(e: &yaml_serde::Error, budget: &Budget) -> SyntaxError {
     let line = e.location().map(|l| l.line());
     if budget.exceeded.get() {
         return SyntaxError {
+            path: String::new(),
             message: format!(
                 "configuration too large (at most {MAX_NODES} values and {} MiB of text, \
                  aliases expanded)",
@@ -134,7 +186,11 @@ fn syntax_error(e: &yaml_serde::Error, budget: &Budget) -> SyntaxError {
             "invalid YAML".to_string()
         }
     };
-    SyntaxError { message, line }
+    SyntaxError {
+        path: String::new(),
+        message,
+        line,
+    }
 }
 
 /// Counts what the tree holds so that an alias bomb stops early.
@@ -143,6 +199,8 @@ struct Budget {
     nodes: Cell<usize>,
     bytes: Cell<usize>,
     exceeded: Cell<bool>,
+    /// YAML 1.1 marks that became nodes.
+    marks: Cell<usize>,
 }
 
 impl Budget {
@@ -254,11 +312,21 @@ impl<'de> de::Visitor<'de> for NodeVisitor<'_> {
     }
 
     fn visit_enum<A: de::EnumAccess<'de>>(self, data: A) -> Result<Node, A::Error> {
-        // A local tag (`!foo value`): consume the value, remember only that it was tagged.
+        // A local tag (`!foo value`): consume the value, remember only that it was tagged,
+        // and whether the tag is a pre-scan's mark of a YAML 1.1 form.
         self.budget.charge(0)?;
-        let (IgnoredAny, variant) = data.variant::<IgnoredAny>()?;
+        let (tag, variant) = data.variant::<String>()?;
         de::VariantAccess::newtype_variant::<IgnoredAny>(variant)?;
-        Ok(Node::Tagged)
+        let marked = [Yaml11::Binary, Yaml11::Tag]
+            .into_iter()
+            .find(|kind| tag == prescan::marker(*kind));
+        Ok(match marked {
+            Some(kind) => {
+                self.budget.marks.set(self.budget.marks.get() + 1);
+                Node::Yaml11(kind)
+            }
+            None => Node::Tagged,
+        })
     }
 }
 
@@ -438,7 +506,7 @@ mod tests {
     #[test]
     fn scalars_keep_their_yaml_type() {
         let n = parse(
-            "a: 200\nb: '200'\nc: yes\nd: true\ne: 1.5\nf: ~\ng:\nh: !!str 7\ni: 0x10\nj: .inf\n",
+            "a: 200\nb: '200'\nc: yes\nd: true\ne: 1.5\nf: ~\ng:\nh: !!str 7\ni: 0x10\nj: .inf\nk: 0b11\n",
         );
         assert_eq!(
             n,
@@ -450,9 +518,10 @@ mod tests {
                 ("e", Node::Float(1.5)),
                 ("f", Node::Null),
                 ("g", Node::Null),
-                ("h", Node::Str("7".into())),
+                ("h", Node::Yaml11(Yaml11::Tag)),
                 ("i", Node::Int(16)),
                 ("j", Node::Float(f64::INFINITY)),
+                ("k", Node::Yaml11(Yaml11::Binary)),
             ]))
         );
     }
@@ -533,6 +602,34 @@ mod tests {
         );
         let ok = format!("{}{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
         assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn deep_flow_nesting_is_refused_before_the_parser_runs() {
+        let text = format!(
+            "version: v1\ntargets: {}{}\n",
+            "[".repeat(40_000),
+            "]".repeat(40_000)
+        );
+        let started = std::time::Instant::now();
+        let e = parse(&text).unwrap_err();
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_millis(100), "{took:?}");
+        assert_eq!(
+            (e.path.as_str(), e.message.as_str(), e.line),
+            (
+                "targets",
+                "nesting too deep; at most 128 levels of lists and mappings",
+                Some(2)
+            )
+        );
+    }
+
+    #[test]
+    fn a_misplaced_mark_changes_nothing() {
+        // `0b1` in a block scalar is text: the scan may not know, the tree does.
+        let text = "a: |\n  0b1\n";
+        assert_eq!(parse(text), Ok(map(vec![("a", Node::Str("0b1\n".into()))])));
     }
 
     #[test]

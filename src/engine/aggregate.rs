@@ -20,6 +20,14 @@ pub struct NodeOutcome {
 }
 
 impl NodeOutcome {
+    /// The outcome of a node whose checks never ran to the end (no thread, or a call that
+    /// outlived the run): its configuration check says why.
+    pub fn unfinished(why: Check) -> NodeOutcome {
+        let mut out = NodeOutcome::default();
+        out.checks.insert(Dimension::Configuration, why);
+        out
+    }
+
     /// Worst over the node's own checks; no checks ⇒ UNKNOWN.
     pub fn own_status(&self) -> Status {
         Status::worst(self.checks.values().map(|c| c.status))

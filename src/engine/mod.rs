@@ -10,6 +10,12 @@
 //!   ticks the run's [`Watchdog`], which cuts every call at its deadline and moves the node
 //!   of a call that ignores the cut to a fresh worker.
 //! * Results keep declaration order whatever order nodes finish in.
+//! * Everything ends by the run deadline (`deadline_ms`, `--deadline`; never later than
+//!   [`RUN_CAP`]): every attempt, retry delay and queue wait, and every node's cleanup,
+//!   which gets what is left of it (at most [`CLOSE_BUDGET`]). A check the deadline cuts is
+//!   classified like any other deadline (UNREACHABLE with nothing received, UNKNOWN after a
+//!   partial response), one it leaves no time to start is UNREACHABLE, and the document is
+//!   built all the same.
 
 pub mod aggregate;
 pub mod cancel;
@@ -18,18 +24,17 @@ pub mod watchdog;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::adapter::Adapter;
 use crate::vocab::sync::lock;
+use crate::vocab::threads;
 
 use crate::config::{Config, NodeId};
 use crate::plan::{Plan, TargetPlan};
-use crate::result::Observation;
 use crate::result::document::Document;
-use crate::vocab::TargetType;
-use crate::vocab::{Attempt, Bound, Deadline};
+use crate::result::{Note, Observation, Reason};
+use crate::vocab::{Attempt, Bound, Deadline, Dimension, LocalResource, Status, TargetType};
 
 pub use aggregate::NodeOutcome;
 pub use cancel::Cancel;
@@ -76,9 +81,14 @@ fn run_capped(
 ) -> Document {
     let config = &plan.config;
     let start = Instant::now();
+    let capped = Deadline::new(start + cap, Bound::RunCap);
     let clock = node::Clock {
         start,
-        run_deadline: Deadline::new(start + cap, Bound::RunCap),
+        // The run deadline keeps its own bound when it equals the cap: it is what the
+        // operator set.
+        run_deadline: config.deadline.map_or(capped, |d| {
+            Deadline::new(start + Duration::from_millis(d.ms), d.bound()).min(capped)
+        }),
     };
     let order = execution_order(config);
     let total = order.len();
@@ -108,9 +118,9 @@ fn run_capped(
 
     let mut outcomes: Vec<Option<NodeOutcome>> = vec![None; config.nodes.len()];
     let mut done = 0;
-    // Every call ends by its deadline (≤ the run cap; cleanup: its budget) plus the grace;
-    // past that, whatever has not reported is left behind.
-    let give_up = clock.run_deadline.at() + CLOSE_BUDGET + 4 * watchdog::GRACE;
+    // Every call, cleanup included, ends by its deadline (≤ the run deadline) plus the
+    // grace; past that, whatever has not reported is left behind.
+    let give_up = clock.run_deadline.at() + 2 * watchdog::GRACE;
     while done < total && spawned > 0 {
         let now = Instant::now();
         let tick = watchdog.tick(now);
@@ -118,8 +128,8 @@ fn run_capped(
             // The stuck thread keeps the adapter state; the node goes on with a fresh one.
             node.pending.record(None, ended);
             if let Err(node) = spawn_worker(&shared, Some(node)) {
-                // No thread for it: the node ends with what it has.
-                let _ = shared.tx.send(Msg::Done(node.id, node.pending.finish()));
+                // No thread for it: the node ends with what it has, and says why.
+                let _ = shared.tx.send(Msg::Done(node.id, node.pending.starved()));
             }
         }
         if now >= give_up {
@@ -145,9 +155,24 @@ fn run_capped(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
+    // A node that never reported: no thread could be started at all, or its call outlived
+    // the run deadline by more than the grace.
+    let unfinished = if spawned == 0 {
+        Observation::local_resource(LocalResource::Threads)
+    } else {
+        Observation::failed(
+            Status::Unknown,
+            Reason::Engine(Note::ConfigurationIncomplete(clock.run_deadline.bound())),
+        )
+    };
     let outcomes: Vec<NodeOutcome> = outcomes
         .into_iter()
-        .map(|o| o.unwrap_or_default())
+        .map(|o| {
+            o.unwrap_or_else(|| {
+                let why = node::to_check(Dimension::Configuration, unfinished.clone());
+                NodeOutcome::unfinished(why)
+            })
+        })
         .collect();
     Document {
         results: aggregate::project(config, &outcomes),
@@ -192,24 +217,18 @@ fn spawn_worker(shared: &Arc<Shared>, first: Option<Carried>) -> Result<(), Carr
     let slot = Arc::new(Mutex::new(first));
     let (for_thread, for_error) = (slot.clone(), slot);
     let shared = shared.clone();
-    let spawned = thread::Builder::new()
-        .name("worker".into())
-        .stack_size(WORKER_STACK)
-        .spawn(move || {
-            let first = lock(&for_thread).take();
-            work(&shared, first);
-        });
+    let spawned = threads::spawn("worker", threads::WORKER_STACK, move || {
+        let first = lock(&for_thread).take();
+        work(&shared, first);
+    });
     match spawned {
-        Ok(_) => Ok(()),
+        Ok(()) => Ok(()),
         Err(_) => match lock(&for_error).take() {
             Some(node) => Err(node),
             None => Ok(()),
         },
     }
 }
-
-/// Stack size of workers: adapters are shallow; keep many of them cheap.
-const WORKER_STACK: usize = 512 * 1024;
 
 /// A worker: continues `first` if given, then starts nodes from the shared order until none
 /// is left. Ends early when one of its calls is abandoned (the node went on elsewhere).

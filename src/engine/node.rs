@@ -20,14 +20,15 @@ use crate::engine::watchdog::Ended;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note, Observation, Reason};
-use crate::vocab::{Bound, Deadline, Dimension, Status};
+use crate::vocab::{Bound, Deadline, Dimension, LocalResource, Status};
 
 /// The run's clock.
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     /// When the run started (budgets count from here, queue waits included).
     pub start: Instant,
-    /// The run cap.
+    /// The run deadline (`deadline_ms`, `--deadline`), or the run cap when it is earlier or
+    /// there is none: nothing of the run, cleanup included, lasts past it.
     pub run_deadline: Deadline,
 }
 
@@ -118,8 +119,10 @@ pub struct NodeRun {
     run: Option<Box<dyn TargetRun>>,
     /// Requested own dimensions (no `dependency`).
     own: Vec<Dimension>,
-    /// The budget's end (or the run cap).
+    /// The budget's end (or the run deadline).
     hard_deadline: Deadline,
+    /// The run deadline, which also ends the cleanup.
+    run_deadline: Deadline,
     out: NodeOutcome,
     stage: Stage,
     /// Retries already made of the current stage's dimension.
@@ -167,6 +170,7 @@ impl NodeRun {
             run: None,
             own,
             hard_deadline,
+            run_deadline: clock.run_deadline,
             out: NodeOutcome {
                 wants_dependency_check: dims.contains(&Dimension::Dependency),
                 ..NodeOutcome::default()
@@ -196,7 +200,7 @@ impl NodeRun {
         let config_obs = if hard_deadline.passed() {
             Observation::failed(
                 Status::Unknown,
-                Reason::Engine(Note::ConfigurationIncomplete),
+                Reason::Engine(Note::ConfigurationIncomplete(hard_deadline.bound())),
             )
         } else {
             run.configure()
@@ -229,7 +233,8 @@ impl NodeRun {
                     return Step::Call {
                         run,
                         call: Call::Close,
-                        deadline: Deadline::after(CLOSE_BUDGET, Bound::Cleanup),
+                        deadline: Deadline::after(CLOSE_BUDGET, Bound::Cleanup)
+                            .min(self.run_deadline),
                         cancellable: false,
                     };
                 }
@@ -307,14 +312,27 @@ impl NodeRun {
                 Observation::failed(Status::Unknown, Reason::Engine(Note::Cancelled))
             }
         };
-        // A deadline failure (the watchdog's or the adapter's own) says what the deadline was.
-        if matches!(obs.reason, Some(Reason::Engine(Note::TimedOut { .. }))) {
+        // A deadline failure (the watchdog's or the adapter's own) says what the deadline was,
+        // unless the adapter knows better (an outcome shared from an earlier attempt).
+        if matches!(obs.reason, Some(Reason::Engine(Note::TimedOut { .. })))
+            && obs.evidence.get(Key::DeadlineMs).is_none()
+        {
             obs.evidence.set(
                 Key::DeadlineMs,
                 Fact::Ms(self.call_allowed.as_secs_f64() * 1000.0),
             );
         }
         self.observe(dim, obs, elapsed);
+    }
+
+    /// The node's own outcome when no thread could be had to go on with it: the check it
+    /// would have made next is UNKNOWN for want of threads, the rest is not run.
+    pub fn starved(mut self) -> NodeOutcome {
+        if let Stage::Check(dim) = self.stage {
+            self.show(dim, Observation::local_resource(LocalResource::Threads));
+            self.stage = Stage::Finished;
+        }
+        self.finish()
     }
 
     /// The node's own outcome, with the latency threshold applied.

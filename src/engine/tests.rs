@@ -133,6 +133,11 @@ impl TargetRun for Run {
         IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
         obs
     }
+    fn close(&mut self, attempt: &Attempt) {
+        if self.behaviour(Dimension::Dependency) == "close-hang" {
+            block_until_abort(attempt);
+        }
+    }
 }
 
 fn target(name: &str, script: &str) -> Target {
@@ -145,6 +150,7 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
         concurrency: 16,
         nodes,
         roots,
+        deadline: None,
     }
 }
 
@@ -529,6 +535,49 @@ fn the_run_cap_bounds_every_deadline() {
         start.elapsed()
     );
     assert_eq!(doc.results[0].status, Status::Unreachable);
+}
+
+/// `--deadline`/`deadline_ms` ends everything: a check and its retries, a dependency's
+/// checks, the cleanup — and names itself as the bound that cut them.
+#[test]
+fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
+    use crate::config::{Origin, RunDeadline};
+    use crate::result::{Note, Reason};
+    let mut a = target("a", "t-dl-a,protocol=hang,dependency=close-hang");
+    a.timeout_ms = 5_000;
+    a.retries = 3;
+    let mut b = target("b", "t-dl-b,reachability=hang");
+    b.timeout_ms = 5_000;
+    b.retries = 3;
+    a.dependencies = vec![Edge {
+        node: 1,
+        critical: true,
+        relationship: None,
+    }];
+    for origin in [Origin::CommandLine, Origin::File] {
+        let mut c = config(vec![a.clone(), b.clone()], vec![0]);
+        c.deadline = Some(RunDeadline { ms: 200, origin });
+        let bound = c.deadline.map(RunDeadline::bound);
+        let start = Instant::now();
+        let doc = run(&c);
+        let took = start.elapsed();
+        assert!(took < Duration::from_millis(200 + 1000), "{took:?}");
+        assert!(took >= Duration::from_millis(200), "{took:?}");
+        let r = &doc.results[0];
+        let cut = |check: &crate::result::document::Check| match check.reason {
+            Some(Reason::Engine(Note::TimedOut { bound, .. })) => Some(bound),
+            _ => None,
+        };
+        assert_eq!(r.checks[&Dimension::Protocol].status, Status::Unreachable);
+        assert_eq!(cut(&r.checks[&Dimension::Protocol]), bound);
+        let dep = &r.dependencies[0];
+        assert_eq!(
+            dep.checks[&Dimension::Reachability].status,
+            Status::Unreachable
+        );
+        assert_eq!(cut(&dep.checks[&Dimension::Reachability]), bound);
+        assert_eq!(r.status, Status::Unreachable);
+    }
 }
 
 #[test]

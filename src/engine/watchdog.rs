@@ -263,7 +263,6 @@ mod tests {
     use crate::adapter::TargetRun;
     use crate::vocab::Deadline;
     use std::sync::mpsc;
-    use std::thread;
 
     /// Runs one call against `run` under a watchdog of its own, outside a run (tests, one-off
     /// tools; the engine ticks its run's watchdog from its collecting thread instead). The call
@@ -291,15 +290,16 @@ mod tests {
         });
         let attempt = Attempt::new(deadline);
         let ticket = dog.watch(&attempt, true, ());
-        let spawned = thread::Builder::new()
-            .name("bounded-call".into())
-            .stack_size(512 * 1024)
-            .spawn(move || {
+        let spawned = crate::vocab::threads::spawn(
+            "bounded-call",
+            crate::vocab::threads::WORKER_STACK,
+            move || {
                 let mut run = run;
                 let obs = call(run.as_mut(), &attempt);
                 let finished = ticket.finish();
                 let _ = tx.send(Some((run, finished, obs)));
-            });
+            },
+        );
         if spawned.is_err() {
             return (
                 None,

@@ -6,8 +6,11 @@
 //! * no response byte arrived (DNS failure, refused, reset or closed before any byte, TLS or
 //!   certificate failure, deadline before any byte) → **UNREACHABLE**;
 //! * the response had started, then the deadline passed or the peer cut it → **UNKNOWN**;
+//! * the peer answered bytes that are not HTTP → **UNHEALTHY** (`protocol`);
 //! * the failure is on our side and no byte was sent (an unusable trust store or proxy
-//!   setting, a header value we refuse to send) → **MISCONFIGURED**.
+//!   setting, a header value we refuse to send) → **MISCONFIGURED**;
+//! * this host ran out of descriptors, threads or memory → **UNKNOWN** (`local_resource`):
+//!   never the peer's fault.
 //!
 //! Error text from ureq, rustls or the OS is never kept: it can quote the server or the URL.
 
@@ -17,7 +20,7 @@ use ureq::Error;
 
 use crate::result::reason::{NetFailure, Note, Reason};
 use crate::result::{Evidence, Fact, Key, Observation};
-use crate::vocab::{Bound, Status};
+use crate::vocab::{Bound, LocalResource, Status};
 
 use super::stages::Timings;
 use super::trust::TrustSource;
@@ -55,6 +58,7 @@ impl Failure {
                 bound: self.bound,
                 response_seen: self.response_seen,
             }),
+            NetFailure::LocalResource(resource) => Reason::Engine(Note::LocalResource(resource)),
             kind => Reason::Network(kind),
         }
     }
@@ -73,6 +77,9 @@ impl Failure {
     /// `trust_store_source`.
     pub fn write_evidence(&self, evidence: &mut Evidence) {
         evidence.set(Key::Failure, Fact::Word(self.kind.as_word()));
+        if let NetFailure::LocalResource(resource) = self.kind {
+            evidence.set(Key::LocalResource, Fact::Word(resource.as_word()));
+        }
         if let Some(trust) = self.trust {
             evidence.set(Key::TrustStore, Fact::Word(trust.kind_word()));
             evidence.set(Key::TrustStoreSource, Fact::Word(trust.origin_word()));
@@ -84,6 +91,12 @@ impl Failure {
 pub fn status_for(kind: FailureKind, response_seen: bool) -> Status {
     if kind.is_local() {
         Status::Misconfigured
+    } else if matches!(kind, FailureKind::LocalResource(_)) {
+        // Nothing was learnt about the peer: inconclusive, never its fault.
+        Status::Unknown
+    } else if matches!(kind, FailureKind::Protocol) {
+        // The peer answered, with bytes that are not HTTP: a malformed answer.
+        Status::Unhealthy
     } else if response_seen {
         Status::Unknown
     } else {
@@ -96,7 +109,7 @@ pub fn status_for(kind: FailureKind, response_seen: bool) -> Status {
 pub fn classify(err: &Error, expired: bool) -> FailureKind {
     let kind = classify_error(err);
     // An abort shuts the socket down: whatever error that produced, it was the deadline.
-    if expired && !kind.is_local() {
+    if expired && !kind.is_local() && !matches!(kind, FailureKind::LocalResource(_)) {
         FailureKind::Timeout
     } else {
         kind
@@ -106,6 +119,9 @@ pub fn classify(err: &Error, expired: bool) -> FailureKind {
 /// Classifies an I/O error from reading a response body (ureq wraps its own errors in
 /// `io::Error` there).
 pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
+    if let Some(resource) = local_resource(err) {
+        return FailureKind::LocalResource(resource);
+    }
     if expired {
         return FailureKind::Timeout;
     }
@@ -118,13 +134,49 @@ pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
     {
         return classify_tls(tls);
     }
-    if err
-        .get_ref()
-        .is_some_and(|e| e.is::<super::resolve::NoResolver>())
-    {
+    if err.get_ref().is_some_and(|e| e.is::<NoResolver>()) {
         return FailureKind::DnsNoResolver;
     }
     classify_io_kind(err.kind())
+}
+
+/// The lookup was not attempted: no resolver configuration, and the name is not a host of
+/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
+/// classification recognises it.
+#[derive(Debug)]
+pub(crate) struct NoResolver;
+
+impl std::fmt::Display for NoResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no resolver configuration")
+    }
+}
+
+impl std::error::Error for NoResolver {}
+
+/// No thread could be started for a name lookup: carried through ureq as an I/O error so
+/// the exchange reports the local resource, not the peer.
+#[derive(Debug)]
+pub(crate) struct NoLookupThread;
+
+impl std::fmt::Display for NoLookupThread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no thread for the name lookup")
+    }
+}
+
+impl std::error::Error for NoLookupThread {}
+
+/// The local resource an I/O error says ran out: descriptors or memory when a socket could
+/// not be opened, a thread when a lookup could not start.
+fn local_resource(err: &io::Error) -> Option<LocalResource> {
+    if err
+        .get_ref()
+        .is_some_and(|e| e.downcast_ref::<NoLookupThread>().is_some())
+    {
+        return Some(LocalResource::Threads);
+    }
+    err.raw_os_error().and_then(LocalResource::of_open)
 }
 
 fn classify_error(err: &Error) -> FailureKind {
@@ -201,6 +253,30 @@ mod tests {
         let reset = Error::Io(io::Error::from(io::ErrorKind::ConnectionReset));
         assert_eq!(classify(&reset, false), FailureKind::Reset);
         assert_eq!(classify(&reset, true), FailureKind::Timeout);
+    }
+
+    #[test]
+    fn running_out_locally_is_unknown_and_never_the_peer() {
+        let emfile = Error::Io(io::Error::from_raw_os_error(
+            nix::errno::Errno::EMFILE as i32,
+        ));
+        let kind = classify(&emfile, true);
+        assert_eq!(
+            kind,
+            FailureKind::LocalResource(LocalResource::FileDescriptors)
+        );
+        assert_eq!(status_for(kind, false), Status::Unknown);
+        let thread = Error::Io(io::Error::other(NoLookupThread));
+        assert_eq!(
+            classify(&thread, false),
+            FailureKind::LocalResource(LocalResource::Threads)
+        );
+        assert_eq!(kind.as_word(), "local_resource");
+    }
+
+    #[test]
+    fn non_http_bytes_are_unhealthy() {
+        assert_eq!(status_for(FailureKind::Protocol, true), Status::Unhealthy);
     }
 
     #[test]

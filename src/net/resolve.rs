@@ -18,8 +18,9 @@
 //! none, like their missing tcp/tls). A fresh-connection client looks up every time, so every
 //! probe measures its dns stage.
 
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Mutex, mpsc};
 
 use ureq::Error;
 use ureq::config::Config;
@@ -28,7 +29,9 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::NextTimeout;
 
 use crate::result::Stage;
+use crate::vocab::threads;
 
+use super::failure::{NoLookupThread, NoResolver};
 use super::stages::Recorder;
 
 /// A remembered lookup: host, port, addresses.
@@ -40,21 +43,8 @@ const HOSTS: &str = "/etc/hosts";
 /// The most of a hosts file read.
 const MAX_HOSTS_BYTES: u64 = 1 << 20;
 
-/// The lookup was not attempted: no resolver configuration, and the name is not a host of
-/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
-/// classification recognises it.
-#[derive(Debug)]
-pub(crate) struct NoResolver;
-
-impl std::fmt::Display for NoResolver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no resolver configuration")
-    }
-}
-
-impl std::error::Error for NoResolver {}
-
-/// The agent's resolver: records the dns stage around ureq's own (thread + timeout) lookup.
+/// The agent's resolver: records the dns stage around a lookup on a thread of our own (see
+/// [`lookup`]).
 pub(crate) struct StageResolver {
     inner: DefaultResolver,
     rec: Recorder,
@@ -141,13 +131,12 @@ impl Resolver for StageResolver {
         } else {
             // A lookup that fails (the system resolver's "no such name", "no nameserver",
             // a name it refuses) is a DNS failure, whatever error the platform reports;
-            // only running out of time stays a timeout.
-            self.inner
-                .resolve(uri, config, timeout)
-                .map_err(|e| match e {
-                    Error::Timeout(_) => e,
-                    _ => Error::HostNotFound,
-                })
+            // only running out of time, or of threads, stays what it is.
+            lookup(uri, config, timeout).map_err(|e| match &e {
+                Error::Timeout(_) => e,
+                Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<NoLookupThread>()) => e,
+                _ => Error::HostNotFound,
+            })
         };
         self.rec.stage_ended(Stage::Dns, result.is_ok());
         if let Ok(addrs) = &result {
@@ -155,6 +144,35 @@ impl Resolver for StageResolver {
         }
         result
     }
+}
+
+/// A lookup through the system resolver on a thread of our own, abandoned at `timeout`.
+///
+/// `getaddrinfo` cannot be interrupted, so it runs on a helper thread (as ureq's own resolver
+/// does) — but one started through [`threads::spawn`], with a sized stack and without
+/// panicking when no thread can be had: that is [`NoLookupThread`], a local resource, not a
+/// DNS failure. The thread does ureq's synchronous lookup (address family, address count).
+fn lookup(uri: &Uri, config: &Config, timeout: NextTimeout) -> Result<ResolvedSocketAddrs, Error> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let (uri, config) = (uri.clone(), config.clone());
+    threads::spawn("dns", threads::LOOKUP_STACK, move || {
+        let found = DefaultResolver::default().resolve(&uri, &config, NextTimeout::default());
+        let _ = tx.send(found);
+    })
+    .map_err(|_| Error::Io(io::Error::other(NoLookupThread)))?;
+    let wait = if timeout.after.is_not_happening() {
+        None
+    } else {
+        Some(*timeout.after)
+    };
+    let answer = match wait {
+        Some(after) => rx.recv_timeout(after).map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => Error::Timeout(timeout.reason),
+            mpsc::RecvTimeoutError::Disconnected => Error::HostNotFound,
+        }),
+        None => rx.recv().map_err(|_| Error::HostNotFound),
+    };
+    answer?
 }
 
 impl std::fmt::Debug for StageResolver {

@@ -168,7 +168,7 @@ pub(crate) fn pinned_issuer(issuer: &str) -> Result<Endpoint, OAuthError> {
 }
 
 /// An issuer's metadata, validated: a secure token endpoint (https under an https issuer).
-fn server_metadata(
+pub(crate) fn server_metadata(
     doc: &Map<String, Value>,
     https_issuer: bool,
 ) -> Result<ServerMetadata, OAuthError> {

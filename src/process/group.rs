@@ -19,8 +19,8 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use super::error::ExitInfo;
-use super::threads;
 use crate::vocab::sync::lock;
+use crate::vocab::threads;
 
 /// How long [`Child::shutdown`](super::Child::shutdown) waits after `SIGTERM` before
 /// `SIGKILL`.
@@ -199,7 +199,7 @@ fn reap(id: &GroupId, proc: &mut std::process::Child) -> Option<ExitStatus> {
 /// Waits (without a bound) for a leader that survived `SIGKILL` for [`KILL_WAIT`], e.g. in
 /// uninterruptible sleep, then reaps it, so no zombie is left behind.
 fn reap_in_background(id: Arc<GroupId>, mut proc: std::process::Child) {
-    let spawned = threads::spawn("stdio-reap", move || {
+    let spawned = threads::spawn("stdio-reap", threads::SMALL_STACK, move || {
         let exited = || {
             waitid(
                 Id::Pid(id.pgid),

@@ -1,9 +1,10 @@
 //! The child's stdio as bounded, newline-framed messages: stdout in as lines, stdin out as
 //! lines, stderr thrown away.
 //!
-//! A reader thread moves stdout into a bounded channel in chunks of at most
-//! [`CHUNK_BYTES`]; [`Lines`] frames those bytes and waits on the channel with the attempt's
-//! timeout, so a silent child cannot hold a reader past its deadline. At most
+//! One helper thread per child moves stdout into a bounded channel in chunks of at most
+//! [`CHUNK_BYTES`] and drains stderr, both under one `poll`; [`Lines`] frames those bytes
+//! and waits on the channel with the attempt's timeout, so a silent child cannot hold a
+//! reader past its deadline. At most
 //! [`CHANNEL_CHUNKS`] chunks wait in the channel and at most one line of
 //! [`MAX_LINE_BYTES`] (plus one chunk) is buffered, so a child that writes without end
 //! cannot grow our memory: the pipe fills and the child waits. [`Input`] writes to a
@@ -24,7 +25,7 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use super::threads;
+use crate::vocab::threads;
 use crate::vocab::{Attempt, Deadline};
 
 /// The longest line [`Child::recv_line`](super::Child::recv_line) returns, in bytes, not
@@ -37,7 +38,7 @@ pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
 /// Chunks the stdout channel holds before the reader thread waits (back-pressure).
 pub(crate) const CHANNEL_CHUNKS: usize = 4;
 
-/// What the stdout reader thread sends.
+/// What the helper thread sends.
 enum Event {
     Data(Vec<u8>),
     Eof,
@@ -90,11 +91,12 @@ pub(crate) fn channel() -> (Lines, Feed) {
 }
 
 impl Feed {
-    /// Starts the stdout reader and the stderr drain.
+    /// Starts the one helper thread of a child: it forwards stdout and drains stderr.
     pub(crate) fn start(self, stdout: ChildStdout, stderr: ChildStderr) -> io::Result<()> {
         let tx = self.0;
-        threads::spawn("stdio-out", move || read_stdout(stdout, tx))?;
-        threads::spawn("stdio-err", move || drain(stderr))
+        threads::spawn("stdio", threads::SMALL_STACK, move || {
+            pump(stdout, stderr, tx)
+        })
     }
 }
 
@@ -254,26 +256,85 @@ impl Framer {
     }
 }
 
-/// The stdout reader: forwards chunks until end of file, an error, or the receiver is gone.
-fn read_stdout(mut stdout: ChildStdout, tx: SyncSender<Event>) {
+/// How long the helper waits for room in the channel before draining stderr again.
+const RETRY_SEND: Duration = Duration::from_millis(10);
+
+/// The child's one helper thread: forwards stdout in chunks until end of file, an error, or
+/// the receiver is gone, and reads and discards stderr meanwhile, both under one `poll`.
+/// While the channel is full (nobody is waiting for a line), stdout is left in its pipe —
+/// the back-pressure that bounds our memory — but stderr keeps being drained, so a child
+/// that logs never blocks on it. Ends when both streams have ended.
+fn pump(mut stdout: ChildStdout, mut stderr: ChildStderr, tx: SyncSender<Event>) {
     let mut chunk = vec![0u8; CHUNK_BYTES];
+    let mut discard = [0u8; 8 * 1024];
+    let (mut out_open, mut err_open) = (true, true);
+    // A stdout event waiting for room in the channel.
+    let mut pending: Option<Event> = None;
     loop {
-        let event = match stdout.read(&mut chunk) {
-            Ok(0) => Event::Eof,
-            Ok(n) => Event::Data(chunk[..n].to_vec()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => Event::Error(e),
-        };
-        let last = !matches!(event, Event::Data(_));
-        if tx.send(event).is_err() || last {
+        if let Some(event) = pending.take() {
+            match tx.try_send(event) {
+                Ok(()) => {}
+                Err(TrySendError::Full(event)) => pending = Some(event),
+                Err(TrySendError::Disconnected(_)) => return,
+            }
+        }
+        if !out_open && !err_open {
+            if let Some(event) = pending {
+                let _ = tx.send(event);
+            }
             return;
         }
+        let read_out = out_open && pending.is_none();
+        let (out_ready, err_ready) = {
+            let mut fds = Vec::with_capacity(2);
+            if read_out {
+                fds.push(PollFd::new(stdout.as_fd(), PollFlags::POLLIN));
+            }
+            if err_open {
+                fds.push(PollFd::new(stderr.as_fd(), PollFlags::POLLIN));
+            }
+            let timeout = if pending.is_some() {
+                PollTimeout::from(u16::try_from(RETRY_SEND.as_millis()).unwrap_or(10))
+            } else {
+                PollTimeout::NONE
+            };
+            match poll(&mut fds, timeout) {
+                Ok(_) | Err(Errno::EINTR) => {}
+                Err(_) => return,
+            }
+            let ready =
+                |fd: Option<&PollFd>| fd.and_then(PollFd::revents).is_some_and(|r| !r.is_empty());
+            let out = if read_out { ready(fds.first()) } else { false };
+            let err = if err_open {
+                ready(fds.get(usize::from(read_out)))
+            } else {
+                false
+            };
+            (out, err)
+        };
+        if out_ready {
+            match stdout.read(&mut chunk) {
+                Ok(0) => {
+                    pending = Some(Event::Eof);
+                    out_open = false;
+                }
+                Ok(n) => pending = Some(Event::Data(chunk[..n].to_vec())),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    pending = Some(Event::Error(e));
+                    out_open = false;
+                }
+            }
+        }
+        if err_ready {
+            match stderr.read(&mut discard) {
+                Ok(0) => err_open = false,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => err_open = false,
+            }
+        }
     }
-}
-
-/// The stderr drain: reads until end of file and discards everything.
-fn drain(mut stderr: ChildStderr) {
-    let _ = io::copy(&mut stderr, &mut io::sink());
 }
 
 /// Why [`Input::write_line`] failed.

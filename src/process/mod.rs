@@ -19,6 +19,13 @@
 //! - **Own process group.** The child leads a new process group (`pgid == pid`). Termination
 //!   signals the whole group, so descendants that stay in it die with it. Servers must not
 //!   leave that group: what escapes it is beyond reach.
+//! - **It dies with us.** The child asks the kernel for `SIGKILL` when its parent dies
+//!   (`PR_SET_PDEATHSIG`), so even a `SIGKILL` of this process ends it. Whichever side notices
+//!   first ends the group: this process on every exit it lives through; the kernel for the
+//!   direct child when this process is killed outright. What cannot be guaranteed: the
+//!   child's own descendants after such a kill (the parent-death signal reaches only the
+//!   direct child; they end when they notice their stdin or parent is gone), and anything
+//!   that left the group.
 //! - **Bounded time.** Reading honours the [`Attempt`] deadline (a reader thread feeds a
 //!   bounded channel; the caller waits with a timeout). Writing uses a non-blocking pipe and
 //!   `poll`, so a child that never reads its stdin cannot hold a writer past the deadline.
@@ -26,7 +33,11 @@
 //! - **Bounded memory.** A line is at most [`MAX_LINE_BYTES`]; a longer one is reported as
 //!   soon as the limit is crossed, without buffering the rest of it. The channel holds at
 //!   most `CHANNEL_CHUNKS` chunks of `CHUNK_BYTES` each (both in `lines.rs`).
-//! - **Stderr never blocks the child.** A thread drains it and throws it away.
+//! - **Stderr never blocks the child.** The child's one helper thread drains it (and throws
+//!   it away) while it forwards stdout, both under one `poll`.
+//! - **One thread per child.** That helper is the only thread a running child costs (plus a
+//!   reaper for a leader that outlives `SIGKILL`), so a run of stdio targets uses at most
+//!   `concurrency` workers, as many helpers, and the main and signal threads.
 //! - **Abort is immediate.** [`Child::abort_handle`] gives the watchdog a hook that sends
 //!   `SIGKILL` to the whole group without waiting for anything.
 //!
@@ -59,19 +70,20 @@
 //! One file per job, [`Child`] here tying them together:
 //!
 //! - `spawn.rs`: [`Command`], command resolution, working directory, the clean environment,
-//!   the signal-mask reset (this crate's one `unsafe`);
+//!   the signal-mask reset and the parent-death signal (this crate's one `unsafe`);
 //! - `group.rs`: the process group's lifetime — signalling, exit observation, reaping, the
 //!   reuse rule above;
-//! - `lines.rs`: the bounded newline framer, the stdout reader and stderr drain, stdin
-//!   writes under `poll`;
-//! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`];
-//! - `threads.rs`: the one way this layer starts its helper threads.
+//! - `lines.rs`: the bounded newline framer, the helper that forwards stdout and drains
+//!   stderr, stdin writes under `poll`;
+//! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`].
+//!
+//! Helper threads (one per child, plus a reaper for a leader that outlives `SIGKILL`) start
+//! through [`crate::vocab::threads`] with a small stack.
 
 mod error;
 mod group;
 mod lines;
 mod spawn;
-mod threads;
 
 use std::fmt;
 use std::io;
@@ -117,8 +129,12 @@ impl Child {
     ///   stdin is non-blocking on this side. The child starts with no signal blocked (see
     ///   "Signal mask" in the module documentation); std resets `SIGPIPE`.
     /// - The child leads a new process group.
+    /// - The child gets `SIGKILL` when the thread that spawned it ends (`PR_SET_PDEATHSIG`
+    ///   follows the forking thread, not the process): spawn it on the thread that will shut
+    ///   it down, as the engine's workers do.
     ///
-    /// Every error is an operator problem; none carries an environment value.
+    /// Every error is an operator problem, or a resource of this host that ran out
+    /// ([`SpawnError::Other`]); none carries an environment value.
     pub fn spawn(command: &Command) -> Result<Child, SpawnError> {
         Child::spawn_with_parent_env(command, &spawn::parent_env)
     }

@@ -84,7 +84,7 @@ pub(crate) fn start(
     if let Some(d) = &directory {
         cmd.current_dir(d);
     }
-    unblock_signals_in_child(&mut cmd);
+    prepare_child(&mut cmd);
     cmd.spawn().map_err(|e| classify_spawn_error(e, &program))
 }
 
@@ -240,20 +240,35 @@ fn known_format(path: &Path) -> bool {
     head[..len].starts_with(b"#!") || head[..len] == *b"\x7fELF"
 }
 
-/// Makes the child start with an empty signal mask instead of the spawning thread's (which
-/// has SIGINT and SIGTERM blocked; see "Signal mask" in the
-/// [module documentation](super)).
-fn unblock_signals_in_child(cmd: &mut std::process::Command) {
-    // Built before the fork: the closure itself only makes the one system call.
+/// What the child does between `fork` and `exec`:
+///
+/// * it starts with an empty signal mask instead of the spawning thread's (which has the
+///   cancelling signals blocked; see "Signal mask" in the [module documentation](super));
+/// * it asks the kernel for `SIGKILL` when its parent dies (`PR_SET_PDEATHSIG`), so a
+///   `SIGKILL` of this process, which no code of ours survives, still ends the server. The
+///   parent is the spawning thread: the engine closes a stdio target on the worker that
+///   started it, before that worker ends. A parent that died before the request took effect
+///   is caught by comparing the parent pid with ours, and the child then fails to start.
+fn prepare_child(cmd: &mut std::process::Command) {
+    // Built before the fork: the closure itself only makes system calls.
     let empty = SigSet::empty();
+    let parent = nix::unistd::getpid();
     #[allow(unsafe_code)]
     // SAFETY: `pre_exec` runs the closure in the forked child before `exec`, where only
-    // async-signal-safe operations are allowed. It calls `pthread_sigmask` (through nix, which
-    // passes a pointer to the `SigSet` copied into the closure and reads `errno`) and, on
-    // failure, builds an `io::Error` from a raw OS error code: no allocation, no lock, no
-    // other state shared with the parent's threads.
+    // async-signal-safe operations are allowed. It calls `pthread_sigmask`, `prctl` and
+    // `getppid` (through nix, which passes a pointer to the `SigSet` copied into the closure
+    // and reads `errno`) and, on failure, builds an `io::Error` from a raw OS error code: no
+    // allocation, no lock, no other state shared with the parent's threads.
     unsafe {
-        cmd.pre_exec(move || empty.thread_set_mask().map_err(io::Error::from));
+        cmd.pre_exec(move || {
+            empty.thread_set_mask().map_err(io::Error::from)?;
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(io::Error::from)?;
+            if nix::unistd::getppid() != parent {
+                return Err(io::Error::from_raw_os_error(Errno::ESRCH as i32));
+            }
+            Ok(())
+        });
     }
 }
 

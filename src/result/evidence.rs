@@ -41,7 +41,9 @@ keys! {
     TlsMs = "tls_ms": "TLS handshake time, ms",
     HttpMs = "http_ms": "request written to response head read, ms",
     DeadlineMs = "deadline_ms": "the deadline the attempt had when it ran out, ms",
+    SharedTimeout = "shared_timeout": "the earlier check whose attempt timed out with nothing received on this run's session or process; this one reports that outcome instead of waiting again",
     Failure = "failure": "why a network exchange failed (dns, connect_refused, timeout, reset, closed, tls_untrusted, …)",
+    LocalResource = "local_resource": "the resource of this host that ran out (file_descriptors, threads, memory): not the target's fault",
     // Configuration.
     Endpoint = "endpoint": "why the endpoint is not a usable URL (userinfo, fragment, unsupported_scheme, …)",
     Credential = "credential": "why the credential's value cannot be sent (control_character)",

@@ -117,6 +117,15 @@ impl Observation {
         }
     }
 
+    /// UNKNOWN because this host ran out of `resource`: never the target's fault.
+    pub fn local_resource(resource: crate::vocab::LocalResource) -> Observation {
+        Observation::failed(
+            Status::Unknown,
+            Reason::Engine(Note::LocalResource(resource)),
+        )
+        .with(Key::LocalResource, Fact::Word(resource.as_word()))
+    }
+
     /// The diagnostic code the reason carries.
     pub fn code(&self) -> Option<Code> {
         self.reason.and_then(Reason::code)

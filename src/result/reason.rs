@@ -8,7 +8,7 @@
 //! status, a variable's name); the reason says which failure it is.
 
 use super::code::Code;
-use crate::vocab::Bound;
+use crate::vocab::{Bound, LocalResource};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,11 +32,9 @@ impl Reason {
     /// The contract's diagnostic code, when the failure has one.
     pub fn code(self) -> Option<Code> {
         match self {
-            Reason::Engine(_) | Reason::Network(_) => None,
-            Reason::Config(m) => match m {
-                Misconfig::ProtocolPin => Some(Code::McpVersion),
-                _ => None,
-            },
+            // An offline rule: nothing was sent, so no code that reads as the server's fault
+            // (`mcp_version` says a server answered a revision; a bad pin was never sent).
+            Reason::Engine(_) | Reason::Network(_) | Reason::Config(_) => None,
             Reason::Http(h) => Some(match h {
                 HttpFailure::AuthRejected => Code::HttpAuth,
                 HttpFailure::StatusMismatch => Code::HttpStatus,
@@ -96,8 +94,9 @@ pub enum Note {
     ActiveNotOptedIn,
     /// Measured latency is over the configured threshold (ms).
     LatencyExceeds(f64),
-    /// The configuration check did not finish within its deadline.
-    ConfigurationIncomplete,
+    /// The configuration check did not finish within its deadline, which `bound` set (the
+    /// node's `budget_ms`, the run deadline or the run cap ran out while it waited).
+    ConfigurationIncomplete(Bound),
     /// The deadline `bound` set passed: before any response byte, or after the response had
     /// started.
     TimedOut {
@@ -108,8 +107,12 @@ pub enum Note {
     },
     /// The run was cancelled (a signal) while the check was in flight.
     Cancelled,
-    /// The node's time (`budget_ms`, or the run cap) ran out before the check could start.
+    /// The node's time (`budget_ms`, the run deadline or the run cap) ran out before the
+    /// check could start.
     BudgetExhausted(Bound),
+    /// A resource of this host ran out (descriptors, threads, memory): nothing was learnt
+    /// about the target.
+    LocalResource(LocalResource),
 }
 
 impl Note {
@@ -121,7 +124,7 @@ impl Note {
             Note::DimensionUnsupported => "requested dimension is not supported by adapter".into(),
             Note::ActiveNotOptedIn => "active check requires explicit opt-in".into(),
             Note::LatencyExceeds(t) => format!("latency exceeds threshold {t:.2}ms"),
-            Note::ConfigurationIncomplete => "configuration check did not complete".into(),
+            Note::ConfigurationIncomplete(_) => "configuration check did not complete".into(),
             Note::TimedOut {
                 response_seen: false,
                 ..
@@ -131,7 +134,13 @@ impl Note {
                 ..
             } => "incomplete response".into(),
             Note::Cancelled => "check cancelled before it completed".into(),
+            Note::BudgetExhausted(Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap) => {
+                "run deadline reached before the check could run".into()
+            }
             Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
+            Note::LocalResource(_) => {
+                "a local resource ran out before the check could complete".into()
+            }
         }
     }
 }
@@ -236,6 +245,9 @@ pub enum NetFailure {
     ProxyConfig,
     /// A request header could not be sent (e.g. a control byte in a value).
     InvalidRequest,
+    /// This host ran out of descriptors, threads or memory before the exchange could be
+    /// made: nothing is known about the peer.
+    LocalResource(LocalResource),
     /// Anything else.
     Other,
 }
@@ -261,6 +273,7 @@ impl NetFailure {
             NetFailure::TrustStore => "trust_store",
             NetFailure::ProxyConfig => "proxy_config",
             NetFailure::InvalidRequest => "invalid_request",
+            NetFailure::LocalResource(_) => "local_resource",
             NetFailure::Other => "other",
         }
     }
@@ -515,6 +528,11 @@ impl TokenFileProblem {
     }
 }
 
+/// Server requests (a legacy `ping`, anything we reject with −32601) answered while waiting
+/// for the response to one request; one more is a protocol violation
+/// ([`Malformed::TooManyServerRequests`]), so a server cannot keep us answering without end.
+pub const MAX_ANSWERS: usize = 100;
+
 /// How an answer broke the protocol (the `protocol_error` evidence word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Malformed {
@@ -526,6 +544,9 @@ pub enum Malformed {
     IdMismatch,
     /// A server request during a 2026-07-28 exchange, which allows none.
     StatelessServerRequest,
+    /// More server requests than we answer while waiting for one response
+    /// ([`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
+    TooManyServerRequests,
     /// A stdio server's output ended part-way through an answer.
     OutputEnded,
     /// An event stream ended without our response and cannot be resumed.
@@ -560,6 +581,9 @@ impl Malformed {
             Malformed::NonJsonLine => "non-json line on stdout",
             Malformed::IdMismatch => "response id does not match",
             Malformed::StatelessServerRequest => "server request on a stateless exchange",
+            Malformed::TooManyServerRequests => {
+                "more than 100 server requests while waiting for one response"
+            }
             Malformed::OutputEnded => "output ended without a response",
             Malformed::StreamEnded => "stream ended without a response",
             Malformed::BodyWithoutResponse => "body holds no response",
@@ -660,10 +684,7 @@ mod tests {
             Some(Code::McpProcess)
         );
         assert_eq!(Reason::Network(NetFailure::Dns).code(), None);
-        assert_eq!(
-            Reason::Config(Misconfig::ProtocolPin).code(),
-            Some(Code::McpVersion)
-        );
+        assert_eq!(Reason::Config(Misconfig::ProtocolPin).code(), None);
         assert!(Reason::Http(HttpFailure::AuthRejected).rejects_credentials());
         assert!(!Reason::Mcp(McpFailure::Rpc).rejects_credentials());
     }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::engine::Cancel;
 use crate::output::metrics::{self, Dialect, Runs};
-use crate::vocab::Secret;
+use crate::vocab::{Secret, threads};
 use snapshot::Board;
 
 /// The pause after each run, as in the reference.
@@ -110,14 +110,12 @@ pub fn run(
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let looped = {
         let (board, cancel, token) = (board.clone(), cancel.clone(), options.token.clone());
-        std::thread::Builder::new()
-            .name("refresh".into())
-            .spawn(move || {
-                // /live turns 503 however the loop ends.
-                let _stopped = Stopped(&board);
-                refresh::run(&config, token.as_ref(), options.interval, &board, &cancel);
-                let _ = done_tx.send(());
-            })
+        threads::spawn("refresh", threads::WORKER_STACK, move || {
+            // /live turns 503 however the loop ends.
+            let _stopped = Stopped(&board);
+            refresh::run(&config, token.as_ref(), options.interval, &board, &cancel);
+            let _ = done_tx.send(());
+        })
     };
     if looped.is_err() {
         return Err(ServeError::Server);

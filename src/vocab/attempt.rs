@@ -79,7 +79,15 @@ impl Attempt {
         self.shared.response_seen.store(true, Ordering::SeqCst);
     }
 
-    /// Whether any response byte arrived.
+    /// Starts a new request within the attempt: what arrived so far answered earlier
+    /// requests (an established session, a listed inventory), not this one. A deadline that
+    /// then passes with nothing received for it is "no response" (UNREACHABLE), not a partial
+    /// one.
+    pub fn next_request(&self) {
+        self.shared.response_seen.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether any response byte arrived (since [`Attempt::next_request`], if it was called).
     pub fn response_seen(&self) -> bool {
         self.shared.response_seen.load(Ordering::SeqCst)
     }
@@ -159,6 +167,16 @@ mod tests {
             state.upgrade().is_none(),
             "the hook's clone kept the attempt alive"
         );
+    }
+
+    #[test]
+    fn a_new_request_has_received_nothing_yet() {
+        let a = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::TimeoutMs));
+        let step = a.within(Deadline::after(Duration::from_secs(1), Bound::Cleanup));
+        step.mark_response();
+        assert!(a.response_seen());
+        a.next_request();
+        assert!(!a.response_seen() && !step.response_seen());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Every wait of a run — a socket read, a child's exit, an authorization server, cleanup —
 //! ends by a [`Deadline`]. The engine computes each attempt's deadline as the earliest of the
-//! bounds that apply (the target's timeout, its `budget_ms`, the run cap, the cleanup budget)
+//! bounds that apply (the target's timeout, its `budget_ms`, the run deadline, the run cap,
+//! the cleanup budget)
 //! and keeps the [`Bound`] that set it, so a check that ran out of time can say which setting
 //! to change: `doctor` never tells an operator to raise `timeout_ms` when `budget_ms` or the
 //! 60 s run cap cut the attempt, nor names a config key to the user of an ad-hoc `ping`.
@@ -20,6 +21,10 @@ pub enum Bound {
     TimeoutFlag,
     /// The node's `budget_ms`.
     BudgetMs,
+    /// The run deadline of the configuration file (`deadline_ms`): the whole run ends by it.
+    DeadlineMs,
+    /// `--deadline` of `ping`, `check` or `doctor`: the whole run ends by it.
+    DeadlineFlag,
     /// The cap on every run, whatever the configuration says.
     RunCap,
     /// The end-of-run cleanup budget (MCP `DELETE`, stdio shutdown).
@@ -28,11 +33,13 @@ pub enum Bound {
 
 impl Bound {
     /// Every bound.
-    pub const ALL: [Bound; 6] = [
+    pub const ALL: [Bound; 8] = [
         Bound::TimeoutMs,
         Bound::CheckTimeoutMs,
         Bound::TimeoutFlag,
         Bound::BudgetMs,
+        Bound::DeadlineMs,
+        Bound::DeadlineFlag,
         Bound::RunCap,
         Bound::Cleanup,
     ];
@@ -44,6 +51,8 @@ impl Bound {
             Bound::CheckTimeoutMs => "check_timeouts_ms",
             Bound::TimeoutFlag => "--timeout",
             Bound::BudgetMs => "budget_ms",
+            Bound::DeadlineMs => "deadline_ms",
+            Bound::DeadlineFlag => "--deadline",
             Bound::RunCap => "the 60 s run cap",
             Bound::Cleanup => "the cleanup budget",
         }

@@ -143,10 +143,15 @@ pub fn parse(s: &str) -> Option<Timestamp> {
     }
     let days = days_from_civil(i64::from(year), month, day);
     let local = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second);
-    Some(Timestamp {
-        secs: local - offset_minutes * 60,
-        nanos,
-    })
+    let secs = local - offset_minutes * 60;
+    // What a leap second or an offset moves past 9999 or before year 0 has no four-digit
+    // year, and could not be written back (found by the `rfc3339` fuzz target).
+    let first = days_from_civil(0, 1, 1) * 86_400;
+    let last = days_from_civil(9999, 12, 31) * 86_400 + 86_399;
+    if !(first..=last).contains(&secs) {
+        return None;
+    }
+    Some(Timestamp { secs, nanos })
 }
 
 fn is_leap(year: u32) -> bool {
@@ -218,6 +223,21 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instants_without_a_four_digit_year_are_refused() {
+        for text in [
+            "9999-12-31T23:59:60.9999999909Z",
+            "9999-12-31T23:30:00-01:00",
+            "0000-01-01T00:00:00+00:01",
+        ] {
+            assert_eq!(parse(text), None, "{text}");
+        }
+        for text in ["9999-12-31T23:59:59.999999999Z", "0000-01-01T00:00:00Z"] {
+            let ts = parse(text).expect(text);
+            assert_eq!(parse(&format(ts)), Some(ts), "{text}");
+        }
+    }
 
     #[test]
     fn formatted_timestamps_parse_back() {

@@ -13,7 +13,9 @@
 //!    unpinned, `server/discover` at 2026-07-28 first ([`discover`]); a legacy rejection
 //!    ([`era::after_discover`]) leads to `initialize` offering 2025-11-25 ([`initialize`]);
 //!    a legacy pin goes straight to `initialize`, a modern pin never falls back. A failure
-//!    that received a response is remembered and repeated to later dimensions.
+//!    that received a response is remembered and repeated to later dimensions; so is a
+//!    request of any dimension that timed out with nothing received (`shared_timeout`): no
+//!    dimension waits a second whole deadline on a silent session or process.
 //! 4. **capability** — every advertised inventory is listed once ([`inventory`]) and the
 //!    configured requirements are matched against it.
 //! 5. **functional** — only when listed explicitly: on the same session and the cached
@@ -54,7 +56,7 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use era::{AfterDiscover, Channel, Era, Plan, Revision};
 use failure::Failure;
@@ -72,7 +74,7 @@ use crate::plan::TargetPlan;
 use crate::config::{McpOptions, McpTransport, OAuthGrant};
 use crate::result::reason::{McpFailure, Misconfig, Note, Reason};
 use crate::result::{Evidence, Fact, Observation};
-use crate::vocab::Attempt;
+use crate::vocab::{Attempt, Bound};
 use crate::vocab::{Dimension, Status};
 
 /// The adapter for `mcp` targets.
@@ -124,6 +126,38 @@ struct Ready {
     evidence: Evidence,
 }
 
+/// A request of this run that timed out with nothing received: the session (or process)
+/// it waited on did not answer within a whole deadline, and later dimensions report that
+/// instead of waiting a deadline of their own on it.
+#[derive(Clone, Copy, Debug)]
+struct Silence {
+    /// The dimension whose attempt timed out.
+    dim: Dimension,
+    /// The bound that set that attempt's deadline.
+    bound: Bound,
+    /// How long that attempt had.
+    allowed: Duration,
+}
+
+impl Silence {
+    /// The outcome a later dimension reports: the same deadline failure, naming the check
+    /// that met it.
+    fn observe(self) -> Observation {
+        Observation::failed(
+            Status::Unreachable,
+            Reason::Engine(Note::TimedOut {
+                bound: self.bound,
+                response_seen: false,
+            }),
+        )
+        .with(Key::SharedTimeout, Fact::Word(self.dim.as_str()))
+        .with(
+            Key::DeadlineMs,
+            Fact::Ms(self.allowed.as_secs_f64() * 1000.0),
+        )
+    }
+}
+
 /// One MCP target's run: its session, shared by every dimension.
 pub struct McpRun {
     ctx: Arc<TargetPlan>,
@@ -131,6 +165,8 @@ pub struct McpRun {
     session: Option<Session>,
     state: State,
     inventory: Option<Inventory>,
+    /// A silent timeout met by an earlier dimension (survives [`TargetRun::discard`]).
+    silence: Option<Silence>,
 }
 
 impl McpRun {
@@ -142,6 +178,7 @@ impl McpRun {
             session: None,
             state: State::Fresh,
             inventory: None,
+            silence: None,
         };
         if let Some(transport) = transport {
             run.session = Some(Session::new(transport, run.client_credentials()));
@@ -217,15 +254,11 @@ impl McpRun {
 
     /// The shared session: established at most once per run (again after a discard).
     fn establish(&mut self, attempt: &Attempt) -> Result<Ready, Observation> {
+        // A session established earlier is no answer to whatever this attempt sends next:
+        // the attempt's response flag is left as it is.
         match &self.state {
-            State::Ready(ready) => {
-                attempt.mark_response();
-                return Ok(ready.clone());
-            }
-            State::Failed(o) => {
-                attempt.mark_response();
-                return Err(o.clone());
-            }
+            State::Ready(ready) => return Ok(ready.clone()),
+            State::Failed(o) => return Err(o.clone()),
             State::Fresh => {}
         }
         let (Some(session), Some(plan)) = (self.session.as_mut(), self.plan) else {
@@ -257,6 +290,7 @@ impl McpRun {
             return Err(Observation::new(Status::Unknown));
         };
         if self.inventory.is_none() {
+            attempt.next_request();
             let header_rules =
                 ready.era == Era::Modern && session.transport().channel() == Channel::Http;
             match inventory::list(session, ready.era, ready.advertised, header_rules, attempt) {
@@ -314,6 +348,7 @@ impl McpRun {
         let mut evidence = ready.evidence;
         evidence.set(Key::Tool, Fact::Config(functional.tool.clone()));
         let now = SystemTime::now();
+        attempt.next_request();
         match functional::check(session, ready.era, inventory, &functional, attempt, now) {
             Ok(mut o) => {
                 evidence.extend(&o.evidence);
@@ -337,6 +372,15 @@ impl TargetRun for McpRun {
         if let Err(o) = self.prepare() {
             return o;
         }
+        // Another dimension already waited a whole deadline on this run's session for
+        // nothing: report that rather than wait again (a retry of that dimension itself
+        // tries again).
+        if let Some(silence) = self.silence.filter(|s| s.dim != dim) {
+            return silence.observe();
+        }
+        // Deadlines are whole milliseconds; what is left at the start is a hair under.
+        let micros = attempt.remaining().as_micros().div_ceil(1000);
+        let allowed = Duration::from_millis(u64::try_from(micros).unwrap_or(u64::MAX));
         let o = match dim {
             Dimension::Reachability => self.reachability(attempt),
             Dimension::Authentication | Dimension::Protocol => {
@@ -346,6 +390,24 @@ impl TargetRun for McpRun {
             Dimension::Functional => self.functional(attempt),
             _ => Observation::failed(Status::Unknown, Reason::Engine(Note::DimensionUnsupported)),
         };
+        // A request that met its deadline with nothing received leaves the session silent for
+        // the rest of the run, whether the transport or the watchdog noticed first.
+        let silent = matches!(
+            o.reason,
+            Some(Reason::Engine(Note::TimedOut {
+                response_seen: false,
+                ..
+            }))
+        ) || (attempt.ends().passed() && !attempt.response_seen());
+        if silent {
+            self.silence = Some(Silence {
+                dim,
+                bound: attempt.bound(),
+                allowed,
+            });
+        } else if o.response_seen {
+            self.silence = None;
+        }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
         if attempt.expired() {

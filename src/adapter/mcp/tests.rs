@@ -318,7 +318,9 @@ fn other_discovery_failures_are_final() {
     }
 }
 
-/// A timeout never downgrades, and is never remembered: the next dimension probes again.
+/// A timeout never downgrades. One after a partial response is not remembered (the next
+/// dimension probes again); one with nothing received is shared: the next dimension reports
+/// it (`shared_timeout`) without waiting a second deadline on the silent server.
 #[test]
 fn timeouts_never_downgrade() {
     for seen in [false, true] {
@@ -338,7 +340,17 @@ fn timeouts_never_downgrade() {
         assert_eq!(obs[0].status, expected);
         assert_eq!(obs[0].code(), None);
         assert_eq!(obs[0].response_seen, seen);
-        assert_eq!(methods(&log), ["server/discover", "server/discover"]);
+        assert_eq!(obs[1].status, expected);
+        if seen {
+            assert_eq!(methods(&log), ["server/discover", "server/discover"]);
+        } else {
+            assert_eq!(methods(&log), ["server/discover"]);
+            assert_eq!(
+                obs[1].evidence.get(Key::SharedTimeout),
+                Some(&Fact::Word("authentication"))
+            );
+            assert!(obs[1].evidence.get(Key::DeadlineMs).is_some());
+        }
     }
 }
 
@@ -423,7 +435,8 @@ fn invalid_pin_is_misconfigured_before_any_traffic() {
     let log = transport.log();
     let mut run = run(pinned("2024-11-05"), transport);
     let o = run.configure();
-    assert_coded(&o, Status::Misconfigured, Code::McpVersion);
+    // No code: `mcp_version` would read as the server's answer, and nothing was sent.
+    assert_eq!((o.status, o.code()), (Status::Misconfigured, None), "{o:?}");
     assert_eq!(
         fact(&o, Key::ProtocolVersion),
         Some(&Fact::Config("2024-11-05".into()))
@@ -955,6 +968,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             concurrency: 1,
             nodes: vec![t],
             roots: vec![0],
+            deadline: None,
         };
         let plan = Plan::resolve(config, |_| Some("secret".into()));
         let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);

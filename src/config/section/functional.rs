@@ -140,6 +140,8 @@ fn to_json(at: At<'_, '_>) -> Result<serde_json::Value, Fail> {
             }
             Value::Object(obj)
         }
-        Node::Tagged => return Err(at.fail(mismatch("a JSON value", at.node))),
+        Node::Tagged | Node::Yaml11(_) => {
+            return Err(at.fail(mismatch("a JSON value", at.node)));
+        }
     })
 }

@@ -1,10 +1,11 @@
 //! Advice for the engine's own findings: missing credentials, unsupported checks, latency,
-//! deadlines (naming the setting that set the one that ran out), cancellation, budgets.
+//! deadlines (naming the setting that set the one that ran out), cancellation, budgets, and
+//! resources of this host that ran out.
 
 use super::word;
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note};
-use crate::vocab::{Bound, Dimension, Status, TargetType};
+use crate::vocab::{Bound, Dimension, LocalResource, Status, TargetType};
 
 pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String> {
     Some(match note {
@@ -25,10 +26,13 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
         Note::LatencyExceeds(_) => {
             "raise thresholds.latency_ms or investigate the slow response".into()
         }
-        Note::ConfigurationIncomplete => {
-            "the node's time ran out before its configuration could be checked; raise budget_ms"
-                .into()
+        Note::ConfigurationIncomplete(Bound::RunCap) => {
+            "the 60 s cap on every run was reached before this node's configuration could be checked; split the configuration or lower the timeouts".into()
         }
+        Note::ConfigurationIncomplete(bound) => format!(
+            "{} ran out before this node's configuration could be checked; raise it, or lower the timeouts and retries of the nodes before it",
+            setting(bound)
+        ),
         Note::TimedOut { bound, .. }
             if dim == Dimension::Functional && check.evidence.get(Key::Failure).is_none() =>
         {
@@ -42,6 +46,16 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
         Note::BudgetExhausted(Bound::RunCap) => {
             "the 60 s cap on every run was reached before this check could start; split the configuration or lower the timeouts before it".into()
         }
+        Note::LocalResource(resource) => format!(
+            "this host ran out of {} before the check could complete; the target was not at fault",
+            match resource {
+                LocalResource::FileDescriptors => {
+                    "file descriptors (raise `ulimit -n`, or lower concurrency)"
+                }
+                LocalResource::Threads => "threads (raise `ulimit -u`, or lower concurrency)",
+                LocalResource::Memory => "memory (raise `ulimit -v`, or lower concurrency)",
+            }
+        ),
         Note::BudgetExhausted(bound) => format!(
             "{} ran out before this check could start; raise it, or lower the timeouts and retries before it",
             setting(bound)

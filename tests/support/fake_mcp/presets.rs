@@ -90,6 +90,30 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
     ),
     p("error-500", "HTTP 500 on every POST", false, false),
+    p(
+        "trickle",
+        "every POST answered one byte per 50 ms",
+        false,
+        false,
+    ),
+    p(
+        "stall",
+        "every POST: headers and half the body, then nothing",
+        false,
+        false,
+    ),
+    p(
+        "endless-sse",
+        "every POST opens an event stream that never carries the answer",
+        false,
+        false,
+    ),
+    p(
+        "huge",
+        "every POST answered with a 10 MiB body",
+        false,
+        false,
+    ),
     p("slow", "every POST answered after 1.5 s", false, false),
     p(
         "wrong-version",
@@ -209,6 +233,10 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
         },
         "unauthorized" => d().with_fault(Fault::always(Action::Status(401))),
         "error-500" => d().with_fault(Fault::post(Action::Status(500))),
+        "trickle" => d().with_fault(Fault::post(Action::Trickle(Duration::from_millis(50)))),
+        "stall" => d().with_fault(Fault::post(Action::HangMidBody)),
+        "endless-sse" => d().with_fault(Fault::post(Action::SseNoResponse)),
+        "huge" => d().with_fault(Fault::post(Action::HugeBody(10 << 20))),
         "slow" => d().with_fault(Fault::post(Action::Delay(Duration::from_millis(1500)))),
         "wrong-version" => FakeConfig {
             era: Era::Legacy("2099-01-01"),

@@ -14,7 +14,8 @@
 //!   delay if it fits the deadline. Stateless streams are never resumed.
 //! * Notifications are ignored; in a legacy session the server's `ping` is answered with an
 //!   empty result and every other server request is rejected with −32601, each POSTed back
-//!   on the session.
+//!   on the session — at most [`MAX_ANSWERS`] per response (with its resumptions): one more
+//!   is a protocol violation, so a stream of server requests cannot keep us posting.
 //! * The session id an `initialize` response assigns (exactly one value of 1–4096 visible
 //!   ASCII characters) is deleted at the end of the run, each `DELETE` within
 //!   min(250 ms, what is left of the engine's cleanup budget); so is the session of an
@@ -47,10 +48,10 @@ use crate::net::{
 };
 use crate::oauth;
 use crate::plan::{Credential, TargetPlan};
-use crate::result::reason::{Limit, Malformed};
+use crate::result::reason::{Limit, MAX_ANSWERS, Malformed};
 use crate::result::{Fact, Key, Observation, Steps};
 use crate::vocab::sync::lock;
-use crate::vocab::{Attempt, Bound, Deadline};
+use crate::vocab::{Attempt, Bound, Deadline, threads};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;
@@ -65,9 +66,6 @@ pub const DELETE_BUDGET: Duration = Duration::from_millis(250);
 /// is the one taken, since a round trip measured on a busy machine is long for want of a CPU,
 /// which more threads do not cure.
 const LANE_COST: Duration = Duration::from_millis(1);
-/// Stack of a thread sending one request beside the run's own (an exchange is shallow; JSON
-/// nesting is bounded by the parser).
-const LANE_STACK: usize = 512 * 1024;
 /// Longest session id or event id accepted.
 const MAX_ID_BYTES: usize = 4096;
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -92,6 +90,8 @@ pub struct HttpTransport {
     lanes: Vec<HttpTransport>,
     /// What the run's connection has shown of the link.
     link: Link,
+    /// Server requests answered during the exchange in flight (at most [`MAX_ANSWERS`]).
+    answered: usize,
 }
 
 /// What a connection has shown of its link: what opening it took (dns, tcp, tls) and the last
@@ -164,6 +164,7 @@ impl HttpTransport {
             retired: Vec::new(),
             lanes: Vec::new(),
             link: Link::default(),
+            answered: 0,
         }
     }
 
@@ -178,6 +179,7 @@ impl HttpTransport {
             retired: Vec::new(),
             lanes: Vec::new(),
             link: Link::default(),
+            answered: 0,
         }
     }
 
@@ -212,11 +214,7 @@ impl HttpTransport {
                 .zip(rest)
                 .map(|(cell, out)| {
                     let job = move || lock(cell).request(out, attempt);
-                    std::thread::Builder::new()
-                        .name("mcp-lane".into())
-                        .stack_size(LANE_STACK)
-                        .spawn_scoped(scope, job)
-                        .ok()
+                    threads::spawn_scoped(scope, "mcp-lane", threads::WORKER_STACK, job).ok()
                 })
                 .collect();
             replies.push(self.request(first, attempt));
@@ -380,8 +378,14 @@ impl HttpTransport {
         for received in super::receive(message, want, era, Some(200)) {
             match received {
                 Received::Ours(result) => return Some(result),
+                Received::Answer(_) if self.answered == MAX_ANSWERS => {
+                    return Some(Err(TransportError::Malformed(
+                        Malformed::TooManyServerRequests,
+                    )));
+                }
                 // Best effort: the answer's own fate never changes the exchange.
                 Received::Answer(body) => {
+                    self.answered += 1;
                     if let Ok(response) = self.post("", &body, era, Mirror::default(), attempt) {
                         drain(response);
                     }
@@ -479,6 +483,7 @@ impl HttpTransport {
     /// One request and its response (see [`Transport::request`]).
     fn exchange(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
         let want = out.id.unwrap_or(0);
+        self.answered = 0;
         let response = self.post(out.method, out.body, out.era, out.mirror, attempt)?;
         let status = response.status();
         if matches!(status, 401 | 403) {

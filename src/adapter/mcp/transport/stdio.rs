@@ -22,8 +22,8 @@
 //!     logs belong on stderr;
 //!   - notifications are ignored;
 //!   - in a legacy session a server `ping` is answered with an empty result and any other
-//!     server request with −32601; during a stateless (2026-07-28) exchange a server request
-//!     is malformed;
+//!     server request with −32601, at most [`MAX_ANSWERS`] per request (one more is
+//!     malformed); during a stateless (2026-07-28) exchange a server request is malformed;
 //!   - a response with another id is malformed (`response id does not match`). The transport
 //!     never abandons a request on a living process (a timed-out or cancelled attempt kills
 //!     it), so no late answer to an earlier request can arrive: any other id is a server bug.
@@ -54,8 +54,9 @@ use crate::config::{McpOptions, StdioOptions, Target};
 use crate::process::{
     Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::reason::{Limit, Malformed, StartProblem};
-use crate::vocab::{Attempt, Bound, Deadline, Secret};
+use crate::result::Observation;
+use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
+use crate::vocab::{Attempt, Bound, Deadline, LocalResource, Secret};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
 /// for its response: one maximal line.
@@ -76,6 +77,9 @@ pub struct StdioTransport {
     options: StdioOptions,
     env: Arc<Vec<(String, Secret)>>,
     child: Option<Child>,
+    /// Server requests answered while waiting for the response in flight (at most
+    /// [`MAX_ANSWERS`]).
+    answered: usize,
 }
 
 impl StdioTransport {
@@ -86,6 +90,7 @@ impl StdioTransport {
             options,
             env,
             child: None,
+            answered: 0,
         }
     }
 
@@ -94,8 +99,17 @@ impl StdioTransport {
     fn child(&mut self, attempt: &Attempt) -> Result<&mut Child, TransportError> {
         let child = match self.child.take() {
             Some(child) => child,
-            None => Child::spawn(&command(&self.options, &self.env))
-                .map_err(|e| TransportError::Unstartable(spawn_reason(&e)))?,
+            None => Child::spawn(&command(&self.options, &self.env)).map_err(|e| {
+                // Out of descriptors, processes or threads here: not the command's fault.
+                match e {
+                    SpawnError::Other(ref io) => LocalResource::of_start_error(io),
+                    _ => None,
+                }
+                .map_or_else(
+                    || TransportError::Unstartable(spawn_reason(&e)),
+                    |r| TransportError::Network(Box::new(Observation::local_resource(r))),
+                )
+            })?,
         };
         let child = self.child.insert(child);
         attempt.on_abort(child.abort_handle());
@@ -112,6 +126,7 @@ impl StdioTransport {
             return Err(network(attempt));
         }
         let want = out.id.unwrap_or(0);
+        self.answered = 0;
         let child = self.child(attempt)?;
         match child.send(&one_line(out.body), attempt.ends()) {
             // A closed input: the process died or closed it. What it wrote, and how it ended,
@@ -331,8 +346,14 @@ impl StdioTransport {
         for received in super::receive(message, want, era, None) {
             match received {
                 Received::Ours(result) => return Some(result),
+                Received::Answer(_) if self.answered == MAX_ANSWERS => {
+                    return Some(Err(TransportError::Malformed(
+                        Malformed::TooManyServerRequests,
+                    )));
+                }
                 // Best effort: a failed write shows up as the end of the output.
                 Received::Answer(body) => {
+                    self.answered += 1;
                     if let Some(child) = self.child.as_mut() {
                         let _ = child.send(&body, attempt.ends());
                     }
@@ -587,6 +608,25 @@ mod tests {
             },
             attempt,
         )
+    }
+
+    /// A server that sends request after request before its answer gets at most
+    /// [`MAX_ANSWERS`] answers per request; one more is a protocol violation.
+    #[test]
+    fn server_requests_are_answered_a_bounded_number_of_times() {
+        for (pings, ok) in [(MAX_ANSWERS, true), (MAX_ANSWERS + 1, false)] {
+            let mut t = fake(&["--era", "legacy", "--pings", &pings.to_string()]);
+            let got = request(&mut t, 1, "initialize", Era::Handshake, &soon(10_000));
+            if ok {
+                assert!(got.is_ok(), "{pings}: {got:?}");
+            } else {
+                assert_eq!(
+                    got.err(),
+                    Some(TransportError::Malformed(Malformed::TooManyServerRequests))
+                );
+            }
+            t.discard();
+        }
     }
 
     #[test]

@@ -824,6 +824,50 @@ fn legacy_server_requests_are_answered_on_the_session() {
     }
 }
 
+/// A stream of server requests gets at most 100 answers, then the exchange fails as a
+/// protocol violation (it would otherwise keep us posting until the deadline).
+#[test]
+fn a_flood_of_server_requests_gets_a_bounded_number_of_answers() {
+    let server = Server::start(|r| match (r.method.as_str(), r.rpc().as_str()) {
+        ("POST", "initialize") => with_session(r),
+        ("POST", "tools/list") => {
+            let mut body = sse_head(&[]);
+            for n in 0..150 {
+                body.extend_from_slice(
+                    event(&format!(
+                        r#"{{"jsonrpc":"2.0","id":"p{n}","method":"ping"}}"#
+                    ))
+                    .as_bytes(),
+                );
+            }
+            body.extend_from_slice(
+                event(&format!(
+                    r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+                    r.id()
+                ))
+                .as_bytes(),
+            );
+            Reply::Hold(body, LONG)
+        }
+        _ => Reply::Send(response(202, &[], b"")),
+    });
+    let mut t = transport(&server);
+    send(&mut t, "initialize", 1, Era::Handshake, &attempt_for(LONG)).expect("init");
+    let got = send(&mut t, "tools/list", 3, Era::Legacy(V), &attempt_for(LONG));
+    assert_eq!(
+        got.err(),
+        Some(TransportError::Malformed(Malformed::TooManyServerRequests))
+    );
+    let answers = server
+        .with_method("POST")
+        .into_iter()
+        .filter(|r| r.json().get("method").is_none())
+        .count();
+    assert_eq!(answers, crate::result::reason::MAX_ANSWERS);
+    // The count is per response: the next exchange answers again.
+    send(&mut t, "tools/list", 4, Era::Legacy(V), &attempt_for(LONG)).expect_err("the same flood");
+}
+
 /// A stateless stream may not carry server requests; nothing is sent back.
 #[test]
 fn modern_streams_reject_server_requests() {
