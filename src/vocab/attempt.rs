@@ -23,11 +23,13 @@ type Hook = Box<dyn FnOnce() + Send>;
 pub struct Attempt {
     deadline: Deadline,
     shared: Arc<Shared>,
+    /// Whether a response byte arrived for the request in flight: shared by the narrower
+    /// attempts of [`Attempt::within`], not by a request sent beside ([`Attempt::beside`]).
+    response_seen: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
 struct Shared {
-    response_seen: AtomicBool,
     aborted: AtomicBool,
     hooks: Mutex<Vec<Hook>>,
 }
@@ -38,6 +40,7 @@ impl Attempt {
         Attempt {
             deadline,
             shared: Arc::default(),
+            response_seen: Arc::default(),
         }
     }
 
@@ -46,6 +49,17 @@ impl Attempt {
         Attempt {
             deadline: self.deadline.min(limit),
             shared: Arc::clone(&self.shared),
+            response_seen: Arc::clone(&self.response_seen),
+        }
+    }
+
+    /// The same attempt (deadline, hooks, abort) for a request sent at once beside this
+    /// one's, on a connection of its own: what arrives for the one is no answer to the other.
+    pub fn beside(&self) -> Attempt {
+        Attempt {
+            deadline: self.deadline,
+            shared: Arc::clone(&self.shared),
+            response_seen: Arc::default(),
         }
     }
 
@@ -76,7 +90,7 @@ impl Attempt {
 
     /// Records that a response byte arrived.
     pub fn mark_response(&self) {
-        self.shared.response_seen.store(true, Ordering::SeqCst);
+        self.response_seen.store(true, Ordering::SeqCst);
     }
 
     /// Starts a new request within the attempt: what arrived so far answered earlier
@@ -84,12 +98,12 @@ impl Attempt {
     /// then passes with nothing received for it is "no response" (UNREACHABLE), not a partial
     /// one.
     pub fn next_request(&self) {
-        self.shared.response_seen.store(false, Ordering::SeqCst);
+        self.response_seen.store(false, Ordering::SeqCst);
     }
 
     /// Whether any response byte arrived (since [`Attempt::next_request`], if it was called).
     pub fn response_seen(&self) -> bool {
-        self.shared.response_seen.load(Ordering::SeqCst)
+        self.response_seen.load(Ordering::SeqCst)
     }
 
     /// Registers a hook run when the attempt is aborted; runs it at once if it already was.
@@ -177,6 +191,19 @@ mod tests {
         assert!(a.response_seen());
         a.next_request();
         assert!(!a.response_seen() && !step.response_seen());
+    }
+
+    #[test]
+    fn a_request_beside_sees_only_its_own_response_and_shares_the_abort() {
+        let a = Attempt::new(Deadline::after(Duration::from_secs(5), Bound::TimeoutMs));
+        let lane = a.beside();
+        a.mark_response();
+        assert!(!lane.response_seen());
+        lane.mark_response();
+        a.next_request();
+        assert!(lane.response_seen() && !a.response_seen());
+        a.abort();
+        assert!(lane.is_aborted() && lane.deadline() == a.deadline());
     }
 
     #[test]

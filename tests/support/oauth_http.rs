@@ -100,7 +100,14 @@ pub fn request(
     body: &[u8],
 ) -> io::Result<Response> {
     let (authority, target) = split_url(url);
-    let mut stream = TcpStream::connect(&authority)?;
+    // A signal delivered to the test process (another test's child ending) interrupts a
+    // blocking call: connect and read are retried, as write_all already is.
+    let mut stream = loop {
+        match TcpStream::connect(&authority) {
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
     stream.set_read_timeout(Some(IO_TIMEOUT))?;
     stream.set_write_timeout(Some(IO_TIMEOUT))?;
     let mut head =
@@ -129,6 +136,7 @@ pub fn request(
                     break;
                 }
             }
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             // A peer that closes with unread request bytes may reset; keep what arrived.
             Err(err) if err.kind() == io::ErrorKind::ConnectionReset && !raw.is_empty() => break,
             Err(err) => return Err(err),

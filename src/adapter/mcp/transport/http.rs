@@ -207,23 +207,28 @@ impl HttpTransport {
             lane.session.clone_from(&self.session);
         }
         let cells: Vec<Mutex<&mut HttpTransport>> = lanes.iter_mut().map(Mutex::new).collect();
+        // Each lane's request has its own response flag: bytes answering one are no
+        // response to another that then times out.
+        let besides: Vec<Attempt> = rest.iter().map(|_| attempt.beside()).collect();
         let mut replies = Vec::with_capacity(outs.len());
         std::thread::scope(|scope| {
             let running: Vec<_> = cells
                 .iter()
                 .zip(rest)
-                .map(|(cell, out)| {
-                    let job = move || lock(cell).request(out, attempt);
+                .zip(&besides)
+                .map(|((cell, out), beside)| {
+                    let job = move || lock(cell).request(out, beside);
                     threads::spawn_scoped(scope, "mcp-lane", threads::WORKER_STACK, job).ok()
                 })
                 .collect();
             replies.push(self.request(first, attempt));
-            for ((handle, cell), out) in running.into_iter().zip(&cells).zip(rest) {
+            let lanes = running.into_iter().zip(&cells).zip(rest).zip(&besides);
+            for (((handle, cell), out), beside) in lanes {
                 // No thread to be had: the same request, here and now.
                 let reply = match handle.map(|h| h.join()) {
                     Some(Ok(reply)) => reply,
-                    Some(Err(_)) => Err(TransportError::unanswered(attempt)),
-                    None => lock(cell).request(out, attempt),
+                    Some(Err(_)) => Err(TransportError::unanswered(beside)),
+                    None => lock(cell).request(out, beside),
                 };
                 replies.push(reply);
             }

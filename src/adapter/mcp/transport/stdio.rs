@@ -191,6 +191,8 @@ impl StdioTransport {
         let mut outcomes: Vec<Option<Result<Box<RawValue>, TransportError>>> =
             outs.iter().map(|_| None).collect();
         let mut used = vec![0usize; outs.len()];
+        // Server requests answered, charged like lines to the first request still waiting.
+        let mut answered = vec![0usize; outs.len()];
         let era = outs.first().map_or(Era::Modern, |o| o.era);
         if let Err(e) = self.send_all(outs, attempt) {
             return outs.iter().map(|_| Err(e.clone())).collect();
@@ -290,6 +292,9 @@ impl StdioTransport {
                     (Some(k), Received::Ours(outcome)) => {
                         if let Some(&i) = pending.get(k) {
                             outcomes[i] = Some(outcome);
+                            // What arrived so far answered this request: a deadline that
+                            // passes now with nothing more is no response to the others.
+                            attempt.next_request();
                         }
                     }
                     (None, Received::Ours(outcome)) => {
@@ -299,7 +304,19 @@ impl StdioTransport {
                             }
                         }
                     }
+                    (_, Received::Answer(_))
+                        if first.iter().any(|&i| answered[i] == MAX_ANSWERS) =>
+                    {
+                        for &i in first {
+                            outcomes[i] = Some(Err(TransportError::Malformed(
+                                Malformed::TooManyServerRequests,
+                            )));
+                        }
+                    }
                     (_, Received::Answer(body)) => {
+                        for &i in first {
+                            answered[i] += 1;
+                        }
                         if let Some(child) = self.child.as_mut() {
                             let _ = child.send(&body, attempt.ends());
                         }
@@ -685,6 +702,63 @@ mod tests {
             Bound::Cleanup,
         )));
         assert!(t.pid().is_none());
+    }
+
+    /// Lists in flight together: server requests are charged, like lines, to the first list
+    /// still waiting, so one list's pings count against it alone, at most [`MAX_ANSWERS`].
+    #[test]
+    fn server_requests_beside_lists_in_flight_are_bounded_per_list() {
+        for (pings, ok) in [(MAX_ANSWERS, true), (MAX_ANSWERS + 1, false)] {
+            let mut t = fake(&[
+                "--era",
+                "legacy",
+                "--pings",
+                &pings.to_string(),
+                "--pings-on",
+                "resources/list",
+            ]);
+            let a = soon(10_000);
+            request(&mut t, 1, "initialize", Era::Handshake, &a).expect("initialize");
+            let era = Era::Legacy(crate::adapter::mcp::era::Revision::V2025_06_18);
+            let initialized = jsonrpc::encode_notification("notifications/initialized", None);
+            let note = Outgoing {
+                method: "notifications/initialized",
+                id: None,
+                body: &initialized,
+                era,
+                mirror: Mirror::default(),
+            };
+            t.notify(&note, &a).expect("initialized");
+            let methods = ["tools/list", "resources/list", "prompts/list"];
+            let bodies: Vec<Vec<u8>> = methods
+                .iter()
+                .zip(2u64..)
+                .map(|(m, id)| jsonrpc::encode_request(id, m, None))
+                .collect();
+            let outs: Vec<Outgoing<'_>> = methods
+                .iter()
+                .zip(&bodies)
+                .zip(2u64..)
+                .map(|((m, body), id)| Outgoing {
+                    method: m,
+                    id: Some(id),
+                    body,
+                    era,
+                    mirror: Mirror::default(),
+                })
+                .collect();
+            let replies = t.request_all(&outs, &a);
+            assert!(replies[0].is_ok(), "{pings}: {:?}", replies[0]);
+            if ok {
+                assert!(replies.iter().all(Result::is_ok), "{pings}: {replies:?}");
+            } else {
+                assert_eq!(
+                    replies[1].as_ref().err(),
+                    Some(&TransportError::Malformed(Malformed::TooManyServerRequests))
+                );
+            }
+            t.discard();
+        }
     }
 
     /// The server answers no list until all three were asked for, then in reverse order:

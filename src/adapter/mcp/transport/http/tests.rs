@@ -1105,6 +1105,17 @@ fn run_with(
     credential: Credential,
     dims: &[Dimension],
 ) -> Vec<crate::result::Observation> {
+    run_for(server, options, credential, dims, LONG)
+}
+
+/// A whole run, each check an attempt of `each`.
+fn run_for(
+    server: &Server,
+    options: McpOptions,
+    credential: Credential,
+    dims: &[Dimension],
+    each: Duration,
+) -> Vec<crate::result::Observation> {
     use crate::adapter::Adapter;
     use crate::adapter::mcp::{McpAdapter, testkit};
     let mut target = testkit::target(options);
@@ -1115,7 +1126,7 @@ fn run_with(
     assert_eq!(run.configure().status, Status::Healthy);
     let obs = dims
         .iter()
-        .map(|d| run.check(*d, &attempt_for(LONG)))
+        .map(|d| run.check(*d, &attempt_for(each)))
         .collect();
     run.close(&Attempt::new(Deadline::after(
         Duration::from_secs(1),
@@ -1355,6 +1366,46 @@ fn requests_go_out_at_once_where_a_round_trip_costs_more_than_a_lane() {
     assert!(lanes_pay(3, 0, link(80, 40)));
     assert!(lanes_pay(3, 2, link(2, 25)));
     assert!(!lanes_pay(1, 0, link(0, 1000)));
+}
+
+/// Inventories listed at once on connections of their own (a slow server): the answers to
+/// two are no response to the third, which the server never answers, so it is UNREACHABLE,
+/// not a partial answer (UNKNOWN).
+#[test]
+fn a_silent_inventory_beside_answered_ones_is_unreachable() {
+    let server = Server::start(|r| {
+        let ok = |result: &str| {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id());
+            Reply::After(
+                Duration::from_millis(25),
+                Box::new(Reply::Send(json(200, &body))),
+            )
+        };
+        match (r.method.as_str(), r.rpc().as_str()) {
+            ("HEAD", _) => Reply::Send(response(405, &[("allow", "POST")], b"")),
+            ("POST", "server/discover") => ok(
+                r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"resources":{},"prompts":{}}}"#,
+            ),
+            ("POST", "tools/list") => ok(r#"{"resultType":"complete","tools":[]}"#),
+            ("POST", "resources/list") => ok(r#"{"resultType":"complete","resources":[]}"#),
+            _ => Reply::HangBeforeHead,
+        }
+    });
+    let dims = [Dimension::Protocol, Dimension::Capability];
+    let obs = run_for(
+        &server,
+        McpOptions::default(),
+        Credential::None,
+        &dims,
+        Duration::from_millis(600),
+    );
+    assert_eq!(obs[0].status, Status::Healthy, "{:?}", obs[0]);
+    assert_eq!(obs[1].status, Status::Unreachable, "{:?}", obs[1]);
+    assert_eq!(
+        server.with_method("POST").len(),
+        4,
+        "the lists went out at once"
+    );
 }
 
 /// Upstream §17 B16, C18, C19, C22 through whole runs.
