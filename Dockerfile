@@ -19,6 +19,9 @@ WORKDIR /build/agenthealth
 COPY rust-toolchain.toml ./
 RUN rustup target add x86_64-unknown-linux-musl
 COPY Cargo.toml Cargo.lock build.rs ./
+# The musl linker settings (rust-lld, folded code, packed relocations: see .ci/link-musl).
+COPY .cargo/config.toml ./.cargo/config.toml
+COPY .ci/link-musl ./.ci/link-musl
 COPY src ./src
 # No .git in the build context: the commit comes in as an argument (else "unknown").
 ARG AGENTHEALTH_COMMIT=unknown

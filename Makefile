@@ -27,6 +27,7 @@ static:
 	@rustup target list --installed 2>/dev/null | grep -qx $(MUSL) || rustup target add $(MUSL)
 	CC_x86_64_unknown_linux_musl=gcc $(CARGO) build --release --target $(MUSL)
 	@ls -l $(STATIC_BIN) | awk '{printf "%s: %d bytes (%.2f MiB)\n", $$9, $$5, $$5/1048576}'
+	@test $$(stat -c %s $(STATIC_BIN)) -le 2500000 || { echo "static: over the 2.5 MB (2,500,000 bytes) budget" >&2; exit 1; }
 	@file $(STATIC_BIN) 2>/dev/null | grep -o 'static[a-z-]* linked' || true
 
 ## dist: dist/agenthealth-<version>-x86_64-unknown-linux-musl.tar.gz (static binary, README.md,
