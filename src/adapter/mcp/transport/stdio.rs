@@ -704,6 +704,33 @@ mod tests {
         assert!(t.pid().is_none());
     }
 
+    const LISTS: [&str; 3] = ["tools/list", "resources/list", "prompts/list"];
+
+    /// The three list requests, ids 2, 3 and 4.
+    fn list_bodies(params: Option<&RawValue>) -> Vec<Vec<u8>> {
+        LISTS
+            .iter()
+            .zip(2u64..)
+            .map(|(m, id)| jsonrpc::encode_request(id, m, params))
+            .collect()
+    }
+
+    /// The list requests of [`list_bodies`] to send at once.
+    fn lists(bodies: &[Vec<u8>], era: Era) -> Vec<Outgoing<'_>> {
+        LISTS
+            .iter()
+            .zip(bodies)
+            .zip(2u64..)
+            .map(|((m, body), id)| Outgoing {
+                method: m,
+                id: Some(id),
+                body,
+                era,
+                mirror: Mirror::default(),
+            })
+            .collect()
+    }
+
     /// Lists in flight together: server requests are charged, like lines, to the first list
     /// still waiting, so one list's pings count against it alone, at most [`MAX_ANSWERS`].
     #[test]
@@ -729,25 +756,8 @@ mod tests {
                 mirror: Mirror::default(),
             };
             t.notify(&note, &a).expect("initialized");
-            let methods = ["tools/list", "resources/list", "prompts/list"];
-            let bodies: Vec<Vec<u8>> = methods
-                .iter()
-                .zip(2u64..)
-                .map(|(m, id)| jsonrpc::encode_request(id, m, None))
-                .collect();
-            let outs: Vec<Outgoing<'_>> = methods
-                .iter()
-                .zip(&bodies)
-                .zip(2u64..)
-                .map(|((m, body), id)| Outgoing {
-                    method: m,
-                    id: Some(id),
-                    body,
-                    era,
-                    mirror: Mirror::default(),
-                })
-                .collect();
-            let replies = t.request_all(&outs, &a);
+            let bodies = list_bodies(None);
+            let replies = t.request_all(&lists(&bodies, era), &a);
             assert!(replies[0].is_ok(), "{pings}: {:?}", replies[0]);
             if ok {
                 assert!(replies.iter().all(Result::is_ok), "{pings}: {replies:?}");
@@ -770,25 +780,8 @@ mod tests {
         let meta = crate::adapter::mcp::session::meta(false);
         let params = format!("{{{meta}}}");
         let params = RawValue::from_string(params).expect("params");
-        let methods = ["tools/list", "resources/list", "prompts/list"];
-        let bodies: Vec<Vec<u8>> = methods
-            .iter()
-            .zip(2u64..)
-            .map(|(m, id)| jsonrpc::encode_request(id, m, Some(&params)))
-            .collect();
-        let outs: Vec<Outgoing<'_>> = methods
-            .iter()
-            .zip(&bodies)
-            .zip(2u64..)
-            .map(|((m, body), id)| Outgoing {
-                method: m,
-                id: Some(id),
-                body,
-                era: Era::Modern,
-                mirror: Mirror::default(),
-            })
-            .collect();
-        let replies = t.request_all(&outs, &a);
+        let bodies = list_bodies(Some(&params));
+        let replies = t.request_all(&lists(&bodies, Era::Modern), &a);
         assert_eq!(replies.len(), 3);
         for (reply, key) in replies.iter().zip(["tools", "resources", "prompts"]) {
             let reply = reply.as_ref().expect("answered");
