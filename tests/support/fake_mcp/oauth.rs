@@ -9,7 +9,8 @@
 //! * `POST /token`: `client_credentials` for the confidential client
 //!   `agenthealth-service` / `demo-secret` (`client_secret_basic` or `_post`);
 //!   `authorization_code` with PKCE S256 for any client whose code came from `/authorize`;
-//!   `refresh_token` with a refresh token this server issued (rotated on each use). Every
+//!   `refresh_token` with a refresh token this server issued, or [`HANDED_OVER_REFRESH`]
+//!   (each rotated on use). Every
 //!   token request must name one of the protected resources. The access token is the
 //!   route's `require_bearer` value, for an hour.
 //! * `GET /authorize`: approves at once (no login page) with a 302 to the `redirect_uri`
@@ -29,12 +30,25 @@ pub const CLIENT_ID: &str = "agenthealth-service";
 /// Its secret.
 pub const CLIENT_SECRET: &str = "demo-secret";
 
+/// A refresh token the server accepts without having issued it in this run: one handed over
+/// from elsewhere (docs/oauth.md's `grant: refresh_token` example). Rotated like any other.
+pub const HANDED_OVER_REFRESH: &str = "demo-refresh";
+
 /// Codes issued by `/authorize` (code → challenge, redirect) and live refresh tokens.
-#[derive(Default)]
 pub(super) struct OAuthState {
     codes: HashMap<String, (String, String)>,
     refresh: Vec<String>,
     issued: u64,
+}
+
+impl Default for OAuthState {
+    fn default() -> OAuthState {
+        OAuthState {
+            codes: HashMap::new(),
+            refresh: vec![HANDED_OVER_REFRESH.to_string()],
+            issued: 0,
+        }
+    }
 }
 
 /// An answer: status, extra headers, JSON body.
