@@ -23,6 +23,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use agenthealth::vocab::sync::lock;
+
 #[derive(Default)]
 struct Counts {
     /// Depth of the deepest answer delivered to the client so far.
@@ -39,10 +41,6 @@ struct Counts {
 struct Turn {
     depth: u32,
     answered: bool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Copies `from` to `to`, each chunk released `delay` after it arrived (and not before

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use agenthealth::vocab::sync::lock;
 use serde_json::Value;
 
 use crate::fake_mcp::{FakeConfig, FakeServer};
@@ -435,8 +436,8 @@ struct Rendezvous {
 
 impl Rendezvous {
     fn hold(&self, want: usize) -> Reply {
-        let (lock, cv) = &*self.state;
-        let mut g = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (mutex, cv) = &*self.state;
+        let mut g = lock(mutex);
         g.0 += 1;
         g.1 = g.1.max(g.0);
         cv.notify_all();
@@ -448,7 +449,7 @@ impl Rendezvous {
     }
 
     fn peak(&self) -> usize {
-        self.state.0.lock().unwrap_or_else(|p| p.into_inner()).1
+        lock(&self.state.0).1
     }
 }
 

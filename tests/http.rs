@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use agenthealth::vocab::sync::lock;
+
 use crate::support::http_server::{Reply, Server, closed_port};
 use crate::support::tls;
 use crate::util::{Outcome, TempDir, run, run_env};
@@ -329,11 +331,7 @@ fn broken_bodies_are_unknown_and_never_retried() {
         let reply = std::sync::Mutex::new(Some(reply));
         let s = Server::start(move |r| {
             if r.method == "GET" {
-                reply
-                    .lock()
-                    .ok()
-                    .and_then(|mut g| g.take())
-                    .unwrap_or(Reply::status(500))
+                lock(&reply).take().unwrap_or(Reply::status(500))
             } else {
                 Reply::status(200)
             }

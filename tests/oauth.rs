@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use agenthealth::vocab::sync::lock;
 use serde_json::{Value, json};
 
 use crate::support::http_server::{Reply, Request as Recorded, Server};
@@ -39,13 +40,11 @@ impl Protected {
         let root: Arc<Mutex<String>> = Arc::default();
         let seen = Arc::clone(&root);
         let server = Server::start(move |r: &Recorded| {
-            let root = seen.lock().map(|g| g.clone()).unwrap_or_default();
+            let root = lock(&seen).clone();
             route(r, &root, &answer)
         });
         let url = server.url("").trim_end_matches('/').to_string();
-        if let Ok(mut g) = root.lock() {
-            g.clone_from(&url);
-        }
+        lock(&root).clone_from(&url);
         Protected { server, root: url }
     }
 

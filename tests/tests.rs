@@ -5,8 +5,10 @@
 //! README.md and docs/ as shown; `layout` holds the golden terminal, doctor and line outputs;
 //! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
 //! server the others use; `serve` runs the AHP server against scripted targets and hostile
-//! clients; `deploy` checks the manifests, image files and release artefacts.
+//! clients; `deploy` checks the manifests, image files and release artefacts; `architecture`
+//! reads `src/` for the rules its layout must keep.
 
+mod architecture;
 mod cli;
 mod config;
 mod deadline;

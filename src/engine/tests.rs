@@ -16,6 +16,7 @@ use crate::result::Observation;
 use crate::result::document::{Document, NodeResult};
 use crate::vocab::Attempt;
 use crate::vocab::TargetType;
+use crate::vocab::sync::lock;
 use crate::vocab::{Dimension, Status};
 
 struct Scripted;
@@ -72,10 +73,10 @@ fn block_until_abort(attempt: &Attempt) {
     let pair = Arc::new((Mutex::new(false), Condvar::new()));
     let p2 = pair.clone();
     attempt.on_abort(move || {
-        *p2.0.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        *lock(&p2.0) = true;
         p2.1.notify_all();
     });
-    let g = pair.0.lock().unwrap_or_else(|p| p.into_inner());
+    let g = lock(&pair.0);
     let _g = pair.1.wait_while(g, |done| !*done);
 }
 
@@ -87,9 +88,7 @@ impl TargetRun for Run {
         }
     }
     fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
-        calls()
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(calls())
             .entry(self.script.clone())
             .or_default()
             .push(dim);
@@ -164,12 +163,7 @@ fn run(c: &Config) -> Document {
 }
 
 fn calls_for(script: &str) -> Vec<Dimension> {
-    calls()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(script)
-        .cloned()
-        .unwrap_or_default()
+    lock(calls()).get(script).cloned().unwrap_or_default()
 }
 
 fn shown(r: &NodeResult) -> Vec<&'static str> {

@@ -29,6 +29,7 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::NextTimeout;
 
 use crate::result::Stage;
+use crate::vocab::sync::lock;
 use crate::vocab::threads;
 
 use super::failure::{NoLookupThread, NoResolver};
@@ -75,7 +76,7 @@ impl StageResolver {
 
     fn recall(&self, host: &str, port: u16) -> Option<ResolvedSocketAddrs> {
         let memory = self.memory.as_ref()?;
-        let memory = memory.lock().unwrap_or_else(|p| p.into_inner());
+        let memory = lock(memory);
         memory
             .iter()
             .find(|(h, p, _)| h == host && *p == port)
@@ -84,7 +85,7 @@ impl StageResolver {
 
     fn remember(&self, host: &str, port: u16, addrs: &ResolvedSocketAddrs) {
         if let Some(memory) = &self.memory {
-            let mut memory = memory.lock().unwrap_or_else(|p| p.into_inner());
+            let mut memory = lock(memory);
             memory.retain(|(h, p, _)| !(h == host && *p == port));
             memory.push((host.to_string(), port, addrs.clone()));
         }

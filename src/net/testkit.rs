@@ -6,6 +6,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::vocab::Attempt;
+// `http_server` takes the crate's lock from its includer as `super::lock`.
+use crate::vocab::sync::lock;
 use crate::vocab::{Bound, Deadline};
 
 #[path = "../../tests/support/http_server/mod.rs"]

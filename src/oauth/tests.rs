@@ -19,6 +19,7 @@ use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
 use crate::net::testkit::{with_watchdog, within};
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
+use crate::vocab::sync::lock;
 use crate::vocab::{Attempt, Bound, Deadline, Secret, SecretLog};
 
 const LONG: Duration = Duration::from_secs(5);
@@ -50,7 +51,7 @@ impl Fake {
         let root: Arc<Mutex<String>> = Arc::default();
         let seen = Arc::clone(&root);
         let server = Server::start(move |r: &Recorded| {
-            let root = seen.lock().map(|g| g.clone()).unwrap_or_default();
+            let root = lock(&seen).clone();
             let w = world(&root);
             let path = r.target.split('?').next().unwrap_or_default().to_string();
             if let Some(reply) = w.overrides.get(&path) {
@@ -78,9 +79,7 @@ impl Fake {
         });
         let url = server.url("");
         let url = url.trim_end_matches('/').to_string();
-        if let Ok(mut g) = root.lock() {
-            g.clone_from(&url);
-        }
+        lock(&root).clone_from(&url);
         Fake { server, root: url }
     }
 

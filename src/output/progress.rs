@@ -4,6 +4,8 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::vocab::sync::lock;
+
 /// Shows `checking… done/total targets` after a delay; erases itself when finished.
 pub struct Progress {
     out: Option<Mutex<Box<dyn Write + Send>>>,
@@ -43,9 +45,9 @@ impl Progress {
         if self.start.elapsed() < self.delay {
             return;
         }
-        let mut shown = self.shown.lock().unwrap_or_else(|p| p.into_inner());
+        let mut shown = lock(&self.shown);
         *shown = true;
-        let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = lock(out);
         let _ = write!(out, "\r\x1b[2Kchecking… {done}/{total} targets");
         let _ = out.flush();
     }
@@ -53,8 +55,8 @@ impl Progress {
     /// Erases the line if it was shown.
     pub fn finish(&self) {
         let Some(out) = &self.out else { return };
-        if *self.shown.lock().unwrap_or_else(|p| p.into_inner()) {
-            let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+        if *lock(&self.shown) {
+            let mut out = lock(out);
             let _ = write!(out, "\r\x1b[2K");
             let _ = out.flush();
         }
@@ -71,7 +73,7 @@ mod tests {
 
     impl Write for Sink {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().map(|mut v| v.extend_from_slice(buf)).ok();
+            lock(&self.0).extend_from_slice(buf);
             Ok(buf.len())
         }
         fn flush(&mut self) -> std::io::Result<()> {
@@ -80,7 +82,7 @@ mod tests {
     }
 
     fn text(s: &Sink) -> String {
-        String::from_utf8_lossy(&s.0.lock().map(|v| v.clone()).unwrap_or_default()).into_owned()
+        String::from_utf8_lossy(&lock(&s.0)).into_owned()
     }
 
     #[test]

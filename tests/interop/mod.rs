@@ -35,6 +35,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use agenthealth::vocab::sync::lock;
+
 pub mod oauth;
 mod oauth_selftest;
 mod selftest;
@@ -322,7 +324,7 @@ impl Process {
         let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n @ 1..) = stderr_pipe.read(&mut buf) {
-                let mut tail = sink.lock().unwrap();
+                let mut tail = lock(&sink);
                 tail.extend_from_slice(&buf[..n]);
                 let excess = tail.len().saturating_sub(STDERR_TAIL);
                 tail.drain(..excess);
@@ -389,7 +391,7 @@ impl Process {
 
     /// The last 16 KiB the process wrote to stderr, for assertion messages.
     pub fn stderr_tail(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+        String::from_utf8_lossy(&lock(&self.stderr)).into_owned()
     }
 
     /// Kills the process group, reaps the child and waits for the stderr reader.

@@ -5,6 +5,10 @@
 
 #![allow(dead_code)]
 
+/// The crate's poison-tolerant lock, which `http_server` takes from its includer as
+/// `super::lock` (the crate's unit tests, which include it too, give it by another path).
+pub use agenthealth::vocab::sync::lock;
+
 pub mod fake_mcp;
 pub mod http_server;
 pub mod tls;

@@ -3,7 +3,7 @@
 //! A [`Scripted`] transport hands every message to a closure playing the server and logs
 //! what was sent, so tests assert both the outcome and the exact request sequence.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -173,10 +173,8 @@ impl Transport for Scripted {
     }
 }
 
-/// Locks a log, ignoring poisoning from a failed test thread.
-pub fn lock(log: &Mutex<Log>) -> MutexGuard<'_, Log> {
-    crate::vocab::sync::lock(log)
-}
+/// The crate's poison-tolerant lock, for the logs (a failed test thread must not cascade).
+pub use crate::vocab::sync::lock;
 
 /// An `mcp` target at a loopback endpoint with these options.
 pub fn target(options: McpOptions) -> Target {

@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use agenthealth::vocab::sync::lock;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -122,7 +123,7 @@ fn authorize(base: &str, state: &Mutex<OAuthState>, query: &str) -> Answered {
         return error(400, "invalid_request");
     }
     let code = {
-        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut s = lock(state);
         s.issued += 1;
         let code = format!("demo-code-{}", s.issued);
         s.codes.insert(code.clone(), (challenge, redirect.clone()));
@@ -156,7 +157,7 @@ fn token(
     else {
         return error(400, "invalid_target");
     };
-    let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+    let mut s = lock(state);
     match get("grant_type").as_deref() {
         Some("client_credentials") => {
             let (id, secret) = client(authorization, &form);

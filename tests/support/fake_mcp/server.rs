@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use agenthealth::vocab::sync::lock;
+
 use super::config::{Action, FakeConfig, On};
 use super::http_server::{
     self as http, Conn, Flow, Handler, Options, Request, Server, Wrap, reason,
@@ -185,11 +187,6 @@ impl Seen {
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.as_str())
     }
-}
-
-/// Locks, ignoring poisoning (a panicking test thread must not cascade).
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// A stream whose answer waits for a `GET` with `Last-Event-ID`.

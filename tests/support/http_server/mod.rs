@@ -23,6 +23,9 @@
 //!
 //! Std only (and `serde_json`-free), so unit tests include it with `#[path]` (see
 //! `src/net/testkit.rs`) and integration tests and examples through `tests/support/mod.rs`.
+//! The one thing it takes from its includer is `super::lock`, the crate's poison-tolerant
+//! lock (`agenthealth::vocab::sync::lock`), which the crate's unit tests and the others
+//! reach by different paths.
 
 // Each including target uses a different part of this API.
 #![allow(dead_code, unused_imports)]
@@ -34,7 +37,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -42,6 +45,8 @@ pub use reply::Reply;
 pub use wire::{LAST_CHUNK, Request, chunk, head_bytes, reason, write_full, write_text};
 
 use wire::{Framing, Io, ReadError};
+
+use super::lock;
 
 /// Most connections served at once; more are answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -452,11 +457,6 @@ pub fn closed_port() -> u16 {
     let port = listener.local_addr().expect("addr").port();
     drop(listener);
     port
-}
-
-/// Locks, ignoring poisoning (a panicking test thread must not cascade).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn accept_loop(shared: &Arc<Shared>, listener: &TcpListener) {

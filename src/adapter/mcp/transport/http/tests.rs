@@ -672,7 +672,7 @@ fn send_all(
 fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
     use crate::net::testkit::tls::{Handshakes, TestCa, counting_server_wrap};
     let ca = TestCa::new();
-    let counts = Arc::new(std::sync::Mutex::new(Handshakes::default()));
+    let counts = Arc::new(Handshakes::default());
     let wrap = counting_server_wrap(ca.leaf(&["localhost"]), counts.clone());
     // A server slow to answer (25 ms), so that lanes pay even over TLS on loopback.
     let server = Server::start_wrapped(wrap, |r| {
@@ -688,13 +688,7 @@ fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
     send(&mut t, "initialize", 1, Era::Handshake, &a).expect("initialize");
     send(&mut t, "tools/list", 2, Era::Legacy(V), &a).expect("tools/list");
     assert_eq!(server.connections(), 1);
-    assert_eq!(
-        *counts.lock().expect("counts"),
-        Handshakes {
-            full: 1,
-            resumed: 0
-        }
-    );
+    assert_eq!(counts.counts(), (1, 0), "full, resumed");
 
     let lists = ["tools/list", "resources/list", "prompts/list"];
     for round in 0..2u64 {
@@ -707,13 +701,7 @@ fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
         3,
         "one more per request beside the first"
     );
-    assert_eq!(
-        *counts.lock().expect("counts"),
-        Handshakes {
-            full: 1,
-            resumed: 2
-        }
-    );
+    assert_eq!(counts.counts(), (1, 2), "full, resumed");
     for r in server.with_method("POST").iter().skip(1) {
         assert_eq!(r.header("mcp-session-id"), Some("s-1"), "{}", r.rpc());
     }
