@@ -51,12 +51,12 @@ pub const CODES: [Code; 7] = [
     ),
     status(
         Status::Unknown,
-        "inconclusive: a response did not complete, cancelled, or no checks requested",
+        "inconclusive: a response did not complete, the run was cancelled, or no checks were requested",
     ),
     Code {
         code: TOOL_FAILURE,
         status: None,
-        meaning: "usage, invalid configuration, output",
+        meaning: "a usage, configuration or output error",
     },
 ];
 

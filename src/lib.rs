@@ -41,6 +41,11 @@ pub mod vocab;
 /// them with `cargo run --example reference`).
 pub use cli::reference;
 
+/// The exit-code table ([`exit::CODES`]), for the documentation test that keeps the tables of
+/// README.md and docs/output.md equal to it; not an API.
+#[doc(hidden)]
+pub use exit::CODES as EXIT_CODES;
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 

@@ -1,6 +1,7 @@
 //! The documentation runs as shown: every fenced block of README.md and docs/*.md whose info
 //! string is `console` is executed against the built binary and its output compared with the
-//! text in the block; and the evidence tables list each key once.
+//! text in the block; the evidence tables list each key once; and the exit-code tables are
+//! the binary's.
 //!
 //! # The console-block convention
 //!
@@ -201,6 +202,62 @@ fn the_evidence_tables_list_every_key_once() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The exit-code tables — tables whose header is `| Exit | Status | Meaning |`: one in
+/// README.md, one in docs/output.md, none elsewhere — are `src/exit.rs`'s `CODES` (which the
+/// help text and the man page print), row for row: the code; the status in backticks, or the
+/// tool failure by its name; the meaning as a sentence (capitalised, with a full stop).
+#[test]
+fn the_exit_code_tables_are_the_binarys() {
+    let want: Vec<String> = agenthealth::EXIT_CODES
+        .iter()
+        .map(|c| {
+            let status = match c.status {
+                Some(_) => format!("`{}`", c.name()),
+                None => c.name().to_string(),
+            };
+            format!("| {} | {status} | {}. |", c.code, sentence(c.meaning))
+        })
+        .collect();
+    assert_eq!(want.len(), 7, "{want:?}");
+    for doc in DOCUMENTS {
+        let tables = exit_code_tables(&read(doc));
+        let expected = usize::from(["README.md", "docs/output.md"].contains(doc));
+        assert_eq!(tables.len(), expected, "{doc}: exit-code tables");
+        for rows in tables {
+            assert_eq!(
+                rows, want,
+                "{doc}: the exit-code table is src/exit.rs's CODES"
+            );
+        }
+    }
+}
+
+/// `text` with its first letter capitalised.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// The body rows of each table of `text` whose header is `| Exit | Status | Meaning |`.
+fn exit_code_tables(text: &str) -> Vec<Vec<String>> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim() == "| Exit | Status | Meaning |")
+        .map(|(i, _)| {
+            lines
+                .iter()
+                .skip(i + 2)
+                .take_while(|l| l.starts_with('|'))
+                .map(|l| l.trim().to_string())
+                .collect()
+        })
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------

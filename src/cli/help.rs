@@ -150,7 +150,7 @@ mod tests {
             exit_codes(),
             concat!(
                 "exit codes: 0 HEALTHY, 1 DEGRADED, 2 UNHEALTHY, 3 UNREACHABLE, 4 MISCONFIGURED,\n",
-                "            5 UNKNOWN, 6 tool failure (usage, invalid configuration, output)\n",
+                "            5 UNKNOWN, 6 tool failure (a usage, configuration or output error)\n",
             )
         );
     }
