@@ -156,9 +156,9 @@ fn every_document_has_a_test() {
 }
 
 /// The evidence tables (tables under a heading containing "Evidence" in docs/output.md and
-/// docs/mcp.md) name one key per row, in backticks in the first column; no key is listed
-/// twice; every key is spelled somewhere in `src/` as a string; and every key the code
-/// attaches with `.with("key", …)` or `.set("key", …)` outside its tests is listed.
+/// docs/mcp.md) and the registry of evidence keys (`Key::ALL`, src/result/evidence.rs) agree:
+/// one key per row, in backticks in the first column; no key listed twice; every listed key
+/// is a key of the registry, and every key of the registry is listed.
 #[test]
 fn the_evidence_tables_list_every_key_once() {
     let mut listed: Vec<(String, String)> = Vec::new();
