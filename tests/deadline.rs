@@ -1,7 +1,9 @@
 //! The run deadline and the hostile behaviours an exec probe meets: `--deadline` and
 //! `deadline_ms` end everything (checks, retries, dependencies, cleanup) and the document is
-//! still printed; a silent session costs one deadline, not one per check; a host out of
-//! descriptors or address space gets a result that says so, never one that blames the target.
+//! still printed; doctor names the deadline setting its user can change (`--timeout` ad
+//! hoc, `timeout_ms` in a file); a silent session costs one deadline, not one per check; a
+//! host out of descriptors or address space gets a result that says so, never one that
+//! blames the target.
 //! Wall times are asserted with the usual second of slack for a loaded machine; `make bench`
 //! measures the tight bound.
 
@@ -71,6 +73,42 @@ fn the_deadline_flag_ends_a_run_that_timeouts_would_not() {
         "{}",
         doctor.stdout
     );
+}
+
+/// A silent endpoint's advice names the setting its user can change (issue 12): an ad-hoc
+/// target's deadline comes from `--timeout`, a configured one's from `timeout_ms`, and each
+/// is told to check that one and never the other.
+#[test]
+fn doctor_names_the_timeout_its_user_can_set() {
+    let silent = Server::start_silent();
+    let url = silent.url("/");
+    for kind in ["http", "mcp"] {
+        let o = run(&["doctor", kind, &url, "--timeout", "300", "--color", "never"]);
+        assert_eq!(o.code, 3, "{kind}: {}", o.stdout);
+        assert!(
+            o.stdout.contains(
+                "  - reachability: no response within 300 ms; check that the service is up and reachable, and that --timeout is adequate\n"
+            ),
+            "{kind}: {}",
+            o.stdout
+        );
+        assert!(!o.stdout.contains("timeout_ms"), "{kind}: {}", o.stdout);
+    }
+    let dir = TempDir::new("deadline-advice");
+    let config = dir.file(
+        "c.yaml",
+        &format!(
+            "version: v1\ntargets:\n  - name: silent\n    type: http\n    endpoint: {url}\n    timeout_ms: 300\n"
+        ),
+    );
+    let o = run(&["doctor", &config.display().to_string(), "--color", "never"]);
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert!(
+        o.stdout.contains("and that timeout_ms is adequate\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("--timeout"), "{}", o.stdout);
 }
 
 /// Without a run deadline, the same server costs one attempt's deadline: the protocol check
