@@ -510,6 +510,44 @@ fn a_legacy_pin_offers_exactly_the_pin() {
     assert_eq!(p["evidence"]["pinned_version"], "2025-06-18");
 }
 
+/// A legacy pin whose `initialize` is rejected without naming a revision keeps the code of
+/// the rejection (docs/mcp.md's pin table): another JSON-RPC error, at 200 or at a 4xx or
+/// 5xx, is `mcp_rpc` (its code in `rpc_code`); a bare HTTP status, with a text body and no
+/// JSON-RPC error, is `mcp_http`. The pin forbids trying discovery instead.
+#[test]
+fn a_legacy_pin_rejected_without_a_revision_keeps_the_rejection_code() {
+    let rejected = |action| {
+        let s =
+            FakeServer::start(FakeConfig::default().with_fault(Fault::on("initialize", action)));
+        let o = pinned(&s, "2025-06-18");
+        assert_eq!(o.code, 2, "{}", o.stdout);
+        assert_eq!(
+            sequence(&s),
+            posts(&["initialize"]),
+            "no discovery, no retry"
+        );
+        protocol(&o)
+    };
+    for (status, code) in [(200, -32603), (400, -32600), (500, -32603)] {
+        let p = rejected(Action::Error {
+            status,
+            code,
+            message: "rejected",
+            data: None,
+        });
+        assert_eq!(p["code"], "mcp_rpc", "{status} {code}: {p}");
+        assert_eq!(p["evidence"]["rpc_code"], code, "{p}");
+        assert_eq!(p["evidence"]["pinned_version"], "2025-06-18", "{p}");
+        assert!(p["evidence"]["server_version"].is_null(), "{p}");
+    }
+    for status in [400, 404, 500] {
+        let p = rejected(Action::Status(status));
+        assert_eq!(p["code"], "mcp_http", "{status}: {p}");
+        assert_eq!(p["evidence"]["http_status"], status, "{p}");
+        assert!(p["evidence"]["rpc_code"].is_null(), "{p}");
+    }
+}
+
 /// Unpinned, a legacy server answering an unsupported revision is a version failure after the
 /// fallback, and the evidence names the revision when it is one by the grammar (issue 12).
 #[test]
