@@ -1,11 +1,11 @@
 //! The run deadline and the hostile behaviours an exec probe meets: `--deadline` and
 //! `deadline_ms` end everything (checks, retries, dependencies, cleanup) and the document is
 //! still printed; doctor names the deadline setting its user can change (`--timeout` ad
-//! hoc, `timeout_ms` in a file); a silent session costs one deadline, not one per check; a
-//! host out of descriptors or address space gets a result that says so, never one that
-//! blames the target.
-//! Wall times are asserted with the usual second of slack for a loaded machine; `make bench`
-//! measures the tight bound.
+//! hoc, `timeout_ms` in a file), and a check a signal cut is cancelled, not timed out; a
+//! silent session costs one deadline, not one per check; a host out of descriptors or
+//! address space gets a result that says so, never one that blames the target. Wall times
+//! are asserted with the usual second of slack for a loaded machine; `make bench` measures
+//! the tight bound.
 
 use std::time::Duration;
 
@@ -109,6 +109,74 @@ fn doctor_names_the_timeout_its_user_can_set() {
         o.stdout
     );
     assert!(!o.stdout.contains("--timeout"), "{}", o.stdout);
+}
+
+/// A check the run's cancellation cut (SIGTERM while `initialize` waits) is cancelled, not
+/// timed out: UNKNOWN with the cancellation's message and no deadline in its evidence, and
+/// doctor says the run was cancelled and names no timeout to raise.
+#[test]
+fn a_cancelled_check_is_cancelled_not_timed_out() {
+    let Some(cfg) = preset("hang") else {
+        panic!("preset hang")
+    };
+    let s = FakeServer::start(cfg);
+    let url = s.url();
+    // Runs `args`, and sends SIGTERM once the server holds a POST of this run.
+    let cancelled = |args: &[&str]| -> Outcome {
+        let before = s.count_http("POST");
+        let child = std::process::Command::new(bin())
+            .args(args)
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn agenthealth");
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while s.count_http("POST") == before {
+            assert!(std::time::Instant::now() < until, "no POST arrived");
+            std::thread::yield_now();
+        }
+        let started = std::time::Instant::now();
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+        let out = child.wait_with_output().expect("wait");
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            elapsed: started.elapsed(),
+        }
+    };
+    let timeout = ["--timeout", "60000"];
+    let o = cancelled(&[&["ping", "mcp", &url, "--format", "json"][..], &timeout].concat());
+    assert_eq!(o.code, 5, "{}", o.stdout);
+    within(&o, 0);
+    let v = o.json();
+    let checks = v["checks"].as_object().expect("checks");
+    let cut: Vec<&serde_json::Value> = checks
+        .values()
+        .filter(|c| c["status"] != "HEALTHY")
+        .collect();
+    assert!(!cut.is_empty(), "{v}");
+    for c in cut {
+        assert_eq!(c["status"], "UNKNOWN", "{c}");
+        assert_eq!(c["message"], "check cancelled before it completed", "{c}");
+        assert!(c["evidence"]["deadline_ms"].is_null(), "{c}");
+    }
+    let o = cancelled(&[&["doctor", "mcp", &url, "--color", "never"][..], &timeout].concat());
+    assert_eq!(o.code, 5, "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains(": the run was cancelled (a signal) before this check completed\n"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        !o.stdout.contains("timeout") && !o.stdout.contains("communication failed"),
+        "{}",
+        o.stdout
+    );
 }
 
 /// Without a run deadline, the same server costs one attempt's deadline: the protocol check

@@ -109,9 +109,17 @@ impl TargetRun for Run {
                 crate::result::Reason::Http(crate::result::reason::HttpFailure::AuthRejected),
             )
             .responded(),
+            // What a real adapter answers when its attempt is aborted: a timeout, with its
+            // deadline's bound (it cannot tell a cancellation from a deadline; the engine can).
             "hang" => {
                 block_until_abort(attempt);
-                Observation::new(Status::Unreachable)
+                Observation::failed(
+                    Status::Unreachable,
+                    crate::result::Reason::Engine(crate::result::Note::TimedOut {
+                        bound: attempt.bound(),
+                        response_seen: false,
+                    }),
+                )
             }
             "partial" => {
                 attempt.mark_response();
@@ -410,6 +418,19 @@ fn cancellation_makes_in_flight_checks_unknown() {
     let _ = watcher.join();
     assert!(start.elapsed() < Duration::from_secs(5));
     assert_eq!(doc.results[0].status, Status::Unknown);
+    // The cut is the watchdog's cancellation, not the adapter's timeout guess.
+    let protocol = &doc.results[0].checks[&Dimension::Protocol];
+    assert_eq!(
+        protocol.reason,
+        Some(crate::result::Reason::Engine(
+            crate::result::Note::Cancelled
+        ))
+    );
+    assert_eq!(
+        protocol.message.as_deref(),
+        Some("check cancelled before it completed")
+    );
+    assert!(protocol.evidence.get(Key::DeadlineMs).is_none());
 }
 
 #[test]

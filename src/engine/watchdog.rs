@@ -7,7 +7,10 @@
 //! next. It needs no thread of its own.
 //!
 //! * At the deadline, or at once when the run is cancelled, the tick aborts the attempt: the
-//!   adapter's hooks cut its sockets and kill its process group, so the call returns.
+//!   adapter's hooks cut its sockets and kill its process group, so the call returns. It
+//!   records why ([`Ended`]) before it runs the hooks, so a call that answers the moment it is
+//!   aborted (an adapter cannot tell a cancellation from its deadline) is still cut, by what
+//!   cut it.
 //! * The worker then takes the payload back with [`Ticket::finish`], learning whether the
 //!   call ended in time or was cut (the call's own answer is then not used).
 //! * A call still running [`GRACE`] after its abort ignored it. The tick abandons it: it
@@ -464,6 +467,30 @@ mod tests {
         assert!(matches!(
             cleanup_ticket.finish(),
             Finished::InTime("cleanup")
+        ));
+    }
+
+    /// The cut is recorded before the hooks run: a call that returns the moment it is aborted
+    /// (its answer then a timeout of its deadline's bound) is still cut by cancellation.
+    #[test]
+    fn a_call_returning_at_its_abort_is_cut_by_what_aborted_it() {
+        let cancel = Cancel::new();
+        let (dog, _) = counting_watchdog(&cancel);
+        let t0 = Instant::now();
+        let attempt = Attempt::new(Deadline::new(
+            t0 + Duration::from_secs(30),
+            Bound::TimeoutMs,
+        ));
+        let ticket = dog.watch(&attempt, true, "check");
+        let (tx, rx) = mpsc::channel();
+        attempt.on_abort(move || {
+            let _ = tx.send(ticket.finish());
+        });
+        cancel.cancel();
+        let _ = dog.tick(t0);
+        assert!(matches!(
+            rx.try_recv(),
+            Ok(Finished::Cut("check", Ended::Cancelled))
         ));
     }
 

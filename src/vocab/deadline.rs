@@ -7,6 +7,11 @@
 //! and keeps the [`Bound`] that set it, so a check that ran out of time can say which setting
 //! to change: `doctor` never tells an operator to raise `timeout_ms` when `budget_ms` or the
 //! 60 s run cap cut the attempt, nor names a config key to the user of an ad-hoc `ping`.
+//!
+//! Cancellation is not a bound: it has no instant. The engine's watchdog, the only thing that
+//! aborts an attempt, records whether the deadline or a cancellation cut it, and the check's
+//! reason is then `Note::TimedOut { bound, .. }` or `Note::Cancelled` — one value each
+//! (docs/contributing.md, "Why an attempt ended").
 
 use std::time::{Duration, Instant};
 
