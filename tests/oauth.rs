@@ -95,7 +95,15 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
                     "capabilities": {"tools": {}}
                 }),
                 Some("tools/list") => {
-                    json!({"tools": [{"name": "health", "inputSchema": {"type": "object"}}]})
+                    json!({"tools": [{"name": "health", "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": true, "destructiveHint": false}}]})
+                }
+                // The call is refused as if the token had been revoked meanwhile.
+                Some("tools/call") => {
+                    return Reply::status(401).header(
+                        "WWW-Authenticate",
+                        "Bearer error=\"invalid_token\", error_description=\"revoked\"",
+                    );
                 }
                 _ => {
                     return json_reply(
@@ -219,6 +227,43 @@ fn a_refused_oauth_token_is_named_as_one() {
         o.stdout
     );
     assert!(!o.stdout.contains("bearer_env"), "{}", o.stdout);
+}
+
+/// A functional call the server rejects is not retried with a fresh token (spec: "No token
+/// is refreshed by retrying a functional call after a server rejection"): one token request,
+/// one call, and the check says the credential was refused.
+#[test]
+fn a_rejected_functional_call_is_not_retried_with_a_new_token() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-functional");
+    let config = as_.config(
+        &dir,
+        "t",
+        client_credentials(),
+        "    checks: [reachability, authentication, protocol, capability, functional]\n",
+    );
+    let text = std::fs::read_to_string(&config).unwrap_or_default().replace(
+        "      required_tools: [health]\n",
+        "      required_tools: [health]\n      functional:\n        tool: health\n        safe: true\n        arguments_json: '{}'\n",
+    );
+    let path = dir.file("functional.yaml", &text);
+    let o = check(&["check", &path.to_string_lossy(), "--format", "json"]);
+    assert_clean(&o);
+    let functional = &o.json()["checks"]["functional"];
+    assert_eq!(functional["status"], "MISCONFIGURED", "{}", o.stdout);
+    assert_eq!(functional["code"], "mcp_auth", "{functional}");
+    assert_eq!(
+        as_.count("/token"),
+        1,
+        "one token for the run, none after the rejection"
+    );
+    let calls = as_
+        .server
+        .requests()
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("\"tools/call\""))
+        .count();
+    assert_eq!(calls, 1, "the call is never repeated");
 }
 
 #[test]
