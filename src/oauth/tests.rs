@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -872,6 +872,68 @@ fn refresh_token_grant_uses_the_configured_refresh_token() {
 // ------------------------------------------------------------------------------------- login
 
 /// Runs a login against the fake in a thread; the test plays the browser.
+/// Runs a login against `fake` that nobody completes, with `wait` and `cancelled`; returns
+/// its outcome, how long it took after printing the URL, and what it printed.
+fn unattended_login(
+    fake: &Fake,
+    wait: Duration,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Result<(), String>, Duration, Vec<String>) {
+    let dir = scratch("login-unattended");
+    let mut s = settings(fake, Grant::AuthorizationCode);
+    s.client_secret = None;
+    s.token_file = Some(dir.join("user.json"));
+    let endpoint = fake.endpoint();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let secrets = SecretLog::new();
+    let login = super::login::Login {
+        settings: &s,
+        endpoint: &endpoint,
+        secrets: &secrets,
+        step_timeout: LONG,
+        wait,
+        cancelled,
+    };
+    let mut out = LineSink(tx, Vec::new());
+    let started = Instant::now();
+    let result = super::login::login(&login, &mut out)
+        .map(drop)
+        .map_err(|e| format!("{e:?}"));
+    let took = started.elapsed();
+    (result, took, rx.try_iter().collect())
+}
+
+/// Nobody comes back to the callback: the login ends when its wait does, having saved
+/// nothing. (The wait itself is five minutes: [`super::login::WAIT`].)
+#[test]
+fn a_login_nobody_completes_ends_with_its_wait() {
+    assert_eq!(super::login::WAIT, Duration::from_secs(300));
+    let fake = Fake::start(good);
+    let wait = Duration::from_millis(300);
+    let (result, took, printed) = unattended_login(&fake, wait, &|| false);
+    assert!(
+        result.as_ref().is_err_and(|e| e.contains("Callback")),
+        "{result:?}"
+    );
+    assert!(
+        took >= wait && took < wait + Duration::from_secs(1),
+        "{took:?}"
+    );
+    assert_eq!(
+        printed.first().map(String::as_str),
+        Some("Open this URL to authorize AgentHealth:")
+    );
+}
+
+/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait.
+#[test]
+fn a_cancelled_login_ends_without_waiting() {
+    let fake = Fake::start(good);
+    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &|| true);
+    assert!(result.is_err(), "{result:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
 #[test]
 fn login_delivers_the_code_through_the_loopback_callback() {
     let fake = Fake::start(good);
@@ -1048,4 +1110,44 @@ fn callback(port: u16, target: &str, host: Option<&str>) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (status, body)
+}
+
+/// Under an HTTPS issuer every authorization-server endpoint is HTTPS, loopback included; a
+/// loopback issuer may name plain-HTTP loopback endpoints; a plain-HTTP authorization endpoint
+/// elsewhere is refused like a token endpoint.
+#[test]
+fn an_https_issuer_needs_https_endpoints_even_on_loopback() {
+    use super::discovery::server_metadata;
+    let doc = |token: &str, authorize: &str| {
+        json!({"token_endpoint": token, "authorization_endpoint": authorize})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let step = |r: Result<_, OAuthError>| match r {
+        Ok(_) => None,
+        Err(OAuthError::Step { step, .. }) => Some(step),
+        Err(other) => panic!("{other:?}"),
+    };
+    let https = doc(
+        "https://auth.example/token",
+        "https://auth.example/authorize",
+    );
+    assert_eq!(step(server_metadata(&https, true)), None);
+    let loopback = doc("http://127.0.0.1:9/token", "http://127.0.0.1:9/authorize");
+    assert_eq!(
+        step(server_metadata(&loopback, true)),
+        Some(OAuthStep::InsecureEndpoint)
+    );
+    assert_eq!(step(server_metadata(&loopback, false)), None);
+    let plain_authorize = doc(
+        "https://auth.example/token",
+        "http://auth.example/authorize",
+    );
+    for https_issuer in [true, false] {
+        assert_eq!(
+            step(server_metadata(&plain_authorize, https_issuer)),
+            Some(OAuthStep::InsecureEndpoint)
+        );
+    }
 }
