@@ -266,6 +266,34 @@ fn a_rejected_functional_call_is_not_retried_with_a_new_token() {
     assert_eq!(calls, 1, "the call is never repeated");
 }
 
+/// Upstream §17 K86: two runs at once, each with two identical client-credentials targets:
+/// every target run gets its own token (4 in all), none is shared across targets or runs.
+#[test]
+fn tokens_are_never_shared_between_targets_or_runs() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-k86");
+    let one = std::fs::read_to_string(as_.config(&dir, "a", client_credentials(), ""))
+        .unwrap_or_default();
+    let second = one
+        .split_once("targets:\n")
+        .map(|(_, t)| t.replace("name: a", "name: b"))
+        .unwrap_or_default();
+    let path = dir.file("two.yaml", &format!("{one}{second}"));
+    let path = path.to_string_lossy();
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| check(&["check", &path, "--format", "json"])))
+            .collect();
+        runs.into_iter().filter_map(|r| r.join().ok()).collect()
+    });
+    assert_eq!(outcomes.len(), 2);
+    for o in &outcomes {
+        assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+        assert_clean(o);
+    }
+    assert_eq!(as_.count("/token"), 4);
+}
+
 #[test]
 fn reachability_alone_never_contacts_the_authorization_server() {
     let as_ = Protected::start(TokenAnswer::Ok);
