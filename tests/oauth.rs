@@ -453,6 +453,19 @@ fn login_misuse_is_a_tool_failure() {
     assert!(o.stderr.contains("authorization_code"), "{}", o.stderr);
     check(&["login", &config, "svc", "--format", "json"]).assert_tool_failure();
     check(&["login", &config]).assert_tool_failure();
+    // A confidential client whose secret variable is unset: one line naming the variable,
+    // before anything is printed for a browser.
+    let dir = TempDir::new("oauth-login-unset");
+    let oauth = format!(
+        "        grant: authorization_code\n        client_secret_env: UNSET_LOGIN_SECRET\n        token_file: {}\n",
+        dir.0.join("user.json").display()
+    );
+    let config = as_.config(&dir, "user", &oauth, "");
+    let o = check(&["login", &config, "user"]);
+    o.assert_tool_failure();
+    assert!(o.stderr.contains("UNSET_LOGIN_SECRET"), "{}", o.stderr);
+    assert_eq!(o.stderr.trim().lines().count(), 1, "{}", o.stderr);
+    assert!(!o.stdout.contains("Open this URL"), "{}", o.stdout);
 }
 
 /// Percent-decoding for the test's own parsing of the printed URL.

@@ -974,7 +974,16 @@ fn login_delivers_the_code_through_the_loopback_callback() {
         .trim_end_matches("/callback")
         .parse()
         .unwrap_or(0);
-    // Someone else's callback first (wrong state): refused, the login keeps waiting.
+    // A request head over the callback's 8 KiB bound, and a connection closed without a
+    // byte: neither is ours, and the login keeps waiting.
+    let (status, _) = callback(
+        port,
+        &format!("/callback?pad={}", "x".repeat(9 * 1024)),
+        None,
+    );
+    assert_eq!(status, 404);
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)));
+    // Someone else's callback next (wrong state): refused, the login keeps waiting.
     let iss = url::form_encode(&fake.root);
     let (status, _) = callback(
         port,
