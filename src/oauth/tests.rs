@@ -442,6 +442,20 @@ fn each_binding_rule_is_its_own_failure() {
             },
             OAuthStep::ServerMetadata,
         ),
+        (
+            |w, _| {
+                // Valid metadata, but over the 64 KiB a metadata document may take.
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    if let Some(d) = w.docs.get_mut(doc) {
+                        d["pad"] = json!("x".repeat(70 * 1024));
+                    }
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
     ];
     for (mutate, want) in cases {
         let mutate = *mutate;
@@ -623,22 +637,22 @@ fn malformed_token_answers_are_token_response_failures_and_still_redacted() {
 
 #[test]
 fn a_silent_authorization_server_is_cut_at_the_deadline() {
-    let fake = Fake::start(|root| {
-        let mut w = good(root);
-        w.overrides.insert(
-            "/.well-known/oauth-authorization-server".into(),
-            Reply::HangBeforeHead,
-        );
-        w
-    });
-    let s = settings(&fake, Grant::ClientCredentials);
-    let timeout = Duration::from_millis(400);
-    let (r, took) = with_watchdog(timeout, |attempt| {
-        let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
-        a.authorization(&mut Client::new(Reuse::Fresh), attempt)
-    });
-    assert!(within(timeout, took), "took {took:?}");
-    assert!(r.is_err());
+    // Silent at its metadata, then at its token endpoint.
+    for path in ["/.well-known/oauth-authorization-server", "/token"] {
+        let fake = Fake::start(move |root| {
+            let mut w = good(root);
+            w.overrides.insert(path.into(), Reply::HangBeforeHead);
+            w
+        });
+        let s = settings(&fake, Grant::ClientCredentials);
+        let timeout = Duration::from_millis(400);
+        let (r, took) = with_watchdog(timeout, |attempt| {
+            let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+            a.authorization(&mut Client::new(Reuse::Fresh), attempt)
+        });
+        assert!(within(timeout, took), "{path}: took {took:?}");
+        assert!(r.is_err(), "{path}");
+    }
 }
 
 // ------------------------------------------------------------------------------- token files
@@ -716,15 +730,27 @@ fn token_files_are_private_atomic_and_bound() {
         assert!(doc.get(key).is_some(), "{key}");
     }
     assert!(text.ends_with('\n'));
-    // Bound to another issuer: refused.
-    let other = Binding {
-        issuer: "https://other.example".into(),
-        ..b.clone()
-    };
-    assert_file(
-        store::read(&path, &other, &secrets),
-        TokenFileProblem::Binding,
-    );
+    // Bound to another issuer, resource or client: refused.
+    let others = [
+        Binding {
+            issuer: "https://other.example".into(),
+            ..b.clone()
+        },
+        Binding {
+            resource: format!("{}/other", fake.root),
+            ..b.clone()
+        },
+        Binding {
+            client_id: "another-client".into(),
+            ..b.clone()
+        },
+    ];
+    for other in &others {
+        assert_file(
+            store::read(&path, other, &secrets),
+            TokenFileProblem::Binding,
+        );
+    }
     // Readable by others: refused.
     let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
     assert_file(
