@@ -82,7 +82,7 @@
 
 mod error;
 mod group;
-mod lines;
+pub(crate) mod lines;
 mod spawn;
 
 use std::fmt;
