@@ -66,7 +66,8 @@ pub fn run(plan: &Plan, cancel: &Cancel, progress: Progress) -> Document {
 /// themselves; this thread collects outcomes and drives the run's [`Watchdog`]. A call that
 /// ignores its deadline is abandoned after [`watchdog::GRACE`] and its node continues on a
 /// new worker, so the count grows by one only per such call. Adapters may add short-lived
-/// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes).
+/// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes, an
+/// MCP target's lanes: `docs/deployment.md#resources` counts them).
 pub fn run_with(plan: &Plan, cancel: &Cancel, progress: Progress, adapters: Adapters) -> Document {
     run_capped(plan, cancel, progress, adapters, RUN_CAP)
 }
