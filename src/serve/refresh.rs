@@ -92,12 +92,9 @@ fn compact(pretty: &str) -> String {
     out
 }
 
-/// One run of the checks.
-///
-/// SEAM (run deadline, issue 13): when the engine gains a run deadline (`--deadline`,
-/// top-level `deadline_ms`), this is the one place that passes it — every cycle's run ends
-/// by it. Until then a cycle has the engine's own bounds: each node's `budget_ms` and the
-/// 60 s cap on every run.
+/// One run of the checks. It ends by the run deadline the plan's configuration carries
+/// (`deadline_ms`, or `--deadline`, which replaced it), as every run does, and never later
+/// than the engine's 60 s cap.
 fn cycle(plan: &Plan, cancel: &Cancel) -> Document {
     engine::run(plan, cancel, &|_, _| {})
 }
