@@ -93,7 +93,7 @@
 mod error;
 mod group;
 mod keeper;
-mod lines;
+pub(crate) mod lines;
 mod spawn;
 
 use std::fmt;
