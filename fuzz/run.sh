@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 seconds="${FUZZ_SECONDS:-10}"
-targets=(sse jsonrpc config schema rfc3339 header oauth_metadata oauth_token)
+targets=(sse jsonrpc config schema rfc3339 header oauth_metadata oauth_token http_head lines)
 if ! cargo fuzz --help > /dev/null 2>&1; then
   echo "cargo-fuzz is not installed: cargo install cargo-fuzz --locked" >&2
   exit 1

@@ -20,7 +20,23 @@ use crate::vocab::rfc3339;
 pub fn sse(data: &[u8], cuts: &[usize]) {
     let budget = 64 * 1024;
     let whole = run_sse(&[data], budget);
-    let mut pieces = Vec::new();
+    let chunked = run_sse(&pieces(data, cuts), budget);
+    assert_eq!(whole, chunked, "chunking changed the events");
+}
+
+/// How the chunking targets read their input: the first byte says how many cut points follow
+/// (up to eight, one byte each, at four times its value); the rest is the stream.
+pub fn cuts(data: &[u8]) -> (Vec<usize>, &[u8]) {
+    let n = usize::from(data.first().copied().unwrap_or(0) % 9);
+    let (head, stream) = data.split_at(data.len().min(1 + n));
+    let mut cuts: Vec<usize> = head.iter().skip(1).map(|&b| usize::from(b) * 4).collect();
+    cuts.sort_unstable();
+    (cuts, stream)
+}
+
+/// `data` cut at each offset in `cuts` (clamped into order and into the data).
+fn pieces<'a>(data: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
     let mut at = 0;
     for &cut in cuts {
         let cut = cut.min(data.len()).max(at);
@@ -28,8 +44,7 @@ pub fn sse(data: &[u8], cuts: &[usize]) {
         at = cut;
     }
     pieces.push(&data[at..]);
-    let chunked = run_sse(&pieces, budget);
-    assert_eq!(whole, chunked, "chunking changed the events");
+    pieces
 }
 
 /// Events, the first error and the last event id of feeding `chunks` in order.
@@ -43,6 +58,108 @@ fn run_sse(chunks: &[&[u8]], budget: usize) -> (Vec<sse::Event>, Option<sse::Sse
     }
     parser.finish(&mut events);
     (events, None, parser.last_event_id().to_string())
+}
+
+/// `serve`'s request heads, as any client sends them: the head is complete, too large or
+/// still arriving the same whether it comes whole or cut at every offset in `cuts` (under
+/// `serve`'s limit and under one short inputs cross), and what `parse_head` accepts holds to
+/// RFC 9112/9110: a token method, an origin path, token header names, and trimmed values with
+/// no control character but HTAB (a bare CR, LF or NUL in a value is refused, not passed on).
+pub fn http_head(data: &[u8], cuts: &[usize]) {
+    use crate::serve::http::{self, Arrival, HeadBuf};
+    let pieces = pieces(data, cuts);
+    for limit in [http::LIMITS.head_bytes, 64] {
+        let whole = head_arrival(&[data], limit);
+        assert_eq!(
+            head_arrival(&pieces, limit),
+            whole,
+            "chunking changed the head"
+        );
+        let mut buf = HeadBuf::default();
+        let Arrival::Complete(head) = buf.push(data, limit) else {
+            continue;
+        };
+        assert!(head.len() <= limit);
+        assert!(
+            head.ends_with(b"\n\n") || head.ends_with(b"\n\r\n"),
+            "{head:?}"
+        );
+        let Ok(request) = http::parse_head(head) else {
+            continue;
+        };
+        // RFC 9110's tchar, written out again rather than borrowed from the parser.
+        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        let token = |s: &str| !s.is_empty() && s.bytes().all(tchar);
+        assert!(token(request.method), "{:?}", request.method);
+        let path = request.path;
+        assert!(
+            path.starts_with('/') && !path.contains(['?', '#']),
+            "{path:?}"
+        );
+        assert!(!path.bytes().any(|b| b.is_ascii_control()), "{path:?}");
+        for &(name, value) in request.headers() {
+            assert!(token(name), "{name:?}");
+            assert_eq!(value.trim_matches([' ', '\t']), value);
+            let control = |b: u8| b.is_ascii_control() && b != b'\t';
+            assert!(!value.bytes().any(control), "{name}: {value:?}");
+            assert!(request.header(name).is_some());
+        }
+    }
+}
+
+/// A head's outcome after `pieces` arrive in order, owned (it stops at the first that is not
+/// `More`, as a connection does).
+fn head_arrival(pieces: &[&[u8]], limit: usize) -> Result<Option<Vec<u8>>, ()> {
+    use crate::serve::http::{Arrival, HeadBuf};
+    let mut buf = HeadBuf::default();
+    for piece in pieces {
+        match buf.push(piece, limit) {
+            Arrival::More => {}
+            Arrival::Complete(head) => return Ok(Some(head.to_vec())),
+            Arrival::TooLarge => return Err(()),
+        }
+    }
+    Ok(None)
+}
+
+/// The stdio line framer: a child's stdout cut at every offset in `cuts` frames into the
+/// lines splitting it at each `\n` gives, each over-long line refused once and never kept,
+/// and the framer never holds more than one line's bound plus the piece just received — under
+/// [`crate::process::MAX_LINE_BYTES`] and under a bound short inputs cross.
+pub fn lines(data: &[u8], cuts: &[usize]) {
+    let pieces = pieces(data, cuts);
+    lines_within::<16>(data, &pieces);
+    lines_within::<{ crate::process::MAX_LINE_BYTES }>(data, &pieces);
+}
+
+fn lines_within<const MAX: usize>(data: &[u8], pieces: &[&[u8]]) {
+    use crate::process::lines::Framer;
+    let mut framer = Framer::<MAX>::default();
+    let mut got = Vec::new();
+    for piece in pieces {
+        framer.append(piece);
+        while let Some(line) = framer.take_line() {
+            got.push(line.ok());
+            assert!(framer.held() <= MAX + piece.len(), "{}", framer.held());
+        }
+        assert!(framer.held() <= MAX + piece.len(), "{}", framer.held());
+    }
+    let unterminated = framer.discard_pending();
+    // What the stream is: lines ended by `\n`, then what follows the last one.
+    let mut want: Vec<Option<Vec<u8>>> = Vec::new();
+    let mut rest = data;
+    while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+        want.push((end <= MAX).then(|| rest[..end].to_vec()));
+        rest = &rest[end + 1..];
+    }
+    let want_unterminated = if rest.len() > MAX {
+        want.push(None);
+        0
+    } else {
+        rest.len()
+    };
+    assert_eq!(got, want, "the lines");
+    assert_eq!(unterminated, want_unterminated, "the unterminated rest");
 }
 
 /// JSON-RPC framing of one message (or batch) as a server sends it.
@@ -154,6 +271,20 @@ mod tests {
     fn every_entry_point_runs_on_typical_input() {
         let stream = b"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n";
         sse(stream, &[0, 3, 7, 20, 1000]);
+        let (at, rest) = cuts(b"\x02\x01\x03abcdefghijklmnop");
+        assert_eq!((at, rest), (vec![4, 12], &b"abcdefghijklmnop"[..]));
+        http_head(
+            b"GET /live HTTP/1.1\r\nAHP-Version: v1\r\n\r\n",
+            &[0, 5, 17, 40],
+        );
+        http_head(
+            b"\r\nGET /ready?x HTTP/1.0\nAuthorization: Bearer a\n\n",
+            &[1, 2],
+        );
+        lines(
+            b"{\"jsonrpc\":\"2.0\"}\n\nthe rest of a line that is too long\nend",
+            &[3, 30],
+        );
         jsonrpc(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
         config("version: v1\ntargets:\n  - name: a\n    type: http\n    endpoint: http://x\n");
         schema(b"{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\",\"x-mcp-header\":\"Q\"}}}\0{\"q\":\" x\"}");

@@ -202,9 +202,7 @@ fn serve(args: ServeArgs) -> Result<i32, Failure> {
     let options = serve::Options {
         listen: args.listen,
         token,
-        interval: args
-            .interval_ms
-            .map_or(serve::INTERVAL, std::time::Duration::from_millis),
+        interval: serve::interval(args.interval_ms),
     };
     let cancel = engine::Cancel::new();
     signals::install(&cancel);

@@ -6,8 +6,9 @@
 //! The signals are blocked in every thread and collected by one `sigwait` thread. Child
 //! processes would inherit that mask; [`crate::process`] clears it in each child before
 //! `exec`, so a stdio server still receives the `SIGTERM` of a graceful shutdown. SIGKILL
-//! cannot be caught: for it, each stdio server gets a parent-death signal when it starts
-//! (see [`crate::process`]).
+//! cannot be caught: for it, each stdio server gets a parent-death signal when it starts,
+//! and its process group a keeper that kills the group once this process is gone (see
+//! [`crate::process`]).
 
 use nix::sys::signal::{SigSet, Signal};
 

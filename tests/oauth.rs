@@ -94,7 +94,15 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
                     "capabilities": {"tools": {}}
                 }),
                 Some("tools/list") => {
-                    json!({"tools": [{"name": "health", "inputSchema": {"type": "object"}}]})
+                    json!({"tools": [{"name": "health", "inputSchema": {"type": "object"},
+                        "annotations": {"readOnlyHint": true, "destructiveHint": false}}]})
+                }
+                // The call is refused as if the token had been revoked meanwhile.
+                Some("tools/call") => {
+                    return Reply::status(401).header(
+                        "WWW-Authenticate",
+                        "Bearer error=\"invalid_token\", error_description=\"revoked\"",
+                    );
                 }
                 _ => {
                     return json_reply(
@@ -218,6 +226,71 @@ fn a_refused_oauth_token_is_named_as_one() {
         o.stdout
     );
     assert!(!o.stdout.contains("bearer_env"), "{}", o.stdout);
+}
+
+/// A functional call the server rejects is not retried with a fresh token (spec: "No token
+/// is refreshed by retrying a functional call after a server rejection"): one token request,
+/// one call, and the check says the credential was refused.
+#[test]
+fn a_rejected_functional_call_is_not_retried_with_a_new_token() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-functional");
+    let config = as_.config(
+        &dir,
+        "t",
+        client_credentials(),
+        "    checks: [reachability, authentication, protocol, capability, functional]\n",
+    );
+    let text = std::fs::read_to_string(&config).unwrap_or_default().replace(
+        "      required_tools: [health]\n",
+        "      required_tools: [health]\n      functional:\n        tool: health\n        safe: true\n        arguments_json: '{}'\n",
+    );
+    let path = dir.file("functional.yaml", &text);
+    let o = check(&["check", &path.to_string_lossy(), "--format", "json"]);
+    assert_clean(&o);
+    let functional = &o.json()["checks"]["functional"];
+    assert_eq!(functional["status"], "MISCONFIGURED", "{}", o.stdout);
+    assert_eq!(functional["code"], "mcp_auth", "{functional}");
+    assert_eq!(
+        as_.count("/token"),
+        1,
+        "one token for the run, none after the rejection"
+    );
+    let calls = as_
+        .server
+        .requests()
+        .iter()
+        .filter(|r| String::from_utf8_lossy(&r.body).contains("\"tools/call\""))
+        .count();
+    assert_eq!(calls, 1, "the call is never repeated");
+}
+
+/// Upstream §17 K86: two runs at once, each with two identical client-credentials targets:
+/// every target run gets its own token (4 in all), none is shared across targets or runs.
+#[test]
+fn tokens_are_never_shared_between_targets_or_runs() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-k86");
+    let one = std::fs::read_to_string(as_.config(&dir, "a", client_credentials(), ""))
+        .unwrap_or_default();
+    let second = one
+        .split_once("targets:\n")
+        .map(|(_, t)| t.replace("name: a", "name: b"))
+        .unwrap_or_default();
+    let path = dir.file("two.yaml", &format!("{one}{second}"));
+    let path = path.to_string_lossy();
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| check(&["check", &path, "--format", "json"])))
+            .collect();
+        runs.into_iter().filter_map(|r| r.join().ok()).collect()
+    });
+    assert_eq!(outcomes.len(), 2);
+    for o in &outcomes {
+        assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+        assert_clean(o);
+    }
+    assert_eq!(as_.count("/token"), 4);
 }
 
 #[test]
@@ -379,6 +452,19 @@ fn login_misuse_is_a_tool_failure() {
     assert!(o.stderr.contains("authorization_code"), "{}", o.stderr);
     check(&["login", &config, "svc", "--format", "json"]).assert_tool_failure();
     check(&["login", &config]).assert_tool_failure();
+    // A confidential client whose secret variable is unset: one line naming the variable,
+    // before anything is printed for a browser.
+    let dir = TempDir::new("oauth-login-unset");
+    let oauth = format!(
+        "        grant: authorization_code\n        client_secret_env: UNSET_LOGIN_SECRET\n        token_file: {}\n",
+        dir.0.join("user.json").display()
+    );
+    let config = as_.config(&dir, "user", &oauth, "");
+    let o = check(&["login", &config, "user"]);
+    o.assert_tool_failure();
+    assert!(o.stderr.contains("UNSET_LOGIN_SECRET"), "{}", o.stderr);
+    assert_eq!(o.stderr.trim().lines().count(), 1, "{}", o.stderr);
+    assert!(!o.stdout.contains("Open this URL"), "{}", o.stdout);
 }
 
 /// Percent-decoding for the test's own parsing of the printed URL.

@@ -489,7 +489,8 @@ fn shutdown_kills_a_child_and_grandchild_that_both_ignore_sigterm() {
     let pgid = child.pgid();
     let (a, _) = attempt(5_000);
     assert!(line(&mut child, &a).starts_with("ready "));
-    assert_eq!(live_members(pgid).len(), 2);
+    // The child, the grandchild and the group's keeper.
+    assert_eq!(live_members(pgid).len(), 3);
     let grace = Duration::from_millis(100);
     let closing = Instant::now();
     assert_eq!(
@@ -668,3 +669,82 @@ fn an_abort_from_another_thread_ends_a_blocked_read_at_once() {
 // The engine's watchdog cutting a child's group (on cancellation and at the deadline) is
 // tested through the binary: tests/stdio.rs `sigint_and_sigterm_to_agenthealth_cancel_and_kill_the_group`
 // and `a_silent_child_with_a_grandchild_is_unreachable_and_leaves_nothing`.
+
+/// The environment variable that turns [`sigkill_owner`] into the owner process of
+/// [`a_sigkilled_owner_leaves_no_process_of_its_childs_group`].
+const OWNER: &str = "AH_TEST_SIGKILL_OWNER";
+
+/// Starts a child that, with its grandchild, ignores SIGTERM and its stdin, prints
+/// `<pgid> <grandchild>`, and blocks until it is killed. Not a test of its own: run by
+/// the test below, in a process of its own (the test binary, filtered to this function).
+#[test]
+#[ignore = "the owner process of a_sigkilled_owner_leaves_no_process_of_its_childs_group"]
+fn sigkill_owner() {
+    if std::env::var_os(OWNER).is_none() {
+        return;
+    }
+    let mut child = spawn(&python("grandchild.py", &["stay"]));
+    let (a, _) = attempt(5_000);
+    let ready = line(&mut child, &a);
+    let grandchild = ready.strip_prefix("ready ").unwrap_or("?");
+    println!("owner: {} {grandchild}", child.pgid());
+    let mut byte = [0u8; 1];
+    // Blocks until the test kills this process (or closes our stdin).
+    let _ = std::io::Read::read(&mut std::io::stdin(), &mut byte);
+}
+
+/// A SIGKILL of the process that owns a [`Child`] runs none of its code: the kernel's
+/// parent-death signal ends the child, and the group's keeper ends the rest of the group
+/// (here a grandchild that ignores SIGTERM and its stdin), then itself.
+#[test]
+fn a_sigkilled_owner_leaves_no_process_of_its_childs_group() {
+    use std::io::BufRead;
+    let started = Instant::now();
+    let mut owner = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "process::sigkill_owner",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(OWNER, "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("owner");
+    // Ends at the owner's line, or at end of file if the owner failed.
+    let stdout = owner.stdout.take().expect("stdout");
+    let announced = std::io::BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            let (pgid, grandchild) = l.strip_prefix("owner: ")?.split_once(' ')?;
+            Some((pgid.parse::<u32>().ok()?, grandchild.parse::<u32>().ok()?))
+        });
+    let Some((pgid, grandchild)) = announced else {
+        let _ = owner.kill();
+        panic!("the owner did not start its child: {:?}", owner.wait());
+    };
+    let _cleanup = KillGroup(pgid);
+    assert!(live_members(pgid).iter().any(|(p, _)| *p == grandchild));
+    owner.kill().expect("SIGKILL");
+    let _ = owner.wait();
+    assert_group_dead(pgid);
+    within("sigkilled owner", started, Duration::from_secs(5) + MARGIN);
+}
+
+/// Kills, when dropped, every live member of a group this test started, one by one: a
+/// failed test leaves nothing running.
+struct KillGroup(u32);
+
+impl Drop for KillGroup {
+    fn drop(&mut self) {
+        for (pid, _) in live_members(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+}

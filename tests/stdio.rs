@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::interop::{LEGACY_REVISIONS, MODERN_REVISION, StdioKind, StdioServer};
-use crate::process::{MARGIN, assert_group_dead, fixture, fixtures, python_bin};
+use crate::process::{MARGIN, assert_group_dead, fixture, fixtures, live_members, python_bin};
 use crate::util::{Outcome, TempDir, bin, run_env};
 
 /// What a stdio target runs, and how it is checked.
@@ -1153,20 +1153,45 @@ fn stdio_targets_use_one_thread_per_server() {
 }
 
 /// A SIGKILL of `agenthealth` runs none of its code: the kernel's parent-death signal ends
-/// the stdio server it started all the same.
+/// the stdio server it started, and the group's keeper (a process of the server's group that
+/// holds the read end of a pipe only agenthealth could write to) ends the rest of the group,
+/// here a grandchild that ignores SIGTERM and never reads its stdin. Nothing of the run
+/// survives: not the server, not the grandchild, not the keeper.
 #[test]
-fn a_sigkill_of_agenthealth_still_ends_its_stdio_server() {
-    // It ignores the end of its stdin (and SIGTERM): only the parent-death signal ends it.
-    let (case, mut child, _) = running("sigkill", &["--ignore-term"]);
-    let server = case.pids()[0];
+fn a_sigkill_of_agenthealth_still_ends_its_stdio_server_and_its_group() {
+    // Both ignore the end of their stdin and SIGTERM: only SIGKILL ends them.
+    let (case, mut child, _) = running("sigkill", &["--ignore-term", "--grandchild"]);
+    let pids = case.pids();
+    let _cleanup = KillMarked(&case.mark);
+    let keeper = live_members(pids[0])
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .filter(|pid| !pids.contains(pid))
+        .collect::<Vec<_>>();
+    assert_eq!(keeper.len(), 1, "one keeper in the group besides {pids:?}");
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", keeper[0])).expect("comm");
+    assert_eq!(comm.trim_end(), "ah-group-keeper", "how ps shows it");
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    crate::util::until_none(MARGIN, "the server outlived agenthealth", || {
+    crate::util::until_none(MARGIN, "processes of the run outlived agenthealth", || {
         marked(&case.mark)
-            .into_iter()
-            .filter(|pid| *pid == server)
-            .collect()
     });
+    assert_group_dead(pids[0]);
+}
+
+/// Kills, when dropped, whatever still carries the mark: a failed test leaves nothing
+/// running.
+struct KillMarked<'a>(&'a str);
+
+impl Drop for KillMarked<'_> {
+    fn drop(&mut self) {
+        for pid in marked(self.0) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
 }
 
 fn cancel_with(signal: nix::sys::signal::Signal) {

@@ -66,7 +66,8 @@ pub fn run(plan: &Plan, cancel: &Cancel, progress: Progress) -> Document {
 /// themselves; this thread collects outcomes and drives the run's [`Watchdog`]. A call that
 /// ignores its deadline is abandoned after [`watchdog::GRACE`] and its node continues on a
 /// new worker, so the count grows by one only per such call. Adapters may add short-lived
-/// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes).
+/// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes, an
+/// MCP target's lanes: `docs/deployment.md#resources` counts them).
 pub fn run_with(plan: &Plan, cancel: &Cancel, progress: Progress, adapters: Adapters) -> Document {
     run_capped(plan, cancel, progress, adapters, RUN_CAP)
 }
@@ -127,7 +128,7 @@ fn run_capped(
         for (mut node, ended) in tick.abandoned {
             // The stuck thread keeps the adapter state; the node goes on with a fresh one.
             node.pending.record(None, ended);
-            if let Err(node) = spawn_worker(&shared, Some(node)) {
+            if let Err(Some(node)) = spawn_worker(&shared, Some(node)) {
                 // No thread for it: the node ends with what it has, and says why.
                 let _ = shared.tx.send(Msg::Done(node.id, node.pending.starved()));
             }
@@ -211,9 +212,10 @@ struct Carried {
     pending: Box<NodeRun>,
 }
 
-/// Starts a worker thread, optionally continuing a node first. Gives the node back if no
-/// thread could be started.
-fn spawn_worker(shared: &Arc<Shared>, first: Option<Carried>) -> Result<(), Carried> {
+/// Starts a worker thread, optionally continuing a node first. Fails when no thread could be
+/// started, giving the node back (a failure must not pass for a worker: a run that counted
+/// workers it never had would wait for them until its deadline).
+fn spawn_worker(shared: &Arc<Shared>, first: Option<Carried>) -> Result<(), Option<Carried>> {
     let slot = Arc::new(Mutex::new(first));
     let (for_thread, for_error) = (slot.clone(), slot);
     let shared = shared.clone();
@@ -221,13 +223,7 @@ fn spawn_worker(shared: &Arc<Shared>, first: Option<Carried>) -> Result<(), Carr
         let first = lock(&for_thread).take();
         work(&shared, first);
     });
-    match spawned {
-        Ok(()) => Ok(()),
-        Err(_) => match lock(&for_error).take() {
-            Some(node) => Err(node),
-            None => Ok(()),
-        },
-    }
+    spawned.map_err(|_| lock(&for_error).take())
 }
 
 /// A worker: continues `first` if given, then starts nodes from the shared order until none

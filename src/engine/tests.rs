@@ -625,3 +625,70 @@ fn a_run_cancelled_before_it_starts_is_unknown_without_calls() {
     assert_eq!(doc.results[0].status, Status::Unknown);
     assert!(calls_for(s).is_empty());
 }
+
+#[test]
+fn a_run_that_can_start_no_worker_is_unknown_for_want_of_threads() {
+    let (a, b) = ("t40", "t41");
+    let _refused = crate::vocab::threads::refusal::after(0);
+    let start = Instant::now();
+    let doc = run(&config(vec![target("a", a), target("b", b)], vec![0, 1]));
+    // At once: no worker is waited for that never started.
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    for r in &doc.results {
+        assert_eq!(r.status, Status::Unknown, "never blamed on the target");
+        let why = &r.checks[&Dimension::Configuration];
+        assert_eq!(why.status, Status::Unknown);
+        assert_eq!(
+            why.evidence.get(Key::LocalResource),
+            Some(&crate::result::Fact::Word("threads"))
+        );
+    }
+    assert!(calls_for(a).is_empty() && calls_for(b).is_empty());
+}
+
+#[test]
+fn fewer_workers_than_asked_for_still_run_every_node() {
+    let scripts = ["t43", "t44", "t45"];
+    let nodes = scripts.iter().map(|s| target(s, s)).collect();
+    let _refused = crate::vocab::threads::refusal::after(1);
+    let doc = run(&config(nodes, vec![0, 1, 2]));
+    assert!(doc.results.iter().all(|r| r.status == Status::Healthy));
+    assert!(
+        scripts
+            .iter()
+            .all(|s| calls_for(s).contains(&Dimension::Reachability))
+    );
+}
+
+#[test]
+fn a_node_with_no_thread_to_go_on_is_unknown_for_want_of_threads() {
+    // The first worker starts; the one that would continue the node after its abandoned
+    // call cannot.
+    let s = "t42,protocol=deaf";
+    let mut t = target("a", s);
+    t.timeout_ms = 20;
+    let _refused = crate::vocab::threads::refusal::after(1);
+    let start = Instant::now();
+    let doc = run(&config(vec![t], vec![0]));
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let r = &doc.results[0];
+    assert_eq!(r.checks[&Dimension::Protocol].status, Status::Unreachable);
+    // The check it would have made next says why, and blames no one; the rest is not run.
+    let next = &r.checks[&Dimension::Capability];
+    assert_eq!(next.status, Status::Unknown);
+    assert_eq!(
+        next.evidence.get(Key::LocalResource),
+        Some(&crate::result::Fact::Word("threads"))
+    );
+    assert!(!r.checks.contains_key(&Dimension::Functional));
+    use Dimension::*;
+    assert_eq!(calls_for(s), vec![Reachability, Authentication, Protocol]);
+}

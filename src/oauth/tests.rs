@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -441,6 +441,20 @@ fn each_binding_rule_is_its_own_failure() {
             },
             OAuthStep::ServerMetadata,
         ),
+        (
+            |w, _| {
+                // Valid metadata, but over the 64 KiB a metadata document may take.
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    if let Some(d) = w.docs.get_mut(doc) {
+                        d["pad"] = json!("x".repeat(70 * 1024));
+                    }
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
     ];
     for (mutate, want) in cases {
         let mutate = *mutate;
@@ -622,22 +636,22 @@ fn malformed_token_answers_are_token_response_failures_and_still_redacted() {
 
 #[test]
 fn a_silent_authorization_server_is_cut_at_the_deadline() {
-    let fake = Fake::start(|root| {
-        let mut w = good(root);
-        w.overrides.insert(
-            "/.well-known/oauth-authorization-server".into(),
-            Reply::HangBeforeHead,
-        );
-        w
-    });
-    let s = settings(&fake, Grant::ClientCredentials);
-    let timeout = Duration::from_millis(400);
-    let (r, took) = with_watchdog(timeout, |attempt| {
-        let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
-        a.authorization(&mut Client::new(Reuse::Fresh), attempt)
-    });
-    assert!(within(timeout, took), "took {took:?}");
-    assert!(r.is_err());
+    // Silent at its metadata, then at its token endpoint.
+    for path in ["/.well-known/oauth-authorization-server", "/token"] {
+        let fake = Fake::start(move |root| {
+            let mut w = good(root);
+            w.overrides.insert(path.into(), Reply::HangBeforeHead);
+            w
+        });
+        let s = settings(&fake, Grant::ClientCredentials);
+        let timeout = Duration::from_millis(400);
+        let (r, took) = with_watchdog(timeout, |attempt| {
+            let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+            a.authorization(&mut Client::new(Reuse::Fresh), attempt)
+        });
+        assert!(within(timeout, took), "{path}: took {took:?}");
+        assert!(r.is_err(), "{path}");
+    }
 }
 
 // ------------------------------------------------------------------------------- token files
@@ -715,15 +729,27 @@ fn token_files_are_private_atomic_and_bound() {
         assert!(doc.get(key).is_some(), "{key}");
     }
     assert!(text.ends_with('\n'));
-    // Bound to another issuer: refused.
-    let other = Binding {
-        issuer: "https://other.example".into(),
-        ..b.clone()
-    };
-    assert_file(
-        store::read(&path, &other, &secrets),
-        TokenFileProblem::Binding,
-    );
+    // Bound to another issuer, resource or client: refused.
+    let others = [
+        Binding {
+            issuer: "https://other.example".into(),
+            ..b.clone()
+        },
+        Binding {
+            resource: format!("{}/other", fake.root),
+            ..b.clone()
+        },
+        Binding {
+            client_id: "another-client".into(),
+            ..b.clone()
+        },
+    ];
+    for other in &others {
+        assert_file(
+            store::read(&path, other, &secrets),
+            TokenFileProblem::Binding,
+        );
+    }
     // Readable by others: refused.
     let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644));
     assert_file(
@@ -871,6 +897,68 @@ fn refresh_token_grant_uses_the_configured_refresh_token() {
 // ------------------------------------------------------------------------------------- login
 
 /// Runs a login against the fake in a thread; the test plays the browser.
+/// Runs a login against `fake` that nobody completes, with `wait` and `cancelled`; returns
+/// its outcome, how long it took after printing the URL, and what it printed.
+fn unattended_login(
+    fake: &Fake,
+    wait: Duration,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Result<(), String>, Duration, Vec<String>) {
+    let dir = scratch("login-unattended");
+    let mut s = settings(fake, Grant::AuthorizationCode);
+    s.client_secret = None;
+    s.token_file = Some(dir.join("user.json"));
+    let endpoint = fake.endpoint();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let secrets = SecretLog::new();
+    let login = super::login::Login {
+        settings: &s,
+        endpoint: &endpoint,
+        secrets: &secrets,
+        step_timeout: LONG,
+        wait,
+        cancelled,
+    };
+    let mut out = LineSink(tx, Vec::new());
+    let started = Instant::now();
+    let result = super::login::login(&login, &mut out)
+        .map(drop)
+        .map_err(|e| format!("{e:?}"));
+    let took = started.elapsed();
+    (result, took, rx.try_iter().collect())
+}
+
+/// Nobody comes back to the callback: the login ends when its wait does, having saved
+/// nothing. (The wait itself is five minutes: [`super::login::WAIT`].)
+#[test]
+fn a_login_nobody_completes_ends_with_its_wait() {
+    assert_eq!(super::login::WAIT, Duration::from_secs(300));
+    let fake = Fake::start(good);
+    let wait = Duration::from_millis(300);
+    let (result, took, printed) = unattended_login(&fake, wait, &|| false);
+    assert!(
+        result.as_ref().is_err_and(|e| e.contains("Callback")),
+        "{result:?}"
+    );
+    assert!(
+        took >= wait && took < wait + Duration::from_secs(1),
+        "{took:?}"
+    );
+    assert_eq!(
+        printed.first().map(String::as_str),
+        Some("Open this URL to authorize AgentHealth:")
+    );
+}
+
+/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait.
+#[test]
+fn a_cancelled_login_ends_without_waiting() {
+    let fake = Fake::start(good);
+    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &|| true);
+    assert!(result.is_err(), "{result:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
 #[test]
 fn login_delivers_the_code_through_the_loopback_callback() {
     let fake = Fake::start(good);
@@ -911,7 +999,16 @@ fn login_delivers_the_code_through_the_loopback_callback() {
         .trim_end_matches("/callback")
         .parse()
         .unwrap_or(0);
-    // Someone else's callback first (wrong state): refused, the login keeps waiting.
+    // A request head over the callback's 8 KiB bound, and a connection closed without a
+    // byte: neither is ours, and the login keeps waiting.
+    let (status, _) = callback(
+        port,
+        &format!("/callback?pad={}", "x".repeat(9 * 1024)),
+        None,
+    );
+    assert_eq!(status, 404);
+    drop(std::net::TcpStream::connect(("127.0.0.1", port)));
+    // Someone else's callback next (wrong state): refused, the login keeps waiting.
     let iss = url::form_encode(&fake.root);
     let (status, _) = callback(
         port,
@@ -1047,4 +1144,44 @@ fn callback(port: u16, target: &str, host: Option<&str>) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (status, body)
+}
+
+/// Under an HTTPS issuer every authorization-server endpoint is HTTPS, loopback included; a
+/// loopback issuer may name plain-HTTP loopback endpoints; a plain-HTTP authorization endpoint
+/// elsewhere is refused like a token endpoint.
+#[test]
+fn an_https_issuer_needs_https_endpoints_even_on_loopback() {
+    use super::discovery::server_metadata;
+    let doc = |token: &str, authorize: &str| {
+        json!({"token_endpoint": token, "authorization_endpoint": authorize})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let step = |r: Result<_, OAuthError>| match r {
+        Ok(_) => None,
+        Err(OAuthError::Step { step, .. }) => Some(step),
+        Err(other) => panic!("{other:?}"),
+    };
+    let https = doc(
+        "https://auth.example/token",
+        "https://auth.example/authorize",
+    );
+    assert_eq!(step(server_metadata(&https, true)), None);
+    let loopback = doc("http://127.0.0.1:9/token", "http://127.0.0.1:9/authorize");
+    assert_eq!(
+        step(server_metadata(&loopback, true)),
+        Some(OAuthStep::InsecureEndpoint)
+    );
+    assert_eq!(step(server_metadata(&loopback, false)), None);
+    let plain_authorize = doc(
+        "https://auth.example/token",
+        "http://auth.example/authorize",
+    );
+    for https_issuer in [true, false] {
+        assert_eq!(
+            step(server_metadata(&plain_authorize, https_issuer)),
+            Some(OAuthStep::InsecureEndpoint)
+        );
+    }
 }

@@ -6,6 +6,10 @@
 //! is signalled only while its leader is unreaped, because an unreaped leader, even a
 //! zombie, keeps its pid and so the group id from being reused. One lock covers both the
 //! "reaped" flag and every `killpg`, so a signal can never race a reap.
+//!
+//! The group's [`Keeper`] is a member of it: every sweep with `SIGKILL` ends it too, and
+//! [`Group::terminate`], which every [`Child`](super::Child) goes through, closes its pipe
+//! and reaps it.
 
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +23,7 @@ use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
 use super::error::ExitInfo;
+use super::keeper::Keeper;
 use crate::vocab::sync::lock;
 use crate::vocab::threads;
 
@@ -63,10 +68,16 @@ pub(crate) struct Group {
     id: Arc<GroupId>,
     /// The exit, once reaped.
     exit: Option<ExitInfo>,
+    /// The group's keeper until it is finished; `None` too if it could not be started.
+    keeper: Option<Keeper>,
 }
 
 impl Group {
-    /// The group `proc` leads (it was started with `process_group(0)`, so `pgid == pid`).
+    /// The group `proc` leads (it was started with `process_group(0)`, so `pgid == pid`),
+    /// with its keeper started. A keeper that cannot be started (out of processes or
+    /// descriptors) leaves the group with the leader's parent-death signal alone: the
+    /// server is already running, and every shutdown this process lives through still ends
+    /// the whole group.
     pub(crate) fn new(proc: std::process::Child) -> Group {
         let pgid = Pid::from_raw(i32::try_from(proc.id()).unwrap_or(i32::MAX));
         Group {
@@ -77,6 +88,29 @@ impl Group {
                 killed: AtomicBool::new(false),
             }),
             exit: None,
+            keeper: Keeper::start(pgid).ok(),
+        }
+    }
+
+    /// The keeper's pid while it is not finished (tests).
+    #[cfg(test)]
+    pub(crate) fn keeper_pid(&self) -> Option<Pid> {
+        self.keeper.as_ref().and_then(Keeper::pid)
+    }
+
+    /// Closes our end of the keeper's pipe and nothing else, as this process's death would
+    /// (tests: the keeper alone must end the group).
+    #[cfg(test)]
+    pub(crate) fn close_keeper_pipe(&mut self) {
+        if let Some(keeper) = self.keeper.as_mut() {
+            keeper.close_pipe();
+        }
+    }
+
+    /// Finishes the keeper of a swept group, reaping it by `until` or in the background.
+    fn finish_keeper(&mut self, until: Instant) {
+        if let Some(keeper) = self.keeper.take() {
+            keeper.finish(until);
         }
     }
 
@@ -101,6 +135,8 @@ impl Group {
     /// the reaping to a background thread. After a kill hook fired, straight to `SIGKILL`.
     pub(crate) fn terminate(&mut self, grace: Duration) -> ExitInfo {
         let Some(mut proc) = self.proc.take() else {
+            // Swept when the leader was reaped.
+            self.finish_keeper(Instant::now() + KILL_WAIT);
             return self.exit.unwrap_or(ExitInfo::Running);
         };
         let pid = self.id.pgid;
@@ -113,9 +149,12 @@ impl Group {
             }
         }
         self.id.signal(Signal::SIGKILL);
+        let killed = Instant::now();
         if !exited {
             exited = wait_exit(pid, KILL_WAIT);
         }
+        // Killed by that sweep at the same time as the leader, so within the same wait.
+        self.finish_keeper(killed + KILL_WAIT);
         if exited {
             if let Some(status) = reap(&self.id, &mut proc) {
                 let info = ExitInfo::from_status(status);
@@ -145,6 +184,8 @@ impl Group {
                 let info = ExitInfo::from_status(status);
                 self.exit = Some(info);
                 self.proc = None;
+                // The keeper died in that sweep too; it is reaped at shutdown, not here:
+                // the caller's bound is for the exit.
                 info
             }
             None => ExitInfo::Running,

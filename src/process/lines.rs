@@ -171,12 +171,13 @@ impl Lines {
 
 /// A line over [`MAX_LINE_BYTES`].
 #[derive(Debug, PartialEq, Eq)]
-struct LineTooLong;
+pub(crate) struct LineTooLong;
 
-/// Splits received bytes into lines, remembering how far it looked, and skips over-long
-/// lines without keeping them.
+/// Splits received bytes into lines of at most `MAX` bytes, remembering how far it looked,
+/// and skips over-long lines without keeping them. `MAX` is [`MAX_LINE_BYTES`] but where the
+/// fuzz target (`agenthealth::fuzzing::lines`) needs a bound short inputs can cross.
 #[derive(Default)]
-struct Framer {
+pub(crate) struct Framer<const MAX: usize = MAX_LINE_BYTES> {
     /// Received stdout bytes; the unconsumed part starts at `start`.
     buf: Vec<u8>,
     start: usize,
@@ -186,14 +187,14 @@ struct Framer {
     skipping: bool,
 }
 
-impl Framer {
+impl<const MAX: usize> Framer<MAX> {
     /// Whether received bytes wait to be framed.
-    fn has_pending(&self) -> bool {
+    pub(crate) fn has_pending(&self) -> bool {
         self.buf.len() > self.start
     }
 
     /// Drops what is buffered (at the end of the output) and returns how many bytes that was.
-    fn discard_pending(&mut self) -> usize {
+    pub(crate) fn discard_pending(&mut self) -> usize {
         let pending = self.buf.len() - self.start;
         self.buf = Vec::new();
         self.start = 0;
@@ -202,7 +203,7 @@ impl Framer {
     }
 
     /// Adds received bytes to the buffer, compacting it first.
-    fn append(&mut self, bytes: &[u8]) {
+    pub(crate) fn append(&mut self, bytes: &[u8]) {
         if self.start > 0 {
             self.buf.drain(..self.start);
             self.start = 0;
@@ -211,7 +212,7 @@ impl Framer {
     }
 
     /// A complete line, an over-long line, or `None` when more bytes are needed.
-    fn take_line(&mut self) -> Option<Result<Vec<u8>, LineTooLong>> {
+    pub(crate) fn take_line(&mut self) -> Option<Result<Vec<u8>, LineTooLong>> {
         loop {
             let pending = &self.buf[self.start..];
             let newline = pending[self.scanned..]
@@ -225,7 +226,7 @@ impl Framer {
                     self.scanned = 0;
                 }
                 Some(end) => {
-                    let line = (end <= MAX_LINE_BYTES).then(|| pending[..end].to_vec());
+                    let line = (end <= MAX).then(|| pending[..end].to_vec());
                     self.start += end + 1;
                     self.scanned = 0;
                     if self.start == self.buf.len() {
@@ -240,7 +241,7 @@ impl Framer {
                     self.scanned = 0;
                     return None;
                 }
-                None if pending.len() > MAX_LINE_BYTES => {
+                None if pending.len() > MAX => {
                     self.skipping = true;
                     self.buf = Vec::new();
                     self.start = 0;
@@ -253,6 +254,11 @@ impl Framer {
                 }
             }
         }
+    }
+
+    /// Bytes held: the unconsumed ones and those consumed but not yet compacted away.
+    pub(crate) fn held(&self) -> usize {
+        self.buf.len()
     }
 }
 

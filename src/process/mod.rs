@@ -19,13 +19,18 @@
 //! - **Own process group.** The child leads a new process group (`pgid == pid`). Termination
 //!   signals the whole group, so descendants that stay in it die with it. Servers must not
 //!   leave that group: what escapes it is beyond reach.
-//! - **It dies with us.** The child asks the kernel for `SIGKILL` when its parent dies
-//!   (`PR_SET_PDEATHSIG`), so even a `SIGKILL` of this process ends it. Whichever side notices
-//!   first ends the group: this process on every exit it lives through; the kernel for the
-//!   direct child when this process is killed outright. What cannot be guaranteed: the
-//!   child's own descendants after such a kill (the parent-death signal reaches only the
-//!   direct child; they end when they notice their stdin or parent is gone), and anything
-//!   that left the group.
+//! - **It dies with us.** The group ends even when this process is killed outright
+//!   (`SIGKILL`, which runs none of our code), by whichever side notices first: this process
+//!   on every exit it lives through; the kernel for the direct child, which asks for `SIGKILL`
+//!   when its parent dies (`PR_SET_PDEATHSIG`); and, for the rest of the group, the group's
+//!   keeper (`keeper.rs`): a fork of this process, without `exec`, that joins the group and
+//!   blocks reading a pipe only this process can write to. The kernel closes that pipe when
+//!   this process dies, however it dies; the keeper then sends `SIGKILL` to its own group.
+//!   What cannot be guaranteed: a process that left the group (`setsid`, `setpgid`, a
+//!   daemon's double fork) is beyond reach, like anything that escapes it; and a keeper that
+//!   could not be started (out of processes or descriptors; the server still runs) leaves
+//!   the descendants of a killed run to notice for themselves that their stdin or parent is
+//!   gone.
 //! - **Bounded time.** Reading honours the [`Attempt`] deadline (a reader thread feeds a
 //!   bounded channel; the caller waits with a timeout). Writing uses a non-blocking pipe and
 //!   `poll`, so a child that never reads its stdin cannot hold a writer past the deadline.
@@ -36,8 +41,9 @@
 //! - **Stderr never blocks the child.** The child's one helper thread drains it (and throws
 //!   it away) while it forwards stdout, both under one `poll`.
 //! - **One thread per child.** That helper is the only thread a running child costs (plus a
-//!   reaper for a leader that outlives `SIGKILL`), so a run of stdio targets uses at most
-//!   `concurrency` workers, as many helpers, and the main and signal threads.
+//!   reaper for a leader or keeper that outlives `SIGKILL`), so a run of stdio targets uses at
+//!   most `concurrency` workers, as many helpers, and the main and signal threads. The keeper
+//!   is a process, not a thread, and is reaped by the shutdown that ends its group.
 //! - **Abort is immediate.** [`Child::abort_handle`] gives the watchdog a hook that sends
 //!   `SIGKILL` to the whole group without waiting for anything.
 //!
@@ -46,7 +52,9 @@
 //! A process-group id is only signalled while the group leader is not yet reaped: an
 //! unreaped leader (even a zombie) keeps its pid, and so the group id, from being reused.
 //! Exits are observed with `waitid(WNOWAIT)`, the group is swept with `SIGKILL`, and only
-//! then is the leader reaped. After reaping, the group is never signalled again.
+//! then is the leader reaped. After reaping, the group is never signalled again. The keeper
+//! follows the same rule from the inside: it signals only its own group (`kill(0, ..)`),
+//! which cannot be reused while it is a member.
 //!
 //! # Platform
 //!
@@ -70,19 +78,22 @@
 //! One file per job, [`Child`] here tying them together:
 //!
 //! - `spawn.rs`: [`Command`], command resolution, working directory, the clean environment,
-//!   the signal-mask reset and the parent-death signal (this crate's one `unsafe`);
+//!   the signal-mask reset and the parent-death signal (`unsafe`: code between `fork` and
+//!   `exec`);
 //! - `group.rs`: the process group's lifetime — signalling, exit observation, reaping, the
 //!   reuse rule above;
+//! - `keeper.rs`: the group's keeper (`unsafe`: the whole life of a forked process);
 //! - `lines.rs`: the bounded newline framer, the helper that forwards stdout and drains
 //!   stderr, stdin writes under `poll`;
 //! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`].
 //!
-//! Helper threads (one per child, plus a reaper for a leader that outlives `SIGKILL`) start
-//! through [`crate::vocab::threads`] with a small stack.
+//! Helper threads (one per child, plus a reaper for a leader or keeper that outlives
+//! `SIGKILL`) start through [`crate::vocab::threads`] with a small stack.
 
 mod error;
 mod group;
-mod lines;
+mod keeper;
+pub(crate) mod lines;
 mod spawn;
 
 use std::fmt;
@@ -128,10 +139,12 @@ impl Child {
     /// - stdin, stdout and stderr are pipes; stderr is drained and discarded by a thread;
     ///   stdin is non-blocking on this side. The child starts with no signal blocked (see
     ///   "Signal mask" in the module documentation); std resets `SIGPIPE`.
-    /// - The child leads a new process group.
+    /// - The child leads a new process group, which a keeper process joins (see "It dies
+    ///   with us" in the module documentation); `ps` shows the keeper as `ah-group-keeper`.
     /// - The child gets `SIGKILL` when the thread that spawned it ends (`PR_SET_PDEATHSIG`
     ///   follows the forking thread, not the process): spawn it on the thread that will shut
-    ///   it down, as the engine's workers do.
+    ///   it down, as the engine's workers do. The keeper follows the process: it fires when
+    ///   the [`Child`] is gone or this process dies.
     ///
     /// Every error is an operator problem, or a resource of this host that ran out
     /// ([`SpawnError::Other`]); none carries an environment value.

@@ -245,10 +245,11 @@ fn known_format(path: &Path) -> bool {
 /// * it starts with an empty signal mask instead of the spawning thread's (which has the
 ///   cancelling signals blocked; see "Signal mask" in the [module documentation](super));
 /// * it asks the kernel for `SIGKILL` when its parent dies (`PR_SET_PDEATHSIG`), so a
-///   `SIGKILL` of this process, which no code of ours survives, still ends the server. The
-///   parent is the spawning thread: the engine closes a stdio target on the worker that
-///   started it, before that worker ends. A parent that died before the request took effect
-///   is caught by comparing the parent pid with ours, and the child then fails to start.
+///   `SIGKILL` of this process, which no code of ours survives, still ends the server (the
+///   rest of its group is the keeper's, `keeper.rs`). The parent is the spawning thread:
+///   the engine closes a stdio target on the worker that started it, before that worker
+///   ends. A parent that died before the request took effect is caught by comparing the
+///   parent pid with ours, and the child then fails to start.
 fn prepare_child(cmd: &mut std::process::Command) {
     // Built before the fork: the closure itself only makes system calls.
     let empty = SigSet::empty();

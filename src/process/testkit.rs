@@ -32,3 +32,10 @@ pub(crate) fn python(script: &str) -> Command {
         ..Command::default()
     }
 }
+
+/// [`python`] with arguments after the script.
+pub(crate) fn python_with(script: &str, args: &[&str]) -> Command {
+    let mut command = python(script);
+    command.args.extend(args.iter().map(|a| a.to_string()));
+    command
+}

@@ -61,7 +61,12 @@ pub struct Request<'a> {
     headers: Vec<(&'a str, &'a str)>,
 }
 
-impl Request<'_> {
+impl<'a> Request<'a> {
+    /// Every header line's name and trimmed value, in the order sent.
+    pub fn headers(&self) -> &[(&'a str, &'a str)] {
+        &self.headers
+    }
+
     /// The first value of the header `name` (case-insensitive), trimmed.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -240,7 +245,7 @@ fn accept(
             stream,
             since: now,
             deadline: now + limits.head_time,
-            phase: Phase::Head(Vec::new()),
+            phase: Phase::Head(HeadBuf::default()),
         };
         // The request is often there already: answer without another round of polling.
         if conn.advance(limits, handle, refuse) {
@@ -263,8 +268,8 @@ struct Conn {
 }
 
 enum Phase {
-    /// Reading the request head (the bytes so far).
-    Head(Vec<u8>),
+    /// Reading the request head.
+    Head(HeadBuf),
     /// Writing the response: head bytes, body, how much of both is written.
     Write(Vec<u8>, Arc<str>, usize),
     /// Response written, write side shut: discarding what the client still sends.
@@ -297,21 +302,13 @@ impl Conn {
                         Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                         Err(_) => return false,
                     };
-                    let from = buf.len().saturating_sub(3);
-                    let mut fresh = &chunk[..n];
-                    if buf.is_empty() {
-                        // Empty lines before the request line are ignored (RFC 9112 §2.2).
-                        let skip = fresh.iter().take_while(|b| matches!(b, b'\r' | b'\n'));
-                        fresh = &fresh[skip.count()..];
-                    }
-                    buf.extend_from_slice(fresh);
-                    let response = match head_end(buf, from) {
-                        Some(end) if end <= limits.head_bytes => match parse_head(&buf[..end]) {
+                    let response = match buf.push(&chunk[..n], limits.head_bytes) {
+                        Arrival::Complete(head) => match parse_head(head) {
                             Ok(request) => handle(&request),
                             Err(e) => refuse(e),
                         },
-                        _ if buf.len() > limits.head_bytes => refuse(HeadError::TooLarge),
-                        _ => continue,
+                        Arrival::TooLarge => refuse(HeadError::TooLarge),
+                        Arrival::More => continue,
                     };
                     self.phase = Phase::Write(response.head(), response.body, 0);
                     self.deadline = Instant::now() + limits.write_time;
@@ -353,6 +350,44 @@ impl Conn {
     }
 }
 
+/// A request head as it arrives, in whatever pieces the network cuts it into.
+///
+/// Kept apart from the socket so that what the pieces add up to can be fuzzed: the outcome
+/// must not depend on where the cuts fall (`agenthealth::fuzzing::http_head`).
+#[derive(Debug, Default)]
+pub struct HeadBuf(Vec<u8>);
+
+/// What the bytes received so far make of a head.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Arrival<'a> {
+    /// No blank line yet, and still within the limit.
+    More,
+    /// The head, up to and including its blank line (what follows it is not read).
+    Complete(&'a [u8]),
+    /// No blank line within the limit.
+    TooLarge,
+}
+
+impl HeadBuf {
+    /// Adds the next piece and says whether the head is complete: within `limit` bytes, a
+    /// head ends at its first blank line. Empty lines before the request line are dropped
+    /// (RFC 9112 §2.2) and count against nothing.
+    pub fn push(&mut self, piece: &[u8], limit: usize) -> Arrival<'_> {
+        let from = self.0.len().saturating_sub(3);
+        let mut fresh = piece;
+        if self.0.is_empty() {
+            let skip = fresh.iter().take_while(|b| matches!(b, b'\r' | b'\n'));
+            fresh = &fresh[skip.count()..];
+        }
+        self.0.extend_from_slice(fresh);
+        match head_end(&self.0, from) {
+            Some(end) if end <= limit => Arrival::Complete(&self.0[..end]),
+            _ if self.0.len() > limit => Arrival::TooLarge,
+            _ => Arrival::More,
+        }
+    }
+}
+
 /// Where the head ends (after its blank line), searching from `from`: `\r\n\r\n`, or bare
 /// `\n` line ends as lenient clients send them. Only the new bytes are searched as a head
 /// trickles in, so a slow client costs no more than a fast one.
@@ -364,7 +399,11 @@ fn head_end(buf: &[u8], from: usize) -> Option<usize> {
     })
 }
 
-/// Parses a request head (up to and including its blank line).
+/// Parses a request head (up to and including its blank line). Lenient where RFC 9112 lets a
+/// server be (bare `\n` line ends, empty lines before the request line), strict where a
+/// lenient reading would pass on what a client must not send: a control character anywhere
+/// but an HTAB in a header value (a bare CR, a NUL) makes the head malformed (RFC 9112 §2.2,
+/// RFC 9110 §5.5), as does a version other than `HTTP/1.<digit>`.
 pub fn parse_head(head: &[u8]) -> Result<Request<'_>, HeadError> {
     let text = std::str::from_utf8(head).map_err(|_| HeadError::Malformed)?;
     let mut lines = text
@@ -378,7 +417,12 @@ pub fn parse_head(head: &[u8]) -> Result<Request<'_>, HeadError> {
     else {
         return Err(HeadError::Malformed);
     };
-    if method.is_empty() || !method.bytes().all(is_token_byte) || !version.starts_with("HTTP/1.") {
+    let minor = version.strip_prefix("HTTP/1.").map(str::as_bytes);
+    if method.is_empty()
+        || !method.bytes().all(is_token_byte)
+        || !matches!(minor, Some([d]) if d.is_ascii_digit())
+        || target.bytes().any(|b| b.is_ascii_control())
+    {
         return Err(HeadError::Malformed);
     }
     let path = path_of(target).ok_or(HeadError::Malformed)?;
@@ -387,6 +431,9 @@ pub fn parse_head(head: &[u8]) -> Result<Request<'_>, HeadError> {
         let (name, value) = line.split_once(':').ok_or(HeadError::Malformed)?;
         // No whitespace before the colon, no obsolete line folding (RFC 9112 §5).
         if name.is_empty() || !name.bytes().all(is_token_byte) {
+            return Err(HeadError::Malformed);
+        }
+        if value.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
             return Err(HeadError::Malformed);
         }
         headers.push((name, value.trim_matches([' ', '\t'])));
@@ -427,6 +474,9 @@ mod tests {
         assert_eq!((r.method, r.path), ("GET", "/live"));
         assert_eq!(r.header("ahp-version"), Some("v1"));
         assert_eq!(r.header("authorization"), None);
+        // An HTAB inside a value is allowed; around it, trimmed.
+        let r = parse_head(b"GET / HTTP/1.1\r\nX:\ta\tb \r\n\r\n").expect("htab");
+        assert_eq!(r.headers(), &[("X", "a\tb")]);
         let r = parse_head(b"\r\nPOST http://h:1/ready#f HTTP/1.0\nX: 1\nX: 2\n\n").expect("lf");
         assert_eq!(
             (r.method, r.path, r.header("x")),
@@ -452,6 +502,16 @@ mod tests {
             b"GET ftp://h/live HTTP/1.1\r\n\r\n",
             b"GET /\xff HTTP/1.1\r\n\r\n",
             b"\r\n\r\n",
+            // Control characters (the fuzz target's first find was a 0x06 in a value).
+            b"GET /live HTTP/1.1\r\nX: a\x06b\r\n\r\n",
+            b"GET /live HTTP/1.1\r\nX: a\rb\r\n\r\n",
+            b"GET /live HTTP/1.1\r\nX: a\0\r\n\r\n",
+            b"GET /live HTTP/1.1\r\nX: a\r\r\n\r\n",
+            b"GET /li\tve HTTP/1.1\r\n\r\n",
+            b"GET /live\x7f HTTP/1.1\r\n\r\n",
+            b"GET /live HTTP/1.1\r\r\n\r\n",
+            b"GET /live HTTP/1.10\r\n\r\n",
+            b"GET /live HTTP/1.x\r\n\r\n",
         ] {
             assert_eq!(
                 parse_head(bad),
@@ -470,6 +530,36 @@ mod tests {
         // Searching from the last three old bytes finds an end split across reads.
         let head = b"GET / HTTP/1.1\r\n\r\n";
         assert_eq!(head_end(head, head.len() - 4), Some(18));
+    }
+
+    #[test]
+    fn a_head_completes_the_same_in_any_pieces() {
+        let sent = b"\r\n\nGET / HTTP/1.1\r\nA: b\r\n\r\nbody";
+        let head = &b"GET / HTTP/1.1\r\nA: b\r\n\r\n"[..];
+        for cut in 0..=sent.len() {
+            let mut buf = HeadBuf::default();
+            let first = buf.push(&sent[..cut], 64);
+            if first == Arrival::More {
+                assert_eq!(buf.push(&sent[cut..], 64), Arrival::Complete(head), "{cut}");
+            } else {
+                assert_eq!(first, Arrival::Complete(head), "{cut}");
+            }
+        }
+        // A byte at a time, it completes with the head's last byte.
+        let mut trickle = HeadBuf::default();
+        let more = sent
+            .iter()
+            .take_while(|b| trickle.push(&[**b], 64) == Arrival::More)
+            .count();
+        assert_eq!(more, sent.len() - b"body".len() - 1);
+        // The limit counts the head, not the empty lines before it nor what follows it.
+        let mut exact = HeadBuf::default();
+        assert_eq!(exact.push(sent, head.len()), Arrival::Complete(head));
+        let mut over = HeadBuf::default();
+        assert_eq!(over.push(sent, head.len() - 1), Arrival::TooLarge);
+        let mut short = HeadBuf::default();
+        assert_eq!(short.push(&head[..10], 9), Arrival::TooLarge);
+        assert_eq!(HeadBuf::default().push(&head[..10], 10), Arrival::More);
     }
 
     #[test]

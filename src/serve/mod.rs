@@ -32,6 +32,11 @@ use snapshot::Board;
 /// The pause after each run, as in the reference.
 pub const INTERVAL: Duration = Duration::from_secs(30);
 
+/// The pause after each run: `--interval-ms` (hidden, for tests) or [`INTERVAL`].
+pub fn interval(ms: Option<u64>) -> Duration {
+    ms.map_or(INTERVAL, Duration::from_millis)
+}
+
 /// A run older than this is stale, as in the reference. Tests shorten the interval
 /// (`--interval-ms`, at most [`INTERVAL`]), never this.
 pub const MAX_AGE: Duration = Duration::from_secs(120);
@@ -147,6 +152,29 @@ impl Drop for Stopped<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn serve_pauses_30_s_after_each_run_unless_a_test_says_otherwise() {
+        let interval_of = |args: &[&str]| match crate::cli::parse(args.iter().copied()) {
+            Ok(crate::cli::Command::Serve(s)) => Some(interval(s.interval_ms)),
+            _ => None,
+        };
+        assert_eq!(
+            interval_of(&["serve", "c.yaml"]),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(
+            interval_of(&["serve", "c.yaml", "--interval-ms", "5"]),
+            Some(Duration::from_millis(5))
+        );
+        // The hidden flag can shorten the pause, never lengthen it; no pause alone makes the
+        // last run stale.
+        assert_eq!(
+            interval_of(&["serve", "c.yaml", "--interval-ms", "30001"]),
+            None
+        );
+        assert!(MAX_AGE > INTERVAL);
+    }
 
     #[test]
     fn the_token_is_read_from_a_set_valid_variable() {

@@ -28,43 +28,52 @@ pub fn run(
     cancel: &Cancel,
 ) {
     let mut runs = 0u64;
-    loop {
-        let plan = Plan::from_env(config.clone());
-        let mut doc = cycle(&plan, cancel);
-        if cancel.is_cancelled() {
-            break;
-        }
-        let last = LastRun::of(&doc);
-        let mut secrets = plan.secrets();
-        secrets.extend(token.cloned());
-        let redactor = Redactor::new(secrets.iter().map(Secret::expose));
-        doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
-        // A document the contract forbids is not published; the previous run stays (and
-        // goes stale), as a run that failed to render does in the reference.
-        if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false) {
-            let evidence = compact(&pretty);
-            runs += 1;
-            let status = doc.worst();
-            let observed_at = rfc3339::format(Timestamp::from_system(last.finished_at));
-            let detailed = ahp::detailed_body(status, &observed_at, &evidence);
-            let runs = Runs {
-                total: runs,
-                last: Some(last),
-            };
-            let metrics = metrics::render(Some(&doc), &runs, Dialect::Prometheus);
-            let snapshot = Snapshot {
-                status,
-                observed_at,
-                taken: Instant::now(),
-                detailed: detailed.into(),
-            };
-            board.publish(snapshot, metrics);
-        }
-        drop(doc);
-        if !cancel.sleep(interval) {
-            break;
-        }
-    }
+    repeat(
+        interval,
+        |pause| cancel.sleep(pause),
+        || {
+            let plan = Plan::from_env(config.clone());
+            let mut doc = cycle(&plan, cancel);
+            if cancel.is_cancelled() {
+                return false;
+            }
+            let last = LastRun::of(&doc);
+            let mut secrets = plan.secrets();
+            secrets.extend(token.cloned());
+            let redactor = Redactor::new(secrets.iter().map(Secret::expose));
+            doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+            // A document the contract forbids is not published; the previous run stays (and
+            // goes stale), as a run that failed to render does in the reference.
+            if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false) {
+                let evidence = compact(&pretty);
+                runs += 1;
+                let status = doc.worst();
+                let observed_at = rfc3339::format(Timestamp::from_system(last.finished_at));
+                let detailed = ahp::detailed_body(status, &observed_at, &evidence);
+                let runs = Runs {
+                    total: runs,
+                    last: Some(last),
+                };
+                let metrics = metrics::render(Some(&doc), &runs, Dialect::Prometheus);
+                let snapshot = Snapshot {
+                    status,
+                    observed_at,
+                    taken: Instant::now(),
+                    detailed: detailed.into(),
+                };
+                board.publish(snapshot, metrics);
+            }
+            true
+        },
+    );
+}
+
+/// The schedule: `run` at once, then again `interval` after each completes, for as long as
+/// `run` says to go on and `pause` (which waits, and is false once cancelled) lets it. One
+/// loop on one thread makes every run, so two never overlap, and a slow run delays the next
+/// instead of piling up behind it.
+fn repeat(interval: Duration, pause: impl Fn(Duration) -> bool, mut run: impl FnMut() -> bool) {
+    while run() && pause(interval) {}
 }
 
 /// `check --format json`'s document without its layout: every space and line break outside
@@ -92,12 +101,9 @@ fn compact(pretty: &str) -> String {
     out
 }
 
-/// One run of the checks.
-///
-/// SEAM (run deadline, issue 13): when the engine gains a run deadline (`--deadline`,
-/// top-level `deadline_ms`), this is the one place that passes it — every cycle's run ends
-/// by it. Until then a cycle has the engine's own bounds: each node's `budget_ms` and the
-/// 60 s cap on every run.
+/// One run of the checks. It ends by the run deadline the plan's configuration carries
+/// (`deadline_ms`, or `--deadline`, which replaced it), as every run does, and never later
+/// than the engine's 60 s cap.
 fn cycle(plan: &Plan, cancel: &Cancel) -> Document {
     engine::run(plan, cancel, &|_, _| {})
 }
@@ -105,6 +111,54 @@ fn cycle(plan: &Plan, cancel: &Cancel) -> Document {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::RefCell;
+
+    #[derive(Debug, PartialEq)]
+    enum Step {
+        Run,
+        Pause(Duration),
+    }
+
+    /// What `repeat` does with `interval` when the `cancel_at`-th pause is cancelled.
+    fn schedule(interval: Duration, cancel_at: usize) -> Vec<Step> {
+        let steps = RefCell::new(Vec::new());
+        let pause = |d| {
+            let mut steps = steps.borrow_mut();
+            steps.push(Step::Pause(d));
+            steps.iter().filter(|s| matches!(s, Step::Pause(_))).count() < cancel_at
+        };
+        repeat(interval, pause, || {
+            steps.borrow_mut().push(Step::Run);
+            true
+        });
+        steps.into_inner()
+    }
+
+    #[test]
+    fn a_run_at_once_then_the_next_an_interval_after_each_completes() {
+        // Each run is called only once the pause after the previous one has returned, so
+        // runs never overlap, however long one takes.
+        let thirty = || Step::Pause(Duration::from_secs(30));
+        assert_eq!(
+            schedule(super::super::INTERVAL, 3),
+            [
+                Step::Run,
+                thirty(),
+                Step::Run,
+                thirty(),
+                Step::Run,
+                thirty()
+            ]
+        );
+        // A cancelled run is the last: no pause after it.
+        let pauses = RefCell::new(0);
+        let pause = |_| {
+            *pauses.borrow_mut() += 1;
+            true
+        };
+        repeat(Duration::from_secs(30), pause, || false);
+        assert_eq!(pauses.into_inner(), 0);
+    }
 
     #[test]
     fn compact_keeps_strings_and_drops_layout() {

@@ -29,6 +29,8 @@ pub const WORKER_STACK: usize = 256 * 1024;
 
 /// Starts a detached thread called `name` with a stack of `stack` bytes.
 pub fn spawn(name: &str, stack: usize, f: impl FnOnce() + Send + 'static) -> io::Result<()> {
+    #[cfg(test)]
+    refusal::check()?;
     thread::Builder::new()
         .name(name.into())
         .stack_size(stack)
@@ -44,10 +46,57 @@ pub fn spawn_scoped<'scope, T: Send + 'scope>(
     stack: usize,
     f: impl FnOnce() -> T + Send + 'scope,
 ) -> io::Result<thread::ScopedJoinHandle<'scope, T>> {
+    #[cfg(test)]
+    refusal::check()?;
     thread::Builder::new()
         .name(name.into())
         .stack_size(stack)
         .spawn_scoped(scope, f)
+}
+
+/// The test seam for a host out of threads: no test can make the kernel refuse a thread to
+/// one test and not to the tests running beside it (root ignores `RLIMIT_NPROC`, and an
+/// address-space limit starves every allocation), so tests make [`spawn`] refuse instead.
+#[cfg(test)]
+pub mod refusal {
+    use std::cell::Cell;
+    use std::io;
+
+    thread_local! {
+        /// Spawns this thread may still make; `None`: no limit.
+        static LEFT: Cell<Option<usize>> = const { Cell::new(None) };
+    }
+
+    /// Until the guard drops, this thread's spawns after the next `allowed` fail with
+    /// `EAGAIN`, as `pthread_create` does on a host out of threads. Only this thread's:
+    /// threads it starts, and other tests, spawn as usual.
+    pub fn after(allowed: usize) -> Guard {
+        LEFT.with(|left| left.set(Some(allowed)));
+        Guard(())
+    }
+
+    /// Lifts the refusal when dropped.
+    pub struct Guard(());
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            LEFT.with(|left| left.set(None));
+        }
+    }
+
+    /// Counts a spawn against the allowance; the error when none is left.
+    pub(super) fn check() -> io::Result<()> {
+        LEFT.with(|left| match left.get() {
+            None => Ok(()),
+            Some(0) => Err(io::Error::from_raw_os_error(
+                nix::errno::Errno::EAGAIN as i32,
+            )),
+            Some(n) => {
+                left.set(Some(n - 1));
+                Ok(())
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -63,6 +112,21 @@ mod tests {
         })
         .expect("a thread");
         assert_eq!(rx.recv().ok().flatten().as_deref(), Some("named"));
+    }
+
+    #[test]
+    fn a_refusal_fails_this_threads_spawns_after_the_allowance() {
+        let guard = refusal::after(1);
+        assert!(spawn("allowed", SMALL_STACK, || {}).is_ok());
+        let refused = spawn("refused", SMALL_STACK, || {}).map_err(|e| e.raw_os_error());
+        assert_eq!(refused, Err(Some(nix::errno::Errno::EAGAIN as i32)));
+        let scoped = thread::scope(|s| spawn_scoped(s, "refused", SMALL_STACK, || {}).is_err());
+        assert!(scoped);
+        // Another thread spawns as usual.
+        let elsewhere = thread::spawn(|| spawn("other", SMALL_STACK, || {}).is_ok()).join();
+        assert!(matches!(elsewhere, Ok(true)));
+        drop(guard);
+        assert!(spawn("lifted", SMALL_STACK, || {}).is_ok());
     }
 
     #[test]

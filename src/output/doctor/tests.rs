@@ -565,3 +565,55 @@ fn advice_is_given_once_for_every_target_it_applies_to() {
     let status_lines = text.lines().filter(|l| l.starts_with("Doctor: ")).count();
     assert_eq!(status_lines, 3, "{text}");
 }
+
+/// Every OAuth step, token-endpoint error and token-file problem has advice of its own that
+/// names what to change.
+#[test]
+fn every_oauth_failure_has_its_own_advice() {
+    use crate::result::reason::{McpFailure, OAuthStep as S, TokenError, TokenFileProblem as F};
+    let mut steps = vec![
+        (S::Issuer, "mcp.oauth.issuer"),
+        (S::Endpoint, "https"),
+        (S::ResourceMetadata, "protected-resource metadata"),
+        (S::ResourceMetadataOrigin, "origin"),
+        (S::ResourceMismatch, "resource"),
+        (S::IssuerNotListed, "authorization_servers"),
+        (S::ServerMetadata, "mcp.oauth.issuer"),
+        (S::InsecureEndpoint, "https"),
+        (S::AuthMethod, "client_secret_basic"),
+        (S::Pkce, "S256"),
+        (S::TokenResponse, "bearer token"),
+        (S::NoRefreshToken, "mcp.oauth.refresh_token_env"),
+        (S::Callback, "log in again"),
+        (S::TokenEndpoint(None), "token request failed"),
+    ];
+    steps.extend(
+        TokenError::ALL
+            .into_iter()
+            .map(|e| (S::TokenEndpoint(Some(e)), e.as_word())),
+    );
+    for problem in [
+        F::Symlink,
+        F::NotAFile,
+        F::Permissions,
+        F::ParentWritable,
+        F::Unreadable,
+        F::Malformed,
+        F::Binding,
+        F::Unwritable,
+        F::Locked,
+    ] {
+        steps.push((S::TokenFile(problem), "token"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (step, names) in steps {
+        let failed = check(
+            Status::Misconfigured,
+            Some(Reason::Mcp(McpFailure::OAuth(step))),
+            &[],
+        );
+        let advice = file_advice(Dimension::Authentication, &failed).unwrap_or_default();
+        assert!(advice.contains(names), "{step:?}: {advice}");
+        assert!(seen.insert(advice.clone()), "{step:?} repeats: {advice}");
+    }
+}
