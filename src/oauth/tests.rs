@@ -667,6 +667,14 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A public client (no secret) of `fake` that logs in and keeps its tokens in `token_file`.
+fn public_client(fake: &Fake, token_file: PathBuf) -> Settings {
+    let mut s = settings(fake, Grant::AuthorizationCode);
+    s.client_secret = None;
+    s.token_file = Some(token_file);
+    s
+}
+
 fn binding(fake: &Fake) -> Binding {
     Binding {
         issuer: fake.root.clone(),
@@ -839,9 +847,7 @@ fn an_expired_saved_token_is_refreshed_and_the_rotation_persisted() {
         &binding(&fake),
     )
     .expect("write");
-    let mut s = settings(&fake, Grant::AuthorizationCode);
-    s.client_secret = None;
-    s.token_file = Some(path.clone());
+    let s = public_client(&fake, path.clone());
     let (r, _) = authorize(&fake, s.clone());
     assert_eq!(r.as_deref().ok(), Some("Bearer acquired-sensitive-value"));
     let form = fake.form();
@@ -905,9 +911,7 @@ fn unattended_login(
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> (Result<(), String>, Duration, Vec<String>) {
     let dir = scratch("login-unattended");
-    let mut s = settings(fake, Grant::AuthorizationCode);
-    s.client_secret = None;
-    s.token_file = Some(dir.join("user.json"));
+    let s = public_client(fake, dir.join("user.json"));
     let endpoint = fake.endpoint();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let secrets = SecretLog::new();
@@ -964,9 +968,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
     let fake = Fake::start(good);
     let dir = scratch("login");
     let path = dir.join("user.json");
-    let mut s = settings(&fake, Grant::AuthorizationCode);
-    s.client_secret = None;
-    s.token_file = Some(path.clone());
+    let s = public_client(&fake, path.clone());
     let endpoint = fake.endpoint();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::spawn(move || {
