@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::fake_mcp::{FakeServer, preset};
 use crate::process::{fixture, python_bin};
 use crate::support::http_server::{Reply, Server};
-use crate::util::{Outcome, TempDir, bin, run};
+use crate::util::{Outcome, TempDir, bin, command, run};
 
 /// `o` returned within `ms` plus a second.
 fn within(o: &Outcome, ms: u64) {
@@ -124,14 +124,7 @@ fn a_cancelled_check_is_cancelled_not_timed_out() {
     // Runs `args`, and sends SIGTERM once the server holds a POST of this run.
     let cancelled = |args: &[&str]| -> Outcome {
         let before = s.count_http("POST");
-        let child = std::process::Command::new(bin())
-            .args(args)
-            .env_clear()
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .expect("spawn agenthealth");
+        let child = command(args, &[]).spawn().expect("spawn agenthealth");
         let until = std::time::Instant::now() + Duration::from_secs(10);
         while s.count_http("POST") == before {
             assert!(std::time::Instant::now() < until, "no POST arrived");

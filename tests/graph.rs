@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::fake_mcp::{FakeConfig, FakeServer};
 use crate::support::http_server::{Reply, Server, closed_port};
-use crate::util::{Outcome, TempDir, bin, run};
+use crate::util::{Outcome, TempDir, command, run};
 
 const MARGIN: Duration = Duration::from_secs(1);
 
@@ -550,12 +550,7 @@ targets:
 "
     );
     let f = dir.file("c.yaml", &yaml);
-    let child = Command::new(bin())
-        .args(["check", path_str(&f), "--format", "json"])
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let child = command(&["check", path_str(&f), "--format", "json"], &[])
         .spawn()
         .expect("spawn agenthealth");
     // Both workers are in a call once the server holds two connections.
@@ -780,17 +775,11 @@ targets:
 /// Runs the binary with stdout to a file, sampling its thread count until it exits.
 fn run_counting_threads(args: &[&str], out: &Path) -> (Outcome, usize) {
     let file = File::create(out).expect("stdout file");
-    let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(file)
-        .stderr(Stdio::piped());
-    if let Some(v) = std::env::var_os("PATH") {
-        cmd.env("PATH", v);
-    }
     let start = Instant::now();
-    let mut child = cmd.spawn().expect("spawn agenthealth");
+    let mut child = command(args, &[])
+        .stdout(file)
+        .spawn()
+        .expect("spawn agenthealth");
     let status_file = PathBuf::from(format!("/proc/{}/status", child.id()));
     let mut peak = 0;
     let status = loop {

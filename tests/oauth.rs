@@ -4,7 +4,6 @@
 //! same flows against a real authorization server are in `oauth_interop`.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use agenthealth::vocab::sync::lock;
 use serde_json::{Value, json};
 
 use crate::support::http_server::{Reply, Request as Recorded, Server};
-use crate::util::{Outcome, TempDir, bin, run_env};
+use crate::util::{Outcome, TempDir, command, run_env};
 
 const TOKEN: &str = "acquired-sensitive-value";
 const REFRESH: &str = "rotated-sensitive-value";
@@ -364,13 +363,7 @@ fn login_saves_a_private_token_file_that_the_next_check_uses() {
         token_file.display()
     );
     let config = as_.config(&dir, "user-mcp", &oauth, "");
-    let mut child = Command::new(bin())
-        .args(["login", &config, "user-mcp"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+    let mut child = command(&["login", &config, "user-mcp"], &[])
         .spawn()
         .expect("login");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();

@@ -31,7 +31,7 @@ use crate::interop::oauth::{
     AsOptions, AuthServer, BASIC, BOTH_RS, Client, Conformance, NATIVE, ODD, POST, ProtectedServer,
     Rs, SECRETS, WEB, WEB_REDIRECT,
 };
-use crate::util::{Outcome, TempDir, bin, run_env};
+use crate::util::{Outcome, TempDir, bin, command, run_env};
 
 /// The two eras, as the revision a target pins and the `era` evidence it yields.
 const ERAS: [(&str, &str); 2] = [("2026-07-28", "modern"), ("2025-11-25", "legacy")];
@@ -272,21 +272,11 @@ struct Login {
 /// scripted browser answer `decision` on the lab's approval page, delivers the redirect to
 /// the binary's callback, and waits (bounded) for the binary to exit.
 fn login(config: &Path, target: &str, env: &[(&'static str, String)], decision: Decision) -> Login {
-    let mut cmd = Command::new(bin());
-    cmd.args(["login", config.to_str().unwrap(), target])
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for key in ["PATH", "HOME"] {
-        if let Some(v) = std::env::var_os(key) {
-            cmd.env(key, v);
-        }
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn agenthealth login");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let config = config.to_string_lossy();
+    let mut child = command(&["login", &config, target], &env)
+        .spawn()
+        .expect("spawn agenthealth login");
     let (lines_tx, lines_rx) = mpsc::channel::<String>();
     let stdout = child.stdout.take().unwrap();
     let out_reader = thread::spawn(move || {

@@ -8,14 +8,13 @@
 //! argument in its command line (`/proc`).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::interop::{LEGACY_REVISIONS, MODERN_REVISION, StdioKind, StdioServer};
 use crate::process::{MARGIN, assert_group_dead, fixture, fixtures, live_members, python_bin};
-use crate::util::{Outcome, TempDir, bin, run_env};
+use crate::util::{Outcome, TempDir, command, run_env};
 
 /// What a stdio target runs, and how it is checked.
 #[derive(Clone)]
@@ -1071,16 +1070,13 @@ fn running(tag: &str, extra: &[&str]) -> (Case, std::process::Child, Instant) {
     let spec = Spec::fake(&args).timeout(30_000);
     let config = case.config(&spec);
     let started = Instant::now();
-    let child = Command::new(bin())
-        .args(["check", &config.display().to_string(), "--format", "json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("AH_TEST_PIDFILE", case.pidfile())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("agenthealth");
+    let child = command(
+        &["check", &config.display().to_string(), "--format", "json"],
+        &[],
+    )
+    .env("AH_TEST_PIDFILE", case.pidfile())
+    .spawn()
+    .expect("agenthealth");
     let want = if extra.contains(&"--grandchild") {
         2
     } else {
@@ -1108,16 +1104,13 @@ fn stdio_targets_use_one_thread_per_server() {
         text.push_str(&target.replacen("name: server", &format!("name: server{n}"), 1));
     }
     let config = case.dir.file("sixteen.yaml", &text);
-    let child = Command::new(bin())
-        .args(["check", &config.display().to_string(), "--format", "json"])
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("AH_TEST_PIDFILE", case.pidfile())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("agenthealth");
+    let child = command(
+        &["check", &config.display().to_string(), "--format", "json"],
+        &[],
+    )
+    .env("AH_TEST_PIDFILE", case.pidfile())
+    .spawn()
+    .expect("agenthealth");
     let status = format!("/proc/{}/status", child.id());
     let threads = || {
         std::fs::read_to_string(&status).ok().and_then(|s| {

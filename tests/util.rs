@@ -51,9 +51,10 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agenthealth"))
 }
 
-/// Runs the binary with `args` and environment overrides (the rest of the environment is
-/// cleared except PATH/HOME, so tests are not influenced by the developer's shell).
-pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
+/// The binary with `args` and environment overrides, ready to spawn: the rest of the
+/// environment is cleared except PATH/HOME (so tests are not influenced by the developer's
+/// shell), stdin is empty, stdout and stderr are piped. Callers change what they need.
+pub fn command(args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .env_clear()
@@ -68,14 +69,24 @@ pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let start = Instant::now();
-    let out = cmd.output().expect("run agenthealth");
+    cmd
+}
+
+/// What a finished run of the binary, started at `start`, produced.
+fn outcome(out: std::process::Output, start: Instant) -> Outcome {
     Outcome {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         elapsed: start.elapsed(),
     }
+}
+
+/// Runs the binary with `args` and environment overrides (see [`command`]).
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Outcome {
+    let start = Instant::now();
+    let out = command(args, env).output().expect("run agenthealth");
+    outcome(out, start)
 }
 
 /// Runs the binary with `args`.
@@ -86,22 +97,11 @@ pub fn run(args: &[&str]) -> Outcome {
 /// Runs the binary with `args`, `input` on its stdin (then closed) and environment overrides
 /// (the rest cleared as in [`run_env`]).
 pub fn run_stdin(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Outcome {
-    let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for key in ["PATH", "HOME"] {
-        if let Some(v) = std::env::var_os(key) {
-            cmd.env(key, v);
-        }
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
     let start = Instant::now();
-    let mut child = cmd.spawn().expect("run agenthealth");
+    let mut child = command(args, env)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("run agenthealth");
     let mut stdin = child.stdin.take().expect("stdin");
     let input = input.to_vec();
     // Written from a thread: a large input must not block on a child that does not read.
@@ -110,12 +110,7 @@ pub fn run_stdin(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Outcome {
     });
     let out = child.wait_with_output().expect("wait for agenthealth");
     let _ = writer.join();
-    Outcome {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        elapsed: start.elapsed(),
-    }
+    outcome(out, start)
 }
 
 /// A temporary directory removed on drop.
