@@ -17,29 +17,7 @@ use agenthealth::vocab::{Attempt, Bound, Deadline, Secret};
 /// Slack on every time bound.
 pub(crate) const MARGIN: Duration = Duration::from_secs(1);
 
-pub(crate) fn fixtures() -> String {
-    format!("{}/tests/fixtures/stdio", env!("CARGO_MANIFEST_DIR"))
-}
-
-pub(crate) fn fixture(name: &str) -> String {
-    format!("{}/{name}", fixtures())
-}
-
-/// The real interpreter: `python3` on `PATH` may be a wrapper script (pyenv) that adds
-/// variables of its own to the environment.
-pub(crate) fn python_bin() -> &'static str {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = std::process::Command::new("python3")
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .expect("python3");
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_string()
-    })
-}
+pub(crate) use crate::support::fixtures::{fixture, fixtures, python_bin};
 
 fn python(script: &str, args: &[&str]) -> Command {
     let mut all = vec![fixture(script)];

@@ -1,28 +1,11 @@
 //! Test helpers shared by this layer's tests and the stdio transport's: fixture scripts and
-//! the real interpreter.
+//! the real interpreter (from `tests/support/fixtures.rs`, shared with the integration tests).
 
 use super::Command;
 
-/// A script under `tests/fixtures/stdio/`.
-pub(crate) fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/stdio/{name}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The real interpreter: `python3` on `PATH` may be a wrapper script (pyenv) that adds
-/// variables of its own to the environment.
-pub(crate) fn python_bin() -> &'static str {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = std::process::Command::new("python3")
-            .args(["-c", "import sys; print(sys.executable)"])
-            .output()
-            .expect("python3");
-        String::from_utf8(out.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_string()
-    })
-}
+#[path = "../../tests/support/fixtures.rs"]
+mod fixtures;
+pub(crate) use fixtures::{fixture, python_bin};
 
 /// The real interpreter running the fixture `script`, with no mapped variables.
 pub(crate) fn python(script: &str) -> Command {

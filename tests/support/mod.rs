@@ -10,5 +10,6 @@
 pub use agenthealth::vocab::sync::lock;
 
 pub mod fake_mcp;
+pub mod fixtures;
 pub mod http_server;
 pub mod tls;
