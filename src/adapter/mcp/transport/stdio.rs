@@ -122,26 +122,12 @@ impl StdioTransport {
         out: &Outgoing<'_>,
         attempt: &Attempt,
     ) -> Result<Box<RawValue>, TransportError> {
-        if attempt.expired() {
-            return Err(network(attempt));
-        }
         let want = out.id.unwrap_or(0);
         self.answered = 0;
-        let child = self.child(attempt)?;
-        match child.send(&one_line(out.body), attempt.ends()) {
-            // A closed input: the process died or closed it. What it wrote, and how it ended,
-            // is on stdout; read on.
-            Ok(()) | Err(SendError::Closed) => {}
-            Err(SendError::Timeout | SendError::Io(_)) => return Err(network(attempt)),
-            Err(SendError::EmbeddedNewline) => {
-                return Err(TransportError::Malformed(Malformed::Request(
-                    "request contains a newline",
-                )));
-            }
-        }
+        self.send_all(std::slice::from_ref(out), attempt)?;
         let mut used = 0usize;
         loop {
-            // Still the process `child()` started (and registered) above.
+            // Still the process `send_all` started (and registered) above.
             let Some(child) = self.child.as_mut() else {
                 return Err(network(attempt));
             };
@@ -330,7 +316,7 @@ impl StdioTransport {
             .collect()
     }
 
-    /// Writes every request of [`StdioTransport::exchange_all`], one line each.
+    /// Writes every request of an exchange, one line each, starting the process if needed.
     fn send_all(&mut self, outs: &[Outgoing<'_>], attempt: &Attempt) -> Result<(), TransportError> {
         if attempt.expired() {
             return Err(network(attempt));
@@ -338,7 +324,8 @@ impl StdioTransport {
         let child = self.child(attempt)?;
         for out in outs {
             match child.send(&one_line(out.body), attempt.ends()) {
-                // A closed input: what the process wrote, and how it ended, is on stdout.
+                // A closed input: the process died or closed it. What it wrote, and how it
+                // ended, is on stdout; read on.
                 Ok(()) | Err(SendError::Closed) => {}
                 Err(SendError::Timeout | SendError::Io(_)) => return Err(network(attempt)),
                 Err(SendError::EmbeddedNewline) => {
