@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::cli::UsageError;
 use crate::config::LoadError;
-use crate::vocab::text::clean;
+use crate::text::clean;
 
 /// A failure of the tool itself (never a health result).
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! [`CODES`] is the table a script branching on `$?` reads; the help text renders it, so the
 //! codes and their prose are written here once.
 
-use crate::vocab::Status;
+use crate::contract::Status;
 
 /// Exit code of a tool failure.
 pub const TOOL_FAILURE: i32 = 6;

@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use serde_json::{Map, Value};
 
 use crate::adapter::mcp::{headers, jsonrpc, schema, sse};
-use crate::vocab::rfc3339;
+use crate::text::rfc3339;
 
 /// Server-Sent Events: parsing `data` whole or cut at every offset in `cuts` yields the same
 /// events, the same error and the same last event id (an SSE parser must not depend on how

@@ -5,13 +5,14 @@
 //! aggregation; no protocol) → `adapter` (http; mcp with its transports and OAuth) over `net`
 //! and `process` → `result` (typed reasons, evidence, the v1 document) → `output` (terminal,
 //! json, yaml, line, openmetrics, doctor, one redaction pass); `serve` runs the engine and
-//! output in a loop behind its HTTP server. [`vocab`] is the bottom layer every module
-//! shares. Imports point the same way; `docs/contributing.md` has the table. This file is
+//! output in a loop behind its HTTP server. At the bottom, every layer may use the contract's
+//! words (`contract`), the text helpers (`text`) and the runtime's machinery of waiting
+//! (`runtime`). Imports point the same way; `docs/contributing.md` has the table. This file is
 //! the only place that wires the layers together and picks the exit code; `main.rs` only
 //! calls [`run`].
 //!
 //! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the vocabulary it speaks ([`vocab`], [`result`]); [`reference`],
+//! layer ([`process`]) and the health model ([`result`]); [`reference`],
 //! the man page and completions generated from the flag table; and, hidden, `fuzzing`: every
 //! parser of untrusted input, for the fuzz targets in `fuzz/`.
 
@@ -21,6 +22,7 @@
 mod adapter;
 mod cli;
 mod config;
+mod contract;
 mod engine;
 mod error;
 mod exit;
@@ -33,9 +35,18 @@ mod output;
 mod plan;
 pub mod process;
 pub mod result;
+mod runtime;
 mod serve;
 mod signals;
-pub mod vocab;
+mod text;
+
+/// The paths of the former bottom layer that the integration tests still use, until their
+/// test kit (issue 23, part B) no longer needs them; not an API.
+#[doc(hidden)]
+pub mod vocab {
+    pub use crate::contract::{Bound, Secret};
+    pub use crate::runtime::{Attempt, Deadline, sync};
+}
 
 /// The man page and shell completions, generated from the flag table (`make dist` writes
 /// them with `cargo run --example reference`).
@@ -119,7 +130,7 @@ where
         Command::Run(args) => run_checks(args),
         Command::Serve(args) => serve(args),
         Command::Login { config, target } => {
-            let cancel = engine::Cancel::new();
+            let cancel = runtime::Cancel::new();
             signals::install(&cancel);
             login::run(&config, &target, &cancel).map_err(|e| (e, None))?;
             Ok(0)
@@ -148,7 +159,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
         } => config::adhoc::single(name, *kind, endpoint, options),
     };
     with_deadline_flag(&mut config, args.deadline_ms);
-    let cancel = engine::Cancel::new();
+    let cancel = runtime::Cancel::new();
     signals::install(&cancel);
     let plan = plan::Plan::from_env(config);
     // The progress line moves the cursor: never on a dumb terminal, never when quiet.
@@ -158,7 +169,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     progress.finish();
     // After the run: the secrets include every token learned during it.
     let secrets = plan.secrets();
-    let redactor = Redactor::new(secrets.iter().map(vocab::Secret::expose));
+    let redactor = Redactor::new(secrets.iter().map(contract::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
     let text = match output_format(args.format) {
         Some(format) => {
@@ -204,7 +215,7 @@ fn serve(args: ServeArgs) -> Result<i32, Failure> {
         token,
         interval: serve::interval(args.interval_ms),
     };
-    let cancel = engine::Cancel::new();
+    let cancel = runtime::Cancel::new();
     signals::install(&cancel);
     // One line for the operator's log: where to probe (never a token).
     let announce = |addr: std::net::SocketAddr| {

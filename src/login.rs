@@ -9,12 +9,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::engine::Cancel;
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
 use crate::oauth::{self, Grant, OAuthError};
 use crate::plan::{Credential, Plan};
 use crate::result::reason::OAuthStep;
+use crate::runtime::Cancel;
 
 /// Runs the login for the target named `name` in the configuration at `path`.
 pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error> {

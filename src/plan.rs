@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{Config, OAuthGrant, OAuthOptions, Target};
+use crate::contract::Secret;
 use crate::oauth::{Grant, Settings};
-use crate::vocab::{Secret, SecretLog};
+use crate::runtime::SecretLog;
 
 /// A configuration ready to run.
 #[derive(Clone, Debug)]

@@ -12,8 +12,8 @@
 
 use nix::sys::signal::{SigSet, Signal};
 
-use crate::engine::Cancel;
-use crate::vocab::threads;
+use crate::runtime::Cancel;
+use crate::runtime::threads;
 
 /// The signals that cancel a run.
 pub const CANCELLING: [Signal; 4] = [

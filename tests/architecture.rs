@@ -186,7 +186,7 @@ fn code_blanks_comments_and_literals_but_keeps_lifetimes() {
 /// not mutexes; `Condvar` waits return a guard the helper cannot take, and stay as they are.)
 #[test]
 fn the_lock_helper_is_written_once() {
-    let helper = Path::new(ROOT).join("src/vocab/sync.rs");
+    let helper = Path::new(ROOT).join("src/runtime/sync.rs");
     let mut found = Vec::new();
     let files = ["src", "tests", "examples"]
         .into_iter()

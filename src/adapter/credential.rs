@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::net::{Client, Endpoint};
 use crate::oauth::{Authorizer, OAuthError};
 use crate::plan::Credential;
-use crate::vocab::{Attempt, SecretLog};
+use crate::runtime::{Attempt, SecretLog};
 
 /// The static `Authorization` value of a planned credential (`Bearer …`), if it has one.
 pub fn static_header(credential: &Credential) -> Option<String> {
@@ -67,7 +67,7 @@ impl Authorization {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::Secret;
+    use crate::contract::Secret;
 
     #[test]
     fn a_bearer_token_is_sent_as_is() {

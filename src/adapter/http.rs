@@ -35,12 +35,12 @@ use crate::adapter::{Adapter, TargetRun, credential};
 use crate::plan::TargetPlan;
 
 use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions};
+use crate::contract::TargetType;
+use crate::contract::{Dimension, Status};
 use crate::net::{self, Client, Endpoint, HeaderMap, Method, Request, Reuse};
 use crate::result::reason::{HttpFailure, Note, Reason};
 use crate::result::{Fact, Observation};
-use crate::vocab::Attempt;
-use crate::vocab::TargetType;
-use crate::vocab::{Dimension, Status};
+use crate::runtime::Attempt;
 
 /// HEAD/GET probes of an HTTP endpoint.
 pub struct HttpAdapter;

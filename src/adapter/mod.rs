@@ -11,9 +11,10 @@ pub mod mcp;
 
 use std::sync::Arc;
 
+use crate::contract::{Dimension, TargetType};
 use crate::plan::TargetPlan;
 use crate::result::Observation;
-use crate::vocab::{Attempt, Dimension, TargetType};
+use crate::runtime::Attempt;
 
 /// One protocol family.
 pub trait Adapter: Sync {

@@ -3,8 +3,8 @@
 //! so help cannot list a flag, a code or a type the program does not have.
 
 use super::defs::{FLAGS, Flag, VERBS};
+use crate::contract::TargetType;
 use crate::exit;
-use crate::vocab::TargetType;
 
 /// Widest line of the usage text: it must fit an 80-column terminal.
 const WIDTH: usize = 79;

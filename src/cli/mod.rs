@@ -16,7 +16,7 @@ pub mod reference;
 use std::path::PathBuf;
 
 use crate::config::adhoc::AdhocOptions;
-use crate::vocab::TargetType;
+use crate::contract::TargetType;
 
 pub(crate) use args::{ColorChoice, OutputFormat, TerminalEnv};
 pub(crate) use parse::parse;

@@ -17,7 +17,7 @@ use super::defs::{self, FLAGS, Flag, Takes, VERBS};
 use super::{Command, ConfigSource, RunArgs, ServeArgs, Source, UsageError};
 use crate::config::adhoc::{self, AdhocOptions};
 use crate::config::rules;
-use crate::vocab::TargetType;
+use crate::contract::TargetType;
 
 /// Parses the arguments after the program name.
 pub(crate) fn parse<I>(args: I) -> Result<Command, UsageError>
@@ -275,7 +275,7 @@ fn utf8(arg: OsString) -> Result<String, UsageError> {
 
 fn unknown_option(opt: &str) -> UsageError {
     let bare = opt.trim_start_matches('-');
-    let near = crate::vocab::text::suggest(bare, FLAGS.iter().map(|f| f.long));
+    let near = crate::text::suggest(bare, FLAGS.iter().map(|f| f.long));
     match near {
         Some(l) => UsageError(format!(
             "unknown option `{opt}` (did you mean `--{l}`?); use --help"

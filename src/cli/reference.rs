@@ -7,8 +7,8 @@
 //! binary itself never calls this module, so it adds nothing to its size.
 
 use super::defs::{FLAGS, Flag, VERBS};
+use crate::contract::TargetType;
 use crate::exit;
-use crate::vocab::TargetType;
 
 /// A shell whose completion can be generated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use super::reader::{Fail, KeyPath};
 use super::section::{Decl, DepTo};
 use super::{Config, Edge, NodeId, Relationship, Target};
-use crate::vocab::text::suggest;
+use crate::text::suggest;
 
 /// Deepest allowed expanded tree, in edges from a top-level target.
 pub(crate) const MAX_DEPTH: usize = 64;

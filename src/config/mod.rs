@@ -20,7 +20,7 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 
-use crate::vocab::{Bound, Dimension, Relationship, TargetType};
+use crate::contract::{Bound, Dimension, Relationship, TargetType};
 
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};

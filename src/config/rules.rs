@@ -7,7 +7,7 @@
 //! cannot drift apart). Each caller words its own message around them; only the "one of"
 //! listings are shared text, so every list of accepted spellings reads alike.
 
-use crate::vocab::text::suggest;
+use crate::text::suggest;
 
 /// An inclusive range of whole numbers a setting accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::load::{LoadError, MAX_FILE_BYTES, load_file, load_str};
 use super::{Config, HttpMethod, McpTransport, OAuthGrant, Relationship, Target, TargetType};
-use crate::vocab::{Bound, Dimension};
+use crate::contract::{Bound, Dimension};
 
 /// A secret-looking value placed in offending fields; it must never appear in a message.
 const CANARY: &str = "sk-CANARY-6f1d2c";
@@ -275,7 +275,7 @@ fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
     );
     assert_eq!(
         set.map(|d| d.bound()),
-        Some(crate::vocab::Bound::DeadlineMs)
+        Some(crate::contract::Bound::DeadlineMs)
     );
 }
 

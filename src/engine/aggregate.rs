@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::config::{Config, Edge, NodeId};
+use crate::contract::{Dimension, Status};
 use crate::result::document::{Check, NodeResult, TargetInfo};
-use crate::vocab::{Dimension, Status};
 
 /// What one node's own checks produced (independent of its dependencies).
 #[derive(Clone, Debug, Default)]

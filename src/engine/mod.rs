@@ -18,7 +18,6 @@
 //!   built all the same.
 
 pub mod aggregate;
-pub mod cancel;
 pub mod node;
 pub mod watchdog;
 
@@ -27,17 +26,18 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::adapter::Adapter;
-use crate::vocab::sync::lock;
-use crate::vocab::threads;
+use crate::runtime::Cancel;
+use crate::runtime::sync::lock;
+use crate::runtime::threads;
 
 use crate::config::{Config, NodeId};
+use crate::contract::{Bound, Dimension, LocalResource, Status, TargetType};
 use crate::plan::{Plan, TargetPlan};
 use crate::result::document::Document;
 use crate::result::{Note, Observation, Reason};
-use crate::vocab::{Attempt, Bound, Deadline, Dimension, LocalResource, Status, TargetType};
+use crate::runtime::{Attempt, Deadline};
 
 pub use aggregate::NodeOutcome;
-pub use cancel::Cancel;
 
 use node::{Call, NodeRun, Step};
 use watchdog::{Ended, Finished, Watchdog};

@@ -13,14 +13,15 @@ use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, TargetRun};
 use crate::config::Target;
+use crate::contract::{Bound, Dimension, LocalResource, Status};
 use crate::engine::CLOSE_BUDGET;
 use crate::engine::aggregate::NodeOutcome;
-use crate::engine::cancel::Cancel;
 use crate::engine::watchdog::Ended;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note, Observation, Reason};
-use crate::vocab::{Bound, Deadline, Dimension, LocalResource, Status};
+use crate::runtime::Cancel;
+use crate::runtime::Deadline;
 
 /// The run's clock.
 #[derive(Clone, Copy, Debug)]
@@ -70,7 +71,7 @@ pub enum Call {
 
 /// What a node needs next from whoever drives it (see [`NodeRun`]).
 pub enum Step {
-    /// Make this call on `run`, under an [`crate::vocab::Attempt`] ending at `deadline`,
+    /// Make this call on `run`, under an [`crate::runtime::Attempt`] ending at `deadline`,
     /// then hand the state and the outcome back with [`NodeRun::record`].
     Call {
         /// The target's adapter state for this run (fresh if the last one was abandoned).

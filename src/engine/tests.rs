@@ -11,13 +11,14 @@ use crate::plan::{Plan, TargetPlan};
 use crate::result::Key;
 
 use crate::config::{Config, Edge, Target, adhoc};
-use crate::engine::{Cancel, RUN_CAP, run_capped, run_with};
+use crate::contract::TargetType;
+use crate::contract::{Dimension, Status};
+use crate::engine::{RUN_CAP, run_capped, run_with};
 use crate::result::Observation;
 use crate::result::document::{Document, NodeResult};
-use crate::vocab::Attempt;
-use crate::vocab::TargetType;
-use crate::vocab::sync::lock;
-use crate::vocab::{Dimension, Status};
+use crate::runtime::Attempt;
+use crate::runtime::Cancel;
+use crate::runtime::sync::lock;
 
 struct Scripted;
 
@@ -629,7 +630,7 @@ fn a_run_cancelled_before_it_starts_is_unknown_without_calls() {
 #[test]
 fn a_run_that_can_start_no_worker_is_unknown_for_want_of_threads() {
     let (a, b) = ("t40", "t41");
-    let _refused = crate::vocab::threads::refusal::after(0);
+    let _refused = crate::runtime::threads::refusal::after(0);
     let start = Instant::now();
     let doc = run(&config(vec![target("a", a), target("b", b)], vec![0, 1]));
     // At once: no worker is waited for that never started.
@@ -654,7 +655,7 @@ fn a_run_that_can_start_no_worker_is_unknown_for_want_of_threads() {
 fn fewer_workers_than_asked_for_still_run_every_node() {
     let scripts = ["t43", "t44", "t45"];
     let nodes = scripts.iter().map(|s| target(s, s)).collect();
-    let _refused = crate::vocab::threads::refusal::after(1);
+    let _refused = crate::runtime::threads::refusal::after(1);
     let doc = run(&config(nodes, vec![0, 1, 2]));
     assert!(doc.results.iter().all(|r| r.status == Status::Healthy));
     assert!(
@@ -671,7 +672,7 @@ fn a_node_with_no_thread_to_go_on_is_unknown_for_want_of_threads() {
     let s = "t42,protocol=deaf";
     let mut t = target("a", s);
     t.timeout_ms = 20;
-    let _refused = crate::vocab::threads::refusal::after(1);
+    let _refused = crate::runtime::threads::refusal::after(1);
     let start = Instant::now();
     let doc = run(&config(vec![t], vec![0]));
     assert!(

@@ -23,11 +23,11 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::vocab::sync::lock;
+use crate::runtime::sync::lock;
 
-use crate::engine::cancel::Cancel;
 use crate::result::Observation;
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
+use crate::runtime::Cancel;
 
 /// How long an aborted call may take to return before it is abandoned.
 pub const GRACE: Duration = Duration::from_millis(40);
@@ -264,7 +264,7 @@ fn due<P>(e: &Entry<P>) -> Instant {
 mod tests {
     use super::*;
     use crate::adapter::TargetRun;
-    use crate::vocab::Deadline;
+    use crate::runtime::Deadline;
     use std::sync::mpsc;
 
     /// Runs one call against `run` under a watchdog of its own, outside a run (tests, one-off
@@ -293,9 +293,9 @@ mod tests {
         });
         let attempt = Attempt::new(deadline);
         let ticket = dog.watch(&attempt, true, ());
-        let spawned = crate::vocab::threads::spawn(
+        let spawned = crate::runtime::threads::spawn(
             "bounded-call",
-            crate::vocab::threads::WORKER_STACK,
+            crate::runtime::threads::WORKER_STACK,
             move || {
                 let mut run = run;
                 let obs = call(run.as_mut(), &attempt);
@@ -348,7 +348,7 @@ mod tests {
             }
         }
     }
-    use crate::vocab::Bound;
+    use crate::contract::Bound;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn counting_watchdog(cancel: &Cancel) -> (Watchdog<&'static str>, Arc<AtomicUsize>) {
@@ -501,7 +501,7 @@ mod tests {
             fn configure(&mut self) -> Observation {
                 Observation::healthy()
             }
-            fn check(&mut self, _: crate::vocab::Dimension, _: &Attempt) -> Observation {
+            fn check(&mut self, _: crate::contract::Dimension, _: &Attempt) -> Observation {
                 std::thread::sleep(Duration::from_secs(3));
                 Observation::healthy()
             }
@@ -511,7 +511,7 @@ mod tests {
             Box::new(Deaf),
             Deadline::new(start + Duration::from_millis(20), Bound::TimeoutMs),
             &Cancel::new(),
-            |r, a| r.check(crate::vocab::Dimension::Protocol, a),
+            |r, a| r.check(crate::contract::Dimension::Protocol, a),
         );
         assert!(start.elapsed() < Duration::from_secs(1));
         assert!(state.is_none());

@@ -228,7 +228,8 @@ impl<T: Transport> std::fmt::Debug for Watched<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{Attempt, Bound, Deadline};
+    use crate::contract::Bound;
+    use crate::runtime::{Attempt, Deadline};
     use std::time::Duration;
     use ureq::unversioned::transport::LazyBuffers;
 

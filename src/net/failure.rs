@@ -18,9 +18,9 @@ use std::io;
 
 use ureq::Error;
 
+use crate::contract::{Bound, LocalResource, Status};
 use crate::result::reason::{NetFailure, Note, Reason};
 use crate::result::{Evidence, Fact, Key, Observation};
-use crate::vocab::{Bound, LocalResource, Status};
 
 use super::stages::Timings;
 use super::trust::TrustSource;

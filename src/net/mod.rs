@@ -26,7 +26,8 @@
 //! [`Timings::new_connection`] `false` and only the http stage.
 //!
 //! ```no_run
-//! # use agenthealth::vocab::{Attempt, Bound, Deadline};
+//! # use agenthealth::contract::Bound;
+//! # use agenthealth::runtime::{Attempt, Deadline};
 //! # use agenthealth::net::{Client, Endpoint, Method, Request, Reuse};
 //! # use std::time::Duration;
 //! let endpoint = Endpoint::parse("https://mcp.example/mcp").expect("validated by configure()");
@@ -73,8 +74,8 @@ use rustls::ClientConfig;
 use ureq::unversioned::transport::{ConnectProxyConnector, Connector};
 use ureq::{Agent, AsSendBody};
 
-use crate::vocab::Attempt;
-use crate::vocab::sync::lock;
+use crate::runtime::Attempt;
+use crate::runtime::sync::lock;
 
 use self::connect::{FirstByte, TimedTcp};
 use self::proxy::ProxyEnv;

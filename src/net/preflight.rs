@@ -4,10 +4,10 @@
 //! proxy setting the request would use are usable. A failure is a MISCONFIGURED observation
 //! with the rule that failed as evidence; no value is ever recorded.
 
+use crate::contract::Status;
 use crate::net::{Client, Endpoint};
 use crate::result::reason::{EndpointProblem, Misconfig, Reason};
 use crate::result::{Fact, Key, Observation};
-use crate::vocab::Status;
 
 /// Runs the checks; returns the parsed endpoint.
 pub fn preflight(

@@ -29,8 +29,8 @@ use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver
 use ureq::unversioned::transport::NextTimeout;
 
 use crate::result::Stage;
-use crate::vocab::sync::lock;
-use crate::vocab::threads;
+use crate::runtime::sync::lock;
+use crate::runtime::threads;
 
 use super::failure::{NoLookupThread, NoResolver};
 use super::stages::Recorder;
@@ -249,8 +249,9 @@ pub fn is_loopback_host(host: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::Attempt;
-    use crate::vocab::{Bound, Deadline};
+    use crate::contract::Bound;
+    use crate::runtime::Attempt;
+    use crate::runtime::Deadline;
     use std::time::{Duration, Instant};
 
     #[test]
@@ -326,7 +327,10 @@ mod tests {
         let (addrs, t) = resolve("http://localhost:8080/x");
         let addrs = addrs.expect("localhost resolves");
         assert_eq!(addrs, loopback_addrs(8080).to_vec());
-        assert_eq!(t.dns.map(|s| s.status), Some(crate::vocab::Status::Healthy));
+        assert_eq!(
+            t.dns.map(|s| s.status),
+            Some(crate::contract::Status::Healthy)
+        );
         let (addrs, _) = resolve("https://mcp.localhost/");
         assert_eq!(addrs.expect("resolves"), loopback_addrs(443).to_vec());
     }
@@ -359,7 +363,7 @@ mod tests {
         assert_eq!(crate::net::classify(&err, false).as_word(), "dns");
         assert_eq!(
             t.dns.map(|s| s.status),
-            Some(crate::vocab::Status::Unreachable)
+            Some(crate::contract::Status::Unreachable)
         );
     }
 
@@ -394,7 +398,7 @@ mod tests {
         );
         assert_eq!(
             t.dns.map(|s| s.status),
-            Some(crate::vocab::Status::Unreachable)
+            Some(crate::contract::Status::Unreachable)
         );
         assert!(!cannot_look_up("listed.test", missing, hosts));
         assert!(!cannot_look_up("ALIAS.test.", missing, hosts));

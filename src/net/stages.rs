@@ -17,10 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::contract::Status;
 use crate::result::{Stage, Steps};
-use crate::vocab::Attempt;
-use crate::vocab::Status;
-use crate::vocab::sync::lock;
+use crate::runtime::Attempt;
+use crate::runtime::sync::lock;
 
 /// One stage's outcome.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,7 +283,8 @@ impl std::fmt::Debug for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{Bound, Deadline};
+    use crate::contract::Bound;
+    use crate::runtime::Deadline;
 
     fn attempt() -> Attempt {
         Attempt::new(Deadline::new(

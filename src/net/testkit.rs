@@ -5,10 +5,11 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 // `http_server` takes the crate's lock from its includer as `super::lock`.
-use crate::vocab::sync::lock;
-use crate::vocab::{Bound, Deadline};
+use crate::contract::Bound;
+use crate::runtime::Deadline;
+use crate::runtime::sync::lock;
 
 #[path = "../../tests/support/http_server/mod.rs"]
 pub(crate) mod http_server;

@@ -8,8 +8,9 @@ use super::testkit::http_server::{Reply, Server, closed_port};
 use super::testkit::tls::{TestCa, self_signed, server_wrap};
 use super::testkit::{with_watchdog, with_watchdog_at, within};
 use super::*;
-use crate::vocab::Status;
-use crate::vocab::{Bound, Deadline};
+use crate::contract::Bound;
+use crate::contract::Status;
+use crate::runtime::Deadline;
 
 /// The reason of an exchange cut at its (`timeout_ms`) deadline.
 fn timed_out(response_seen: bool) -> crate::result::Reason {

@@ -24,9 +24,10 @@ use super::discovery::{self, Discovered};
 use super::store::{self, Binding};
 use super::token::{self, ClientAuth, Token};
 use super::url;
+use crate::contract::Secret;
 use crate::net::{Client, Endpoint};
 use crate::result::reason::OAuthStep;
-use crate::vocab::{Attempt, Secret, SecretLog};
+use crate::runtime::{Attempt, SecretLog};
 
 /// How a token is obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use super::challenge::{self, Challenge};
 use super::url;
 use crate::net::{Client, Endpoint, Method, Request, Response};
 use crate::result::reason::OAuthStep;
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 
 /// Largest metadata document read.
 pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;

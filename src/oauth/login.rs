@@ -33,9 +33,10 @@ use super::random::random;
 use super::store;
 use super::token::{self, ClientAuth, Token};
 use super::url::{form, parse_query};
+use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenFileProblem};
-use crate::vocab::{Attempt, Bound, Deadline, SecretLog};
+use crate::runtime::{Attempt, Deadline, SecretLog};
 
 /// How long login waits for the browser.
 pub(crate) const WAIT: Duration = Duration::from_secs(300);

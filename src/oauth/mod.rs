@@ -1,6 +1,6 @@
 //! OAuth 2.1 for MCP over HTTP: the client that turns `mcp.oauth` into a bearer token.
 //!
-//! It sits on the network layer and the shared vocabulary, below the adapters: the MCP HTTP
+//! It sits on the network layer, the contract's words and the runtime, below the adapters: the MCP HTTP
 //! transport asks an [`Authorizer`] for its `Authorization` value, and the `login` command
 //! drives [`login::login`]. Nothing here prints (login writes only what it is handed a writer
 //! for) and nothing picks an exit code.
@@ -32,10 +32,10 @@ pub(crate) mod url;
 
 pub(crate) use acquire::{Authorizer, Grant, Settings};
 
+use crate::contract::Status;
 use crate::net;
 use crate::result::reason::{McpFailure, NetFailure, OAuthStep, Reason, TokenFileProblem};
 use crate::result::{Fact, Key, Observation};
-use crate::vocab::Status;
 
 /// Why OAuth could not produce a token.
 #[derive(Clone, Debug)]

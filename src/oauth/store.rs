@@ -30,9 +30,10 @@ use serde_json::{Map, Value};
 
 use super::OAuthError;
 use super::token::Token;
+use crate::contract::Secret;
 use crate::result::reason::TokenFileProblem;
-use crate::vocab::rfc3339::{self, Timestamp};
-use crate::vocab::{Secret, SecretLog};
+use crate::runtime::SecretLog;
+use crate::text::rfc3339::{self, Timestamp};
 
 /// Largest token file read.
 const MAX_FILE_BYTES: u64 = 64 * 1024;

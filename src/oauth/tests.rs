@@ -15,12 +15,13 @@ use super::acquire::{Authorizer, Grant, Settings};
 use super::store::{self, Binding};
 use super::token::Token;
 use super::{OAuthError, check_offline, url};
+use crate::contract::{Bound, Secret};
 use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
 use crate::net::testkit::{with_watchdog, within};
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
-use crate::vocab::sync::lock;
-use crate::vocab::{Attempt, Bound, Deadline, Secret, SecretLog};
+use crate::runtime::sync::lock;
+use crate::runtime::{Attempt, Deadline, SecretLog};
 
 const LONG: Duration = Duration::from_secs(5);
 

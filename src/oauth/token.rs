@@ -20,9 +20,10 @@ use serde_json::{Map, Value};
 use super::OAuthError;
 use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
+use crate::contract::Secret;
 use crate::net::{Client, Method, Request};
 use crate::result::reason::{NetFailure, OAuthStep, TokenError};
-use crate::vocab::{Attempt, Secret, SecretLog};
+use crate::runtime::{Attempt, SecretLog};
 
 /// Lifetime of a token whose answer has no `expires_in`.
 pub(crate) const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);

@@ -11,10 +11,10 @@
 
 use std::fmt::Write;
 
+use crate::contract::{Dimension, Status};
 use crate::result::document::{Document, NodeResult};
 use crate::result::{Fact, Key};
-use crate::vocab::text::clean;
-use crate::vocab::{Dimension, Status};
+use crate::text::clean;
 
 /// Longest line, in characters (a longer one ends in `…`).
 pub const MAX_LINE: usize = 200;

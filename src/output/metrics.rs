@@ -22,8 +22,8 @@
 use std::fmt::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::contract::{Dimension, Status};
 use crate::result::document::{Document, NodeResult};
-use crate::vocab::{Dimension, Status};
 
 /// Which exposition format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

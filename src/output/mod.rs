@@ -114,8 +114,8 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::Status;
     use crate::output::terminal::tests::{edge, node};
-    use crate::vocab::Status;
 
     /// A chain of `levels` results below a top-level one.
     fn chain(levels: usize) -> Document {

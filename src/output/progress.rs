@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::vocab::sync::lock;
+use crate::runtime::sync::lock;
 
 /// Shows `checking… done/total targets` after a delay; erases itself when finished.
 pub struct Progress {

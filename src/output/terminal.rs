@@ -5,11 +5,11 @@
 
 use std::fmt::Write;
 
+use crate::contract::{Dimension, Status};
 use crate::output::Style;
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key};
-use crate::vocab::text::clean;
-use crate::vocab::{Dimension, Status};
+use crate::text::clean;
 
 /// Renders the whole document.
 pub fn render(doc: &Document, style: Style) -> String {
@@ -223,9 +223,9 @@ pub fn fact_text(fact: &Fact) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::contract::Dimension;
+    use crate::contract::{Relationship, TargetType};
     use crate::result::document::TargetInfo;
-    use crate::vocab::Dimension;
-    use crate::vocab::{Relationship, TargetType};
     use std::collections::BTreeMap;
 
     /// `name` with one check of `status`, and `deps`.
@@ -326,7 +326,7 @@ api (http): UNHEALTHY
     fn control_characters_never_reach_the_terminal() {
         let mut r = node("a\u{1b}[2Jb\u{9b}c\u{7f}", Status::Unhealthy, vec![]);
         r.target.id = Some("i\u{1b}d".into());
-        if let Some(check) = r.checks.get_mut(&crate::vocab::Dimension::Protocol) {
+        if let Some(check) = r.checks.get_mut(&crate::contract::Dimension::Protocol) {
             check.message = Some("m\u{1b}]0;title\u{7}".into());
         }
         let text = render(

@@ -24,8 +24,8 @@ use nix::unistd::Pid;
 
 use super::error::ExitInfo;
 use super::keeper::Keeper;
-use crate::vocab::sync::lock;
-use crate::vocab::threads;
+use crate::runtime::sync::lock;
+use crate::runtime::threads;
 
 /// How long [`Child::shutdown`](super::Child::shutdown) waits after `SIGTERM` before
 /// `SIGKILL`.

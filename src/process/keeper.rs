@@ -49,7 +49,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, fork, getpgid, pipe2, setpgid};
 
-use crate::vocab::threads;
+use crate::runtime::threads;
 
 /// The highest descriptor count the fallback close loop walks (kernels without
 /// `close_range`): a limit of millions would cost the keeper seconds of system calls, during

@@ -25,8 +25,8 @@ use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 
-use crate::vocab::threads;
-use crate::vocab::{Attempt, Deadline};
+use crate::runtime::threads;
+use crate::runtime::{Attempt, Deadline};
 
 /// The longest line [`Child::recv_line`](super::Child::recv_line) returns, in bytes, not
 /// counting its `\n`.

@@ -6,7 +6,7 @@
 //! newline-delimited lines from its stdout, discards its stderr, and guarantees that the
 //! child and everything in its process group are gone when the [`Child`] is shut down,
 //! dropped or aborted. Every wait ends by a [`Deadline`] or an [`Attempt`]; the layer
-//! imports only `std`, `nix` and [`crate::vocab`].
+//! imports only `std`, `nix`, the contract's words and the runtime ([`crate::runtime`]).
 //!
 //! # Guarantees
 //!
@@ -88,7 +88,7 @@
 //! - `error.rs`: [`SpawnError`], [`SendError`], [`RecvError`], [`ExitInfo`].
 //!
 //! Helper threads (one per child, plus a reaper for a leader or keeper that outlives
-//! `SIGKILL`) start through [`crate::vocab::threads`] with a small stack.
+//! `SIGKILL`) start through [`crate::runtime::threads`] with a small stack.
 
 mod error;
 mod group;
@@ -109,7 +109,7 @@ pub use self::spawn::{Command, INHERITED_ENV};
 
 use self::group::Group;
 use self::lines::{Input, Lines, Stop, WriteError};
-use crate::vocab::{Attempt, Deadline};
+use crate::runtime::{Attempt, Deadline};
 
 /// A running child process in its own process group, with its stdio piped.
 ///

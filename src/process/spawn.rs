@@ -17,7 +17,7 @@ use nix::sys::signal::SigSet;
 use nix::unistd::{AccessFlags, access};
 
 use super::error::SpawnError;
-use crate::vocab::Secret;
+use crate::contract::Secret;
 
 /// What to start: a program, its arguments, its working directory and the variables mapped
 /// into its environment. Plain data, so this layer knows no configuration format; the

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::lines::CHUNK_BYTES;
 use super::testkit::{python, python_with};
 use super::*;
-use crate::vocab::{Bound, Secret};
+use crate::contract::{Bound, Secret};
 
 fn soon(ms: u64) -> Attempt {
     Attempt::new(Deadline::new(

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
+use crate::contract::{Dimension, Status};
+use crate::contract::{Relationship, TargetType};
 use crate::result::{Code, Evidence, Fact, Key, Reason, Steps};
-use crate::vocab::{Dimension, Status};
-use crate::vocab::{Relationship, TargetType};
 
 /// The contract version of the document.
 pub const SPEC_VERSION: &str = "v1";

@@ -150,10 +150,6 @@ pub enum Fact {
     Revision(RevisionDate),
 }
 
-/// The MCP revisions agenthealth supports, oldest first, as advice names them (the adapter's
-/// `era::Revision::ALL`, which a test keeps equal to this list).
-pub const SUPPORTED_REVISIONS: [&str; 4] = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"];
-
 /// A protocol revision as a server spelled it, accepted only when it matches the revision
 /// grammar (`YYYY-MM-DD`: four digits, a month 01–12, a day 01–31), so evidence can name a
 /// revision we do not support (`2024-11-05`) without ever carrying text from a server.

@@ -17,10 +17,10 @@ pub mod evidence;
 pub mod reason;
 
 pub use code::Code;
-pub use evidence::{Evidence, Fact, Key, Phrase, Piece, RevisionDate, SUPPORTED_REVISIONS};
+pub use evidence::{Evidence, Fact, Key, Phrase, Piece, RevisionDate};
 pub use reason::{Note, Reason};
 
-use crate::vocab::Status;
+use crate::contract::Status;
 
 /// A transport stage of a network exchange, reported as a check's `steps`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -118,7 +118,7 @@ impl Observation {
     }
 
     /// UNKNOWN because this host ran out of `resource`: never the target's fault.
-    pub fn local_resource(resource: crate::vocab::LocalResource) -> Observation {
+    pub fn local_resource(resource: crate::contract::LocalResource) -> Observation {
         Observation::failed(
             Status::Unknown,
             Reason::Engine(Note::LocalResource(resource)),

@@ -8,7 +8,7 @@
 //! status, a variable's name); the reason says which failure it is.
 
 use super::code::Code;
-use crate::vocab::{Bound, LocalResource};
+use crate::contract::{Bound, LocalResource};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]

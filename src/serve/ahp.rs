@@ -25,8 +25,8 @@ use ring::digest::{Context, SHA256, digest};
 
 use super::http::{HeadError, Request, Response};
 use super::snapshot::View;
+use crate::contract::{Secret, Status};
 use crate::output::metrics::Dialect;
-use crate::vocab::{Secret, Status};
 
 /// The protocol version this server speaks.
 pub const VERSION: &str = "v1";

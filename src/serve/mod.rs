@@ -24,9 +24,10 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::engine::Cancel;
+use crate::contract::Secret;
 use crate::output::metrics::{self, Dialect, Runs};
-use crate::vocab::{Secret, threads};
+use crate::runtime::Cancel;
+use crate::runtime::threads;
 use snapshot::Board;
 
 /// The pause after each run, as in the reference.

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant};
 use super::ahp;
 use super::snapshot::{Board, Snapshot};
 use crate::config::Config;
-use crate::engine::{self, Cancel};
+use crate::contract::Secret;
+use crate::engine;
 use crate::output::metrics::{self, Dialect, LastRun, Runs};
 use crate::output::{self, Format, Redactor, Style};
 use crate::plan::Plan;
 use crate::result::document::Document;
-use crate::vocab::Secret;
-use crate::vocab::rfc3339::{self, Timestamp};
+use crate::runtime::Cancel;
+use crate::text::rfc3339::{self, Timestamp};
 
 /// Runs until `cancel`, publishing to `board`.
 pub fn run(

@@ -8,8 +8,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::vocab::Status;
-use crate::vocab::sync::lock;
+use crate::contract::Status;
+use crate::runtime::sync::lock;
 
 /// One completed run, rendered.
 #[derive(Debug)]

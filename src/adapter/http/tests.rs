@@ -8,16 +8,16 @@ use std::time::Duration;
 use super::HttpAdapter;
 use crate::adapter::{Adapter, TargetRun};
 use crate::config::{HttpMethod, HttpOptions, Target};
+use crate::contract::Bound;
+use crate::contract::Secret;
+use crate::contract::TargetType;
+use crate::contract::{Dimension, Status};
 use crate::net::testkit::http_server::{Reply, Server, closed_port};
 use crate::net::testkit::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
 use crate::plan::{Credential, TargetPlan};
 use crate::result::Key;
 use crate::result::{Code, Fact, Note, Observation, Reason, Stage};
-use crate::vocab::Bound;
-use crate::vocab::Secret;
-use crate::vocab::TargetType;
-use crate::vocab::{Dimension, Status};
 
 const LONG: Duration = Duration::from_secs(5);
 const SHORT: Duration = Duration::from_millis(600);
@@ -57,7 +57,7 @@ fn start_with(t: Target, credential: Credential) -> Box<dyn TargetRun> {
         credential,
         child_env: Vec::new(),
         missing_env: Vec::new(),
-        secrets: crate::vocab::SecretLog::new(),
+        secrets: crate::runtime::SecretLog::new(),
     }))
 }
 

@@ -7,15 +7,16 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::era::{Era, Revision};
+use super::era::Era;
 use super::failure::Failure;
 use super::inventory::Advertised;
 use super::result_shape::{check_result_type, object};
 use super::session::Session;
 use super::transport::ResponseMode;
+use crate::contract::Revision;
 use crate::result::reason::Malformed;
 use crate::result::{Evidence, Fact, Key, RevisionDate};
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 
 /// What a successful discovery established.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -12,55 +12,7 @@
 //! decision is transport-agnostic; the one difference between HTTP and stdio is the
 //! [`Channel`] rule.
 
-/// A supported MCP revision. Its spelling ([`Revision::as_str`]) is our own fixed word, so it
-/// may appear in evidence once a server's answer has been matched against it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Revision {
-    /// `2025-03-26` (legacy).
-    V2025_03_26,
-    /// `2025-06-18` (legacy).
-    V2025_06_18,
-    /// `2025-11-25` (legacy; the revision a legacy negotiation offers).
-    V2025_11_25,
-    /// `2026-07-28` (modern, stateless).
-    V2026_07_28,
-}
-
-impl Revision {
-    /// Every supported revision, oldest first.
-    pub const ALL: [Revision; 4] = [
-        Revision::V2025_03_26,
-        Revision::V2025_06_18,
-        Revision::V2025_11_25,
-        Revision::V2026_07_28,
-    ];
-
-    /// The modern revision.
-    pub const MODERN: Revision = Revision::V2026_07_28;
-
-    /// The revision an unpinned legacy negotiation offers.
-    pub const LEGACY_OFFER: Revision = Revision::V2025_11_25;
-
-    /// The protocol spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Revision::V2025_03_26 => "2025-03-26",
-            Revision::V2025_06_18 => "2025-06-18",
-            Revision::V2025_11_25 => "2025-11-25",
-            Revision::V2026_07_28 => "2026-07-28",
-        }
-    }
-
-    /// The supported revision spelled exactly `s`.
-    pub fn parse(s: &str) -> Option<Revision> {
-        Revision::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
-    /// Whether this is the stateless revision.
-    pub fn is_modern(self) -> bool {
-        self == Revision::MODERN
-    }
-}
+use crate::contract::Revision;
 
 /// Which rules frame a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,22 +189,6 @@ mod tests {
 
     fn http(status: u16) -> Rejection {
         Rejection::Status(status)
-    }
-
-    #[test]
-    fn versions_round_trip_and_only_the_listed_ones_parse() {
-        for v in Revision::ALL {
-            assert_eq!(Revision::parse(v.as_str()), Some(v));
-        }
-        for bad in ["2024-11-05", "2099-01-01", "", " 2025-06-18", "2025-06-18 "] {
-            assert_eq!(Revision::parse(bad), None, "{bad}");
-        }
-        assert!(Revision::MODERN.is_modern() && !Revision::LEGACY_OFFER.is_modern());
-        // What advice says we support is this list.
-        assert_eq!(
-            Revision::ALL.map(Revision::as_str),
-            crate::result::SUPPORTED_REVISIONS
-        );
     }
 
     #[test]

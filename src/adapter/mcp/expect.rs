@@ -6,7 +6,7 @@
 //!   that is absent, its first text block parsed as JSON.
 //! * `text_contains` — some text block contains the configured text.
 //! * `fresh_within_s` — JSON Pointer → seconds: the document holds an RFC 3339 timestamp there
-//!   ([`crate::vocab::rfc3339`]) no older than that. A timestamp ahead of our clock counts as fresh
+//!   ([`crate::text::rfc3339`]) no older than that. A timestamp ahead of our clock counts as fresh
 //!   (clock skew is not staleness). This is what catches a cached payload that still says
 //!   "healthy".
 //!
@@ -22,7 +22,7 @@ use super::schema::json_equal;
 use crate::config::McpExpect;
 use crate::result::Key;
 use crate::result::{Evidence, Fact};
-use crate::vocab::rfc3339;
+use crate::text::rfc3339;
 
 /// Why an expectation failed (our words, also the `expect_failure` evidence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

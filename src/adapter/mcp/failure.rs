@@ -8,10 +8,10 @@
 
 use super::era::UNSUPPORTED_VERSION;
 use super::transport::TransportError;
+use crate::contract::Status;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, Malformed, McpFailure, ProcessFailure, Reason};
 use crate::result::{Fact, Key, Observation};
-use crate::vocab::Status;
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -118,9 +118,9 @@ impl Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::Bound;
     use crate::result::Code;
     use crate::result::reason::StartProblem;
-    use crate::vocab::Bound;
 
     fn of(f: Failure) -> (Status, Option<Code>) {
         let o = f.observe();

@@ -51,11 +51,11 @@ use super::schema::{self, Subject};
 use super::session::Session;
 use super::transport::TransportError;
 use crate::config::{McpFunctional, McpOptions};
+use crate::contract::Status;
 use crate::result::Key;
 use crate::result::reason::{Malformed, McpFailure, Reason};
 use crate::result::{Fact, Observation, Phrase};
-use crate::vocab::Attempt;
-use crate::vocab::Status;
+use crate::runtime::Attempt;
 
 /// The method, for evidence.
 const METHOD: &str = "tools/call";

@@ -10,16 +10,16 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::era::Era;
-use super::era::Revision;
 use super::failure::Failure;
 use super::inventory::Advertised;
 use super::result_shape;
 use super::session::Session;
 use super::session::{CLIENT_NAME, CLIENT_VERSION};
+use crate::contract::Revision;
 use crate::result::Key;
 use crate::result::reason::Malformed;
 use crate::result::{Evidence, Fact, RevisionDate};
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 
 /// What a successful handshake established.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use crate::config::McpOptions;
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed};
 use crate::result::{Evidence, Fact};
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 
 /// Pages listed per inventory at most.
 pub const MAX_PAGES: usize = 100;

@@ -58,7 +58,8 @@ mod tests;
 
 use std::time::{Duration, Instant, SystemTime};
 
-use era::{AfterDiscover, Channel, Era, Plan, Revision};
+use crate::contract::Revision;
+use era::{AfterDiscover, Channel, Era, Plan};
 use failure::Failure;
 use inventory::{Advertised, Inventory};
 use session::Session;
@@ -72,10 +73,11 @@ use crate::adapter::{Adapter, TargetRun};
 use crate::plan::TargetPlan;
 
 use crate::config::{McpOptions, McpTransport, OAuthGrant};
+use crate::contract::Bound;
+use crate::contract::{Dimension, Status};
 use crate::result::reason::{McpFailure, Misconfig, Note, Reason};
 use crate::result::{Evidence, Fact, Observation};
-use crate::vocab::{Attempt, Bound};
-use crate::vocab::{Dimension, Status};
+use crate::runtime::Attempt;
 
 /// The adapter for `mcp` targets.
 pub struct McpAdapter;

@@ -6,11 +6,12 @@
 
 use serde_json::value::RawValue;
 
-use super::era::{Era, Revision};
+use super::era::Era;
 use super::jsonrpc;
 use super::transport::{Mirror, Outgoing, Reply, Transport, TransportError};
+use crate::contract::Revision;
 use crate::result::reason::Malformed;
-use crate::vocab::Attempt;
+use crate::runtime::Attempt;
 
 /// Our client name, sent in `clientInfo` in both eras.
 pub const CLIENT_NAME: &str = "agenthealth";

@@ -13,11 +13,12 @@ use super::McpRun;
 use super::era::{Channel, Era};
 use super::transport::{Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
 use crate::config::{McpOptions, Target};
+use crate::contract::Bound;
+use crate::contract::TargetType;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::Steps;
-use crate::vocab::Attempt;
-use crate::vocab::TargetType;
-use crate::vocab::{Bound, Deadline};
+use crate::runtime::Attempt;
+use crate::runtime::Deadline;
 
 /// How a logged message was framed: its era.
 pub type Frame = Era;
@@ -174,7 +175,7 @@ impl Transport for Scripted {
 }
 
 /// The crate's poison-tolerant lock, for the logs (a failed test thread must not cascade).
-pub use crate::vocab::sync::lock;
+pub use crate::runtime::sync::lock;
 
 /// An `mcp` target at a loopback endpoint with these options.
 pub fn target(options: McpOptions) -> Target {
@@ -206,7 +207,7 @@ pub fn context(target: Target) -> Arc<TargetPlan> {
         credential: Credential::None,
         child_env: Vec::new(),
         missing_env: Vec::new(),
-        secrets: crate::vocab::SecretLog::new(),
+        secrets: crate::runtime::SecretLog::new(),
     })
 }
 

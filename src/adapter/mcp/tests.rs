@@ -9,15 +9,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::McpRun;
-use super::era::Revision;
 use super::testkit::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
+use crate::contract::Revision;
+use crate::contract::{Dimension, Status};
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed};
 use crate::result::{Code, Fact, Observation};
-use crate::vocab::{Dimension, Status};
 
 const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],
     "capabilities":{"tools":{"listChanged":true},"resources":{},"prompts":{}},"ttlMs":0,"cacheScope":"public"}"#;
@@ -104,10 +104,12 @@ fn check(
     let mut run = run(options, transport);
     assert_eq!(run.configure(), Observation::healthy());
     let obs = dims.iter().map(|d| run.check(*d, &attempt())).collect();
-    run.close(&crate::vocab::Attempt::new(crate::vocab::Deadline::after(
-        std::time::Duration::from_secs(1),
-        crate::vocab::Bound::Cleanup,
-    )));
+    run.close(&crate::runtime::Attempt::new(
+        crate::runtime::Deadline::after(
+            std::time::Duration::from_secs(1),
+            crate::contract::Bound::Cleanup,
+        ),
+    ));
     (obs, log)
 }
 
@@ -327,7 +329,7 @@ fn timeouts_never_downgrade() {
         let (obs, log) = check(
             options(),
             Scripted::new(modern_server(Err(TransportError::timed_out(
-                crate::vocab::Bound::TimeoutMs,
+                crate::contract::Bound::TimeoutMs,
                 seen,
             )))),
             &[Dimension::Authentication, Dimension::Protocol],
@@ -464,7 +466,7 @@ fn stdio_rule() {
     assert_eq!(int(&o, Key::DiscoverHttpStatus), None);
 
     let silent = Err(TransportError::timed_out(
-        crate::vocab::Bound::TimeoutMs,
+        crate::contract::Bound::TimeoutMs,
         false,
     ));
     let (o, log) = protocol(
@@ -759,7 +761,7 @@ fn modern_pages() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = Arc::clone(&seen);
     let paged = move |m: &Sent| {
-        crate::vocab::sync::lock(&record).push(m.params().clone());
+        crate::runtime::sync::lock(&record).push(m.params().clone());
         if m.params().get("cursor").is_none() {
             ok(r#"{"resultType":"complete","tools":[],"nextCursor":"a \"b\""}"#)
         } else {
@@ -768,7 +770,7 @@ fn modern_pages() {
     };
     let o = listing(true, paged, options());
     assert_eq!(o.status, Status::Healthy);
-    let params = crate::vocab::sync::lock(&seen);
+    let params = crate::runtime::sync::lock(&seen);
     assert_eq!(params[1]["cursor"], "a \"b\"");
     assert!(params.iter().all(|p| p.get("_meta").is_some()));
 

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use crate::config::reader::{At, Fail, Field};
 use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions, rules};
-use crate::vocab::Dimension;
+use crate::contract::Dimension;
 
 const HTTP_KEYS: &[&str] = &[
     "method",

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use super::{functional, oauth, stdio};
 use crate::config::reader::{Fail, Field};
 use crate::config::{McpOptions, McpTransport, rules};
-use crate::vocab::Dimension;
+use crate::contract::Dimension;
 
 const MCP_KEYS: &[&str] = &[
     "transport",

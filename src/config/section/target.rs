@@ -8,7 +8,7 @@ use crate::config::reader::{Fail, Field, Fields, KeyPath};
 use crate::config::{
     DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, McpTransport, Origin, Target, TargetType, rules,
 };
-use crate::vocab::Dimension;
+use crate::contract::Dimension;
 
 /// Keys of a target (top-level or inline dependency).
 const TARGET_KEYS: &[&str] = &[

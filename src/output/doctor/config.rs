@@ -40,7 +40,7 @@ pub(super) fn advice(problem: Misconfig, check: &Check, audience: Audience) -> O
             let pin = word(check, Key::ProtocolVersion).unwrap_or_default();
             format!(
                 "mcp.protocol_version `{pin}` is not a revision agenthealth supports ({}); nothing was sent",
-                crate::result::SUPPORTED_REVISIONS.join(", ")
+                crate::contract::Revision::SPELLINGS.join(", ")
             )
         }
         Misconfig::StdioTarget => {

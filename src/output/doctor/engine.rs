@@ -3,9 +3,9 @@
 //! resources of this host that ran out.
 
 use super::word;
+use crate::contract::{Bound, Dimension, LocalResource, Status, TargetType};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note};
-use crate::vocab::{Bound, Dimension, LocalResource, Status, TargetType};
 
 pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String> {
     Some(match note {

@@ -2,10 +2,11 @@
 //! answers, limits, requirements and functional checks.
 
 use super::{Audience, Setting, int, rejected_credential, word, yes};
+use crate::contract::Dimension;
+use crate::contract::Revision;
+use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{Malformed, McpFailure};
-use crate::result::{Key, SUPPORTED_REVISIONS};
-use crate::vocab::Dimension;
 
 pub(super) fn advice(
     failure: McpFailure,
@@ -128,13 +129,14 @@ fn malformed(why: Malformed, check: &Check, audience: Audience) -> String {
         // A 200 that is not a discover result: a legacy server answering any method with some
         // result (an empty one, often). No error to fall back on, so only a pin helps.
         Malformed::Result(_) if discover && unpinned => format!(
-            "server/discover was answered with a result that is not a discover result ({}), as some legacy servers answer any method; pin the server's legacy revision (e.g. '2025-06-18') with {}, so agenthealth skips discovery",
+            "server/discover was answered with a result that is not a discover result ({}), as some legacy servers answer any method; pin the server's legacy revision (e.g. '{}') with {}, so agenthealth skips discovery",
             why.as_word(),
+            Revision::V2025_06_18.as_str(),
             audience.name(Setting::ProtocolVersion)
         ),
         Malformed::NonJsonLine => "the server wrote text that is not JSON-RPC (a banner or log line) to stdout; stdio servers must log to stderr".into(),
         Malformed::IdMismatch => "the server answered with an id that does not match the request it was sent; that is a bug in the server".into(),
-        Malformed::StatelessServerRequest => "the server sent a request of its own during a 2026-07-28 exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server".into(),
+        Malformed::StatelessServerRequest => format!("the server sent a request of its own during a {MODERN} exchange, which that revision does not allow (it asks for input with input_required results); that is a bug in the server"),
         Malformed::OutputEnded => "the server process's output ended part-way through an answer; run the configured command by hand to see why".into(),
         other => format!(
             "the server's answer{} is not valid MCP/JSON-RPC ({}); check that the endpoint (the URL, or the stdio command) is an MCP server",
@@ -168,9 +170,12 @@ fn era_story(check: &Check) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
+/// The modern revision's spelling, as advice names it.
+const MODERN: &str = Revision::MODERN.as_str();
+
 /// `2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28`.
 fn supported() -> String {
-    match SUPPORTED_REVISIONS.split_last() {
+    match Revision::SPELLINGS.split_last() {
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
         None => String::new(),
     }
@@ -190,11 +195,11 @@ fn version(failure: McpFailure, check: &Check, audience: Audience) -> String {
     let pin = word(check, Key::PinnedVersion);
     // A revision by the grammar (our evidence never holds other text), supported or not.
     let answered = word(check, Key::ServerVersion);
-    let supports = |v: &str| SUPPORTED_REVISIONS.contains(&v);
+    let supports = |v: &str| Revision::SPELLINGS.contains(&v);
     let discover = word(check, Key::FailedMethod).as_deref() == Some("server/discover");
     let refused = failure == McpFailure::VersionRefused;
-    let oldest = SUPPORTED_REVISIONS.first().copied().unwrap_or_default();
-    let newest = SUPPORTED_REVISIONS.last().copied().unwrap_or_default();
+    let oldest = Revision::SPELLINGS.first().copied().unwrap_or_default();
+    let newest = Revision::SPELLINGS.last().copied().unwrap_or_default();
     let rest = match (pin, answered) {
         // Revisions are dates: they compare as text.
         (_, Some(v)) if !supports(&v) && v.as_str() < oldest => format!(
@@ -214,16 +219,16 @@ fn version(failure: McpFailure, check: &Check, audience: Audience) -> String {
             "the server refused that revision (-32022 unsupported protocol version); remove the pin to let agenthealth choose".into()
         }
         (None, Some(v)) if discover => format!(
-            "server/discover does not list 2026-07-28 in supportedVersions, the newest it lists is {v}: pin {v} with {pin_key}"
+            "server/discover does not list {MODERN} in supportedVersions, the newest it lists is {v}: pin {v} with {pin_key}"
         ),
         (None, Some(v)) => {
             format!("the server speaks {v}, which initialize cannot negotiate: pin {v} with {pin_key}")
         }
         (None, None) if discover && refused => format!(
-            "the server refused 2026-07-28 (-32022); pin a legacy revision it serves with {pin_key}"
+            "the server refused {MODERN} (-32022); pin a legacy revision it serves with {pin_key}"
         ),
         (None, None) if discover => format!(
-            "server/discover does not list 2026-07-28 in supportedVersions; pin a legacy revision the server serves with {pin_key}"
+            "server/discover does not list {MODERN} in supportedVersions; pin a legacy revision the server serves with {pin_key}"
         ),
         _ => format!(
             "the server answered a revision agenthealth does not support ({})",
@@ -246,9 +251,7 @@ fn session_or_pin(check: &Check) -> Option<String> {
             "server requires a session but returned none: initialize assigned no Mcp-Session-Id, then {method} was refused{s}"
         ));
     }
-    if method == "server/discover"
-        && word(check, Key::PinnedVersion).as_deref() == Some("2026-07-28")
-    {
+    if method == "server/discover" && word(check, Key::PinnedVersion).as_deref() == Some(MODERN) {
         let s = status.map_or(String::new(), |s| format!(" HTTP {s}"));
         let code = int(check, Key::RpcCode).map_or(String::new(), |c| format!(" {c}"));
         return Some(after_story(

@@ -20,12 +20,12 @@ mod setting;
 
 use std::fmt::Write;
 
+use crate::contract::{Dimension, Status};
 use crate::output::Style;
 use crate::output::terminal::{paint, title};
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key, Reason};
-use crate::vocab::text::clean;
-use crate::vocab::{Dimension, Status};
+use crate::text::clean;
 
 pub(crate) use setting::{Audience, Setting};
 

@@ -3,10 +3,10 @@
 
 use super::engine::timed_out;
 use super::word;
+use crate::contract::Status;
 use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{NetFailure, Note, Reason};
-use crate::vocab::Status;
 
 pub(super) fn advice(failure: NetFailure, check: &Check) -> Option<String> {
     if failure.is_local() {
@@ -51,7 +51,7 @@ pub(super) fn unexplained(check: &Check) -> Option<String> {
 }
 
 /// The bound of the deadline a timed-out check had, if it says.
-fn bound(check: &Check) -> Option<crate::vocab::Bound> {
+fn bound(check: &Check) -> Option<crate::contract::Bound> {
     match check.reason {
         Some(Reason::Engine(Note::TimedOut { bound, .. })) => Some(bound),
         _ => None,

@@ -1,10 +1,10 @@
 //! doctor's advice, from typed reasons and evidence.
 
 use super::*;
+use crate::contract::Bound;
 use crate::output::terminal::tests::{edge, node};
 use crate::result::Key;
 use crate::result::reason::{HttpFailure, NetFailure, Note};
-use crate::vocab::Bound;
 
 fn causes(doc: &Document, unicode: bool) -> Vec<String> {
     let style = Style {

@@ -11,10 +11,10 @@ use crate::adapter::TargetRun;
 use crate::adapter::mcp::testkit::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
 use crate::adapter::mcp::transport::TransportError;
 use crate::config::{McpExpect, McpFunctional, McpOptions};
+use crate::contract::{Dimension, Status};
 use crate::result::Key;
 use crate::result::reason::Malformed;
 use crate::result::{Code, Fact, Observation};
-use crate::vocab::{Dimension, Status};
 
 const DISCOVER: &str =
     r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}"#;
@@ -903,11 +903,11 @@ fn a_failed_call_is_sent_once() {
     for answer in [
         Err(TransportError::status(500)),
         Err(TransportError::timed_out(
-            crate::vocab::Bound::TimeoutMs,
+            crate::contract::Bound::TimeoutMs,
             false,
         )),
         Err(TransportError::timed_out(
-            crate::vocab::Bound::TimeoutMs,
+            crate::contract::Bound::TimeoutMs,
             true,
         )),
         Err(TransportError::Malformed(Malformed::Result("x"))),

@@ -39,10 +39,12 @@ use serde_json::value::RawValue;
 
 use super::{Mirror, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::credential::Authorization;
-use crate::adapter::mcp::era::{Channel, Era, Revision};
+use crate::adapter::mcp::era::{Channel, Era};
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
+use crate::contract::Bound;
+use crate::contract::Revision;
 use crate::net::{
     self, Client, Endpoint, HeadFacts, HeaderMap, Method, Request, Response, Reuse, Timings,
 };
@@ -50,8 +52,8 @@ use crate::oauth;
 use crate::plan::{Credential, TargetPlan};
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed};
 use crate::result::{Fact, Key, Observation, Steps};
-use crate::vocab::sync::lock;
-use crate::vocab::{Attempt, Bound, Deadline, threads};
+use crate::runtime::sync::lock;
+use crate::runtime::{Attempt, Deadline, threads};
 
 /// Bytes one response may use (a JSON body, or an event stream with its resumptions).
 pub const MAX_RESPONSE_BYTES: u64 = 1 << 20;

@@ -52,12 +52,13 @@ use serde_json::value::RawValue;
 
 use super::era::{Channel, Era, METHOD_NOT_FOUND, Rejection};
 use super::jsonrpc::{self, Incoming};
+use crate::contract::Bound;
+use crate::contract::Status;
 use crate::net::HeadFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, Malformed, Note, Reason, StartProblem};
 use crate::result::{Observation, Steps};
-use crate::vocab::Status;
-use crate::vocab::{Attempt, Bound};
+use crate::runtime::Attempt;
 
 /// Names a modern request mirrors into headers: `Mcp-Name` (a tool or prompt name, a
 /// resource URI, as the server spelled it; the transport encodes it) and `Mcp-Param-<name>`
@@ -370,7 +371,7 @@ fn empty_result() -> Box<RawValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::adapter::mcp::era::Revision;
+    use crate::contract::Revision;
 
     fn parse(s: &str) -> Incoming {
         jsonrpc::parse(s.as_bytes()).unwrap_or(Incoming::Batch(Vec::new()))
@@ -380,9 +381,9 @@ mod tests {
 
     #[test]
     fn only_rpc_errors_and_statuses_are_rejections_the_era_decision_reads() {
+        use crate::contract::Bound;
         use crate::process::ExitInfo;
         use crate::result::reason::{Limit, StartProblem};
-        use crate::vocab::Bound;
         let rpc = TransportError::Rpc {
             code: -32601,
             status: Some(404),

@@ -51,12 +51,13 @@ use super::{Outgoing, Probe, Received, Reply, ResponseMode, Transport, Transport
 use crate::adapter::mcp::era::{Channel, Era};
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
 use crate::config::{McpOptions, StdioOptions, Target};
+use crate::contract::{Bound, LocalResource, Secret};
 use crate::process::{
     Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
 use crate::result::Observation;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
-use crate::vocab::{Attempt, Bound, Deadline, LocalResource, Secret};
+use crate::runtime::{Attempt, Deadline};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
 /// for its response: one maximal line.
@@ -565,10 +566,11 @@ mod tests {
     use super::*;
     use crate::adapter::mcp::era::Era;
     use crate::adapter::mcp::transport::Mirror;
+    use crate::contract::Bound;
+    use crate::contract::Status;
     use crate::process::ExitInfo;
     use crate::result::{Fact, Key};
-    use crate::vocab::Status;
-    use crate::vocab::{Bound, Deadline};
+    use crate::runtime::Deadline;
     use std::time::Instant;
 
     use crate::process::testkit::{fixture, python_bin};
@@ -669,7 +671,7 @@ mod tests {
         assert!(!init.session_issued);
         let pid = t.pid();
         let note = jsonrpc::encode_notification("notifications/initialized", None);
-        let session = Era::Legacy(crate::adapter::mcp::era::Revision::V2025_11_25);
+        let session = Era::Legacy(crate::contract::Revision::V2025_11_25);
         t.notify(
             &Outgoing {
                 method: "notifications/initialized",
@@ -733,7 +735,7 @@ mod tests {
             ]);
             let a = soon(10_000);
             request(&mut t, 1, "initialize", Era::Handshake, &a).expect("initialize");
-            let era = Era::Legacy(crate::adapter::mcp::era::Revision::V2025_06_18);
+            let era = Era::Legacy(crate::contract::Revision::V2025_06_18);
             let initialized = jsonrpc::encode_notification("notifications/initialized", None);
             let note = Outgoing {
                 method: "notifications/initialized",
@@ -876,7 +878,7 @@ mod tests {
         assert_eq!(
             request(&mut t, 1, "server/discover", Era::Modern, &a).map(|_| ()),
             Err(TransportError::timed_out(
-                crate::vocab::Bound::TimeoutMs,
+                crate::contract::Bound::TimeoutMs,
                 false
             ))
         );
@@ -906,8 +908,8 @@ mod tests {
     fn a_session_that_received_nothing_is_discarded() {
         use crate::adapter::TargetRun;
         use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
+        use crate::contract::Dimension;
         use crate::result::Code;
-        use crate::vocab::Dimension;
         let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
         let log = scripted.log();
         let mut r = run(McpOptions::default(), scripted);
@@ -928,7 +930,7 @@ mod tests {
     fn an_expired_attempt_discards_the_session() {
         use crate::adapter::TargetRun;
         use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
-        use crate::vocab::Dimension;
+        use crate::contract::Dimension;
         const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
         let scripted = Scripted::new(|_| Ok(DISCOVER.to_owned())).stdio();
         let log = scripted.log();

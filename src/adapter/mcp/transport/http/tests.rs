@@ -10,21 +10,24 @@ use serde_json::Value;
 
 use super::HttpTransport;
 use crate::adapter::credential::Authorization;
-use crate::adapter::mcp::era::{Era, Revision};
+use crate::adapter::mcp::era::Era;
 use crate::adapter::mcp::jsonrpc;
 use crate::adapter::mcp::transport::{
     self, Mirror, Outgoing, ResponseMode, Transport, TransportError,
 };
 use crate::config::McpOptions;
+use crate::contract::Bound;
+use crate::contract::Revision;
+use crate::contract::Secret;
+use crate::contract::{Dimension, Status};
 use crate::net::testkit::http_server::{Reply, Request, Server};
 use crate::net::{Client, Endpoint, HeadFacts, Reuse};
 use crate::plan::Credential;
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed, Redirect};
 use crate::result::{Code, Fact};
-use crate::vocab::{Attempt, Secret};
-use crate::vocab::{Bound, Deadline};
-use crate::vocab::{Dimension, Status};
+use crate::runtime::Attempt;
+use crate::runtime::Deadline;
 
 const LONG: Duration = Duration::from_secs(5);
 const V: Revision = Revision::V2025_11_25;

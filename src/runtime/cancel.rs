@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::vocab::sync::lock;
+use crate::runtime::sync::lock;
 
 type Waker = Box<dyn Fn() + Send>;
 

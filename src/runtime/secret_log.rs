@@ -1,32 +1,11 @@
-//! Secret values: credentials and tokens, which no output may ever show.
+//! The run's secret log: every secret value learned so far, shared by the threads that learn
+//! them and read once by the output's redaction pass.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use super::sync::lock;
-
-/// A secret value. Its `Debug` never shows the value; the one place that must send it calls
-/// [`Secret::expose`].
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a value.
-    pub fn new(value: String) -> Secret {
-        Secret(value)
-    }
-
-    /// The value, for the one place that must send it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([REDACTED])")
-    }
-}
+use crate::contract::Secret;
 
 /// Every secret value of a run: the environment's, resolved before the run, and the tokens an
 /// authorization server issues during it. Whoever learns a secret records it here, before
@@ -68,10 +47,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn debug_never_shows_the_value() {
+    fn a_secret_is_recorded_once_and_never_shown() {
         let s = Secret::new("canary-123".into());
-        assert!(!format!("{s:?}").contains("canary"));
-        assert_eq!(s.expose(), "canary-123");
         let log = SecretLog::new();
         let shared = log.clone();
         shared.record(&s);

@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::deadline::{Bound, Deadline};
+use super::deadline::Deadline;
 use super::sync::lock;
+use crate::contract::Bound;
 
 type Hook = Box<dyn FnOnce() + Send>;
 

@@ -1,4 +1,12 @@
-//! Text helpers shared by every layer that shows text to a person.
+//! Pure functions on text that several layers need: how a configured name is shown
+//! ([`clean`]), the nearest known word to a misspelt one ([`suggest`]), and the RFC 3339
+//! timestamps of token files, AHP bodies and health-check results ([`rfc3339`]).
+//!
+//! They are neither words of the contract ([`crate::contract`]: closed sets of values) nor
+//! runtime machinery ([`crate::runtime`]: they hold no state, wait for nothing and start
+//! nothing), so they sit beside both at the bottom and import neither.
+
+pub mod rfc3339;
 
 /// `s` with every control character (ANSI escapes, newlines, NUL …) replaced by a space, so
 /// names from the configuration cannot rewrite a terminal or forge a line of output.

@@ -1,0 +1,32 @@
+//! The contract's words: the closed sets of values the AgentHealth v1 contract and the MCP
+//! specification name, each with its one fixed spelling. The bottom of the import graph:
+//! nothing here imports another module of the crate, does I/O or keeps state, so every layer
+//! may speak these words.
+//!
+//! * [`Status`], [`Dimension`], [`TargetType`], [`Relationship`]: what a result says about
+//!   a target, and what a configuration says it is;
+//! * [`Bound`]: which setting ends a wait (`timeout_ms`, `budget_ms`, `--deadline`, …), the
+//!   word a timed-out check's reason carries;
+//! * [`Secret`]: a value that must never be printed;
+//! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
+//! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list.
+//!
+//! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
+//! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
+//! misspelling's nearest word, RFC 3339 timestamps) are [`crate::text`].
+
+pub mod bound;
+pub mod dimension;
+pub mod resource;
+pub mod revision;
+pub mod secret;
+pub mod status;
+pub mod target;
+
+pub use bound::Bound;
+pub use dimension::Dimension;
+pub use resource::LocalResource;
+pub use revision::Revision;
+pub use secret::Secret;
+pub use status::Status;
+pub use target::{Relationship, TargetType};
