@@ -1,6 +1,6 @@
 //! `agenthealth`: can this MCP server, and what it depends on, do its work right now?
 //!
-//! The data flows one way: `cli` (flags → a command) → `config` (load, validate) → `plan`
+//! The data flows one way: `cli` (flags → a command) → `config` (load, validate) → `run_plan`
 //! (environment and credentials resolved once) → `engine` (graph, scheduling, deadlines,
 //! aggregation; no protocol) → `adapter` (http; mcp with its transports and OAuth) over `net`
 //! and `process` → `result` (typed reasons, evidence, the v1 document) → `output` (terminal,
@@ -32,9 +32,9 @@ mod login;
 mod net;
 mod oauth;
 mod output;
-mod plan;
 pub mod process;
 pub mod result;
+mod run_plan;
 mod runtime;
 mod serve;
 mod signals;
@@ -161,7 +161,7 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
     with_deadline_flag(&mut config, args.deadline_ms);
     let cancel = runtime::Cancel::new();
     signals::install(&cancel);
-    let plan = plan::Plan::from_env(config);
+    let plan = run_plan::RunPlan::from_env(config);
     // The progress line moves the cursor: never on a dumb terminal, never when quiet.
     let progress = output::progress::Progress::stderr(!args.quiet && !terminal.is_dumb());
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));

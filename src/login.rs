@@ -12,8 +12,8 @@ use std::time::Duration;
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
 use crate::oauth::{self, Grant, OAuthError};
-use crate::plan::{Credential, Plan};
 use crate::result::reason::OAuthStep;
+use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
 
 /// Runs the login for the target named `name` in the configuration at `path`.
@@ -25,7 +25,7 @@ pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error>
         .copied()
         .find(|&id| config.nodes.get(id).is_some_and(|t| t.name == name))
         .ok_or(Error::Login(LoginError::NotFound))?;
-    let plan = Plan::from_env(config);
+    let plan = RunPlan::from_env(config);
     let Some(target) = plan.targets.get(id) else {
         return Err(Error::Login(LoginError::NotFound));
     };

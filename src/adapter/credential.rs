@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::net::{Client, Endpoint};
 use crate::oauth::{Authorizer, OAuthError};
-use crate::plan::Credential;
+use crate::run_plan::Credential;
 use crate::runtime::{Attempt, SecretLog};
 
 /// The static `Authorization` value of a planned credential (`Bearer …`), if it has one.

@@ -32,7 +32,7 @@ use crate::result::Key;
 use std::sync::Arc;
 
 use crate::adapter::{Adapter, TargetRun, credential};
-use crate::plan::TargetPlan;
+use crate::run_plan::TargetPlan;
 
 use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions};
 use crate::contract::TargetType;
@@ -59,22 +59,22 @@ impl Adapter for HttpAdapter {
         Box::new(HttpRun {
             ctx,
             client: Client::new(Reuse::Fresh),
-            plan: None,
+            probe: None,
             passive: None,
         })
     }
 }
 
-/// One target's run: the validated plan, the client and the passive response.
+/// One target's run: the validated probe, the client and the passive response.
 struct HttpRun {
     ctx: Arc<TargetPlan>,
     client: Client,
-    plan: Option<Result<Plan, Observation>>,
+    probe: Option<Result<Probe, Observation>>,
     passive: Option<Passive>,
 }
 
 /// What the configuration check established.
-struct Plan {
+struct Probe {
     endpoint: Endpoint,
     authorization: Option<String>,
     passive_method: Method,
@@ -89,19 +89,19 @@ struct Passive {
 
 impl TargetRun for HttpRun {
     fn configure(&mut self) -> Observation {
-        self.ensure_plan();
-        match &self.plan {
+        self.ensure_probe();
+        match &self.probe {
             None => Observation::new(Status::Unknown),
             Some(Err(obs)) => obs.clone(),
-            Some(Ok(plan)) => {
+            Some(Ok(probe)) => {
                 let mut obs = Observation::healthy()
-                    .with(Key::Method, Fact::Word(plan.passive_method.as_str()));
-                if plan.endpoint.is_https() {
+                    .with(Key::Method, Fact::Word(probe.passive_method.as_str()));
+                if probe.endpoint.is_https() {
                     if let Ok(store) = net::trust::process_store() {
                         store.write_evidence(&mut obs.evidence);
                     }
                 }
-                if let Ok(Some(variable)) = self.client.proxy_variable(&plan.endpoint) {
+                if let Ok(Some(variable)) = self.client.proxy_variable(&probe.endpoint) {
                     obs.evidence.set(Key::Proxy, Fact::Word(variable));
                 }
                 obs
@@ -110,22 +110,22 @@ impl TargetRun for HttpRun {
     }
 
     fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
-        self.ensure_plan();
+        self.ensure_probe();
         let HttpRun {
             client,
-            plan,
+            probe,
             passive,
             ..
         } = self;
-        let plan = match plan {
-            Some(Ok(plan)) => plan,
+        let probe = match probe {
+            Some(Ok(probe)) => probe,
             Some(Err(obs)) => return obs.clone(),
             None => return Observation::new(Status::Unknown),
         };
         match dim {
-            Dimension::Reachability => reachability(client, plan, passive, attempt),
+            Dimension::Reachability => reachability(client, probe, passive, attempt),
             Dimension::Authentication | Dimension::Protocol => {
-                let obs = match passive_response(client, plan, passive, attempt) {
+                let obs = match passive_response(client, probe, passive, attempt) {
                     Ok(obs) => obs,
                     Err(obs) => return obs,
                 };
@@ -135,14 +135,14 @@ impl TargetRun for HttpRun {
                 let verdict = if dim == Dimension::Authentication {
                     accepts_credentials(p.status)
                 } else {
-                    judge(p.status, &p.headers, &plan.options)
+                    judge(p.status, &p.headers, &probe.options)
                 };
                 match verdict {
                     Ok(()) => obs,
-                    Err(failed) => merge(obs, head_facts(failed, plan, p.status, &p.headers)),
+                    Err(failed) => merge(obs, head_facts(failed, probe, p.status, &p.headers)),
                 }
             }
-            Dimension::Functional => functional(client, plan, attempt),
+            Dimension::Functional => functional(client, probe, attempt),
             _ => Observation::failed(
                 Status::Misconfigured,
                 Reason::Engine(Note::DimensionUnsupported),
@@ -158,15 +158,15 @@ impl TargetRun for HttpRun {
 
 impl HttpRun {
     /// Validates the target once per run (offline).
-    fn ensure_plan(&mut self) {
-        if self.plan.is_none() {
-            self.plan = Some(validate(&self.ctx, &self.client));
+    fn ensure_probe(&mut self) {
+        if self.probe.is_none() {
+            self.probe = Some(validate(&self.ctx, &self.client));
         }
     }
 }
 
 /// The configuration rules. No network.
-fn validate(ctx: &TargetPlan, client: &Client) -> Result<Plan, Observation> {
+fn validate(ctx: &TargetPlan, client: &Client) -> Result<Probe, Observation> {
     let target = &ctx.target;
     let authorization = credential::static_header(&ctx.credential);
     let endpoint = net::preflight(&target.endpoint, authorization.as_deref(), client)?;
@@ -180,7 +180,7 @@ fn validate(ctx: &TargetPlan, client: &Client) -> Result<Plan, Observation> {
         None if matches!(target.kind, TargetType::Gateway | TargetType::Router) => Method::Get,
         None => Method::Head,
     };
-    Ok(Plan {
+    Ok(Probe {
         endpoint,
         authorization,
         passive_method,
@@ -189,15 +189,15 @@ fn validate(ctx: &TargetPlan, client: &Client) -> Result<Plan, Observation> {
 }
 
 /// Control bytes (below 0x20, except TAB) and DEL cannot travel in a header value.
-/// One exchange with the plan's endpoint and credential.
+/// One exchange with the probe's endpoint and credential.
 fn exchange(
     client: &mut Client,
-    plan: &Plan,
+    probe: &Probe,
     method: Method,
     attempt: &Attempt,
 ) -> Result<net::Response, net::Failure> {
-    let mut req = Request::new(method, &plan.endpoint);
-    if let Some(auth) = plan.authorization.as_deref() {
+    let mut req = Request::new(method, &probe.endpoint);
+    if let Some(auth) = probe.authorization.as_deref() {
         req = req.header("Authorization", auth);
     }
     client.send(attempt, &req)
@@ -205,10 +205,10 @@ fn exchange(
 
 /// A failure's observation, with the method that failed and the configured host and port it
 /// was sent to.
-fn failed(f: &net::Failure, plan: &Plan, method: Method) -> Observation {
+fn failed(f: &net::Failure, probe: &Probe, method: Method) -> Observation {
     f.observation()
         .with(Key::Method, Fact::Word(method.as_str()))
-        .with(Key::Address, Fact::Config(plan.endpoint.address()))
+        .with(Key::Address, Fact::Config(probe.endpoint.address()))
 }
 
 /// An observation of a received response: HEALTHY, its stages and status.
@@ -223,15 +223,15 @@ fn responded(resp: &net::Response, method: Method) -> Observation {
 
 fn reachability(
     client: &mut Client,
-    plan: &Plan,
+    probe: &Probe,
     passive: &mut Option<Passive>,
     attempt: &Attempt,
 ) -> Observation {
     *passive = None;
-    match exchange(client, plan, plan.passive_method, attempt) {
-        Err(f) => failed(&f, plan, plan.passive_method),
+    match exchange(client, probe, probe.passive_method, attempt) {
+        Err(f) => failed(&f, probe, probe.passive_method),
         Ok(resp) => {
-            let mut obs = responded(&resp, plan.passive_method);
+            let mut obs = responded(&resp, probe.passive_method);
             obs.latency = resp.timings().latency;
             *passive = Some(Passive {
                 status: resp.status(),
@@ -247,7 +247,7 @@ fn reachability(
 /// HEALTHY observation saying where the response came from, or the failure.
 fn passive_response(
     client: &mut Client,
-    plan: &Plan,
+    probe: &Probe,
     passive: &mut Option<Passive>,
     attempt: &Attempt,
 ) -> Result<Observation, Observation> {
@@ -255,18 +255,18 @@ fn passive_response(
         attempt.mark_response();
         return Ok(Observation::healthy()
             .responded()
-            .with(Key::Method, Fact::Word(plan.passive_method.as_str()))
+            .with(Key::Method, Fact::Word(probe.passive_method.as_str()))
             .with(Key::HttpStatus, Fact::Int(i64::from(p.status)))
             .with(Key::ResponseReused, Fact::Bool(true)));
     }
-    match exchange(client, plan, plan.passive_method, attempt) {
-        Err(f) => Err(failed(&f, plan, plan.passive_method)),
+    match exchange(client, probe, probe.passive_method, attempt) {
+        Err(f) => Err(failed(&f, probe, probe.passive_method)),
         Ok(resp) => {
             *passive = Some(Passive {
                 status: resp.status(),
                 headers: resp.headers().clone(),
             });
-            Ok(responded(&resp, plan.passive_method))
+            Ok(responded(&resp, probe.passive_method))
         }
     }
 }
@@ -320,11 +320,11 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
 /// (against the configured endpoint), whether a 401/403 challenged for credentials.
 fn head_facts(
     mut failed: Observation,
-    plan: &Plan,
+    probe: &Probe,
     status: u16,
     headers: &HeaderMap,
 ) -> Observation {
-    net::HeadFacts::of(&plan.endpoint, status, headers).write(&mut failed.evidence);
+    net::HeadFacts::of(&probe.endpoint, status, headers).write(&mut failed.evidence);
     failed
 }
 
@@ -336,19 +336,19 @@ fn merge(mut base: Observation, failed: Observation) -> Observation {
     base
 }
 
-fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observation {
-    let resp = match exchange(client, plan, Method::Get, attempt) {
-        Err(f) => return failed(&f, plan, Method::Get),
+fn functional(client: &mut Client, probe: &Probe, attempt: &Attempt) -> Observation {
+    let resp = match exchange(client, probe, Method::Get, attempt) {
+        Err(f) => return failed(&f, probe, Method::Get),
         Ok(resp) => resp,
     };
     let obs = responded(&resp, Method::Get);
-    if let Err(verdict) = judge(resp.status(), resp.headers(), &plan.options) {
+    if let Err(verdict) = judge(resp.status(), resp.headers(), &probe.options) {
         return merge(
             obs,
-            head_facts(verdict, plan, resp.status(), resp.headers()),
+            head_facts(verdict, probe, resp.status(), resp.headers()),
         );
     }
-    let Some(needle) = plan
+    let Some(needle) = probe
         .options
         .body_contains
         .as_deref()
@@ -356,7 +356,7 @@ fn functional(client: &mut Client, plan: &Plan, attempt: &Attempt) -> Observatio
     else {
         return obs;
     };
-    let limit = plan.options.max_body_bytes;
+    let limit = probe.options.max_body_bytes;
     let limit_fact = Fact::Int(i64::try_from(limit).unwrap_or(i64::MAX));
     match resp.read_body(limit) {
         Err(f) => merge(obs, f.observation()),

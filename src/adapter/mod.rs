@@ -12,8 +12,8 @@ pub mod mcp;
 use std::sync::Arc;
 
 use crate::contract::{Dimension, TargetType};
-use crate::plan::TargetPlan;
 use crate::result::Observation;
+use crate::run_plan::TargetPlan;
 use crate::runtime::Attempt;
 
 /// One protocol family.

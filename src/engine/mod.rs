@@ -32,9 +32,9 @@ use crate::runtime::threads;
 
 use crate::config::{Config, NodeId};
 use crate::contract::{Bound, Dimension, LocalResource, Status, TargetType};
-use crate::plan::{Plan, TargetPlan};
 use crate::result::document::Document;
 use crate::result::{Note, Observation, Reason};
+use crate::run_plan::{RunPlan, TargetPlan};
 use crate::runtime::{Attempt, Deadline};
 
 pub use aggregate::NodeOutcome;
@@ -56,7 +56,7 @@ pub type Progress<'a> = &'a dyn Fn(usize, usize);
 pub type Adapters = fn(TargetType) -> Option<&'static dyn Adapter>;
 
 /// Runs every node once with the built-in adapters and builds the document.
-pub fn run(plan: &Plan, cancel: &Cancel, progress: Progress) -> Document {
+pub fn run(plan: &RunPlan, cancel: &Cancel, progress: Progress) -> Document {
     run_with(plan, cancel, progress, crate::adapter::for_type)
 }
 
@@ -68,13 +68,18 @@ pub fn run(plan: &Plan, cancel: &Cancel, progress: Progress) -> Document {
 /// new worker, so the count grows by one only per such call. Adapters may add short-lived
 /// helpers of their own while a call is in flight (a DNS lookup, a stdio child's pipes, an
 /// MCP target's lanes: `docs/deployment.md#resources` counts them).
-pub fn run_with(plan: &Plan, cancel: &Cancel, progress: Progress, adapters: Adapters) -> Document {
+pub fn run_with(
+    plan: &RunPlan,
+    cancel: &Cancel,
+    progress: Progress,
+    adapters: Adapters,
+) -> Document {
     run_capped(plan, cancel, progress, adapters, RUN_CAP)
 }
 
 /// [`run_with`] under a run cap of `cap` instead of [`RUN_CAP`] (tests of the cap).
 fn run_capped(
-    plan: &Plan,
+    plan: &RunPlan,
     cancel: &Cancel,
     progress: Progress,
     adapters: Adapters,

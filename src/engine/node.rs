@@ -17,9 +17,9 @@ use crate::contract::{Bound, Dimension, LocalResource, Status};
 use crate::engine::CLOSE_BUDGET;
 use crate::engine::aggregate::NodeOutcome;
 use crate::engine::watchdog::Ended;
-use crate::plan::{Credential, TargetPlan};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note, Observation, Reason};
+use crate::run_plan::{Credential, TargetPlan};
 use crate::runtime::Cancel;
 use crate::runtime::Deadline;
 

@@ -7,8 +7,8 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::adapter::{Adapter, TargetRun};
-use crate::plan::{Plan, TargetPlan};
 use crate::result::Key;
+use crate::run_plan::{RunPlan, TargetPlan};
 
 use crate::config::{Config, Edge, Target, adhoc};
 use crate::contract::TargetType;
@@ -163,8 +163,8 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
 }
 
 /// A plan of `c` in which no referenced variable is set.
-fn plan(c: &Config) -> Plan {
-    Plan::resolve(c.clone(), |_| None)
+fn plan(c: &Config) -> RunPlan {
+    RunPlan::resolve(c.clone(), |_| None)
 }
 
 fn run(c: &Config) -> Document {
@@ -511,7 +511,7 @@ fn a_credential_rejection_names_the_variable() {
     let mut t = target("a", s);
     t.bearer_env = Some("AH_API_TOKEN".into());
     let c = config(vec![t], vec![0]);
-    let planned = Plan::resolve(c, |_| Some("tok-value".into()));
+    let planned = RunPlan::resolve(c, |_| Some("tok-value".into()));
     let doc = run_with(&planned, &Cancel::new(), &|_, _| {}, lookup);
     let auth = &doc.results[0].checks[&Dimension::Authentication];
     assert_eq!(auth.status, Status::Misconfigured);

@@ -1,7 +1,7 @@
 //! The refresh loop: runs every check at start, then `interval` after each run completes,
 //! and publishes each completed run. Runs never overlap and requests never trigger one.
 //!
-//! Each run gets a fresh [`Plan`] (the environment read again, nothing carried over from the
+//! Each run gets a fresh [`RunPlan`] (the environment read again, nothing carried over from the
 //! previous run: no session, no process, no token beyond a configured token file), is
 //! redacted with the run's secrets and the server's own token, and is rendered once. A run
 //! ended by cancellation (SIGTERM) is not published, as in the reference.
@@ -15,8 +15,8 @@ use crate::contract::Secret;
 use crate::engine;
 use crate::output::metrics::{self, Dialect, LastRun, Runs};
 use crate::output::{self, Format, Redactor, Style};
-use crate::plan::Plan;
 use crate::result::document::Document;
+use crate::run_plan::RunPlan;
 use crate::runtime::Cancel;
 use crate::text::rfc3339::{self, Timestamp};
 
@@ -33,7 +33,7 @@ pub fn run(
         interval,
         |pause| cancel.sleep(pause),
         || {
-            let plan = Plan::from_env(config.clone());
+            let plan = RunPlan::from_env(config.clone());
             let mut doc = cycle(&plan, cancel);
             if cancel.is_cancelled() {
                 return false;
@@ -105,7 +105,7 @@ fn compact(pretty: &str) -> String {
 /// One run of the checks. It ends by the run deadline the plan's configuration carries
 /// (`deadline_ms`, or `--deadline`, which replaced it), as every run does, and never later
 /// than the engine's 60 s cap.
-fn cycle(plan: &Plan, cancel: &Cancel) -> Document {
+fn cycle(plan: &RunPlan, cancel: &Cancel) -> Document {
     engine::run(plan, cancel, &|_, _| {})
 }
 

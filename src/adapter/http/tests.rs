@@ -15,9 +15,9 @@ use crate::contract::{Dimension, Status};
 use crate::net::testkit::http_server::{Reply, Server, closed_port};
 use crate::net::testkit::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
-use crate::plan::{Credential, TargetPlan};
 use crate::result::Key;
 use crate::result::{Code, Fact, Note, Observation, Reason, Stage};
+use crate::run_plan::{Credential, TargetPlan};
 
 const LONG: Duration = Duration::from_secs(5);
 const SHORT: Duration = Duration::from_millis(600);

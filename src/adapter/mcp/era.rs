@@ -4,7 +4,7 @@
 //! client identity, and `server/discover` replaces the handshake. The *legacy* era
 //! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a revision with `initialize`.
 //!
-//! One value, an [`Era`], says which rules frame a message. It is decided here — [`plan`]
+//! One value, an [`Era`], says which rules frame a message. It is decided here — [`handshake_plan`]
 //! turns the configured pin into the first step, [`after_discover`] decides whether a failed
 //! discovery means "this is a legacy server, negotiate with `initialize`" or "this is a
 //! modern server that said no" — and carried unchanged from the session to the transport,
@@ -47,7 +47,7 @@ impl Era {
 
 /// The first step of establishing a session, decided by the configured pin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Plan {
+pub enum HandshakePlan {
     /// Probe `server/discover` at 2026-07-28. With `fallback` (no pin), a legacy rejection
     /// leads to `initialize` offering [`Revision::LEGACY_OFFER`]; with a modern pin every
     /// failure is final.
@@ -66,13 +66,13 @@ pub enum Plan {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidPin;
 
-/// The plan for a configured `mcp.protocol_version` (`None` when unset).
-pub fn plan(pin: Option<&str>) -> Result<Plan, InvalidPin> {
+/// The handshake plan for a configured `mcp.protocol_version` (`None` when unset).
+pub fn handshake_plan(pin: Option<&str>) -> Result<HandshakePlan, InvalidPin> {
     match pin {
-        None => Ok(Plan::Discover { fallback: true }),
+        None => Ok(HandshakePlan::Discover { fallback: true }),
         Some(text) => match Revision::parse(text).ok_or(InvalidPin)? {
-            Revision::V2026_07_28 => Ok(Plan::Discover { fallback: false }),
-            pin => Ok(Plan::Initialize { pin }),
+            Revision::V2026_07_28 => Ok(HandshakePlan::Discover { fallback: false }),
+            pin => Ok(HandshakePlan::Initialize { pin }),
         },
     }
 }
@@ -192,20 +192,23 @@ mod tests {
     }
 
     #[test]
-    fn pins_choose_the_plan() {
-        assert_eq!(plan(None), Ok(Plan::Discover { fallback: true }));
+    fn pins_choose_the_handshake_plan() {
         assert_eq!(
-            plan(Some("2026-07-28")),
-            Ok(Plan::Discover { fallback: false })
+            handshake_plan(None),
+            Ok(HandshakePlan::Discover { fallback: true })
         );
         assert_eq!(
-            plan(Some("2025-06-18")),
-            Ok(Plan::Initialize {
+            handshake_plan(Some("2026-07-28")),
+            Ok(HandshakePlan::Discover { fallback: false })
+        );
+        assert_eq!(
+            handshake_plan(Some("2025-06-18")),
+            Ok(HandshakePlan::Initialize {
                 pin: Revision::V2025_06_18
             })
         );
-        assert_eq!(plan(Some("2024-11-05")), Err(InvalidPin));
-        assert_eq!(plan(Some("latest")), Err(InvalidPin));
+        assert_eq!(handshake_plan(Some("2024-11-05")), Err(InvalidPin));
+        assert_eq!(handshake_plan(Some("latest")), Err(InvalidPin));
     }
 
     /// The selection table (issues 4 and 12), one row per line, over HTTP.

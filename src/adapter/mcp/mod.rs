@@ -2,7 +2,7 @@
 //!
 //! The flow of one target run, in order:
 //!
-//! 1. **configuration** — the pin must name a supported revision ([`era::plan`]) and the
+//! 1. **configuration** — the pin must name a supported revision ([`era::handshake_plan`]) and the
 //!    endpoint must be an `http(s)` URL, or for `transport: stdio` a `stdio://name` whose
 //!    command resolves to an executable ([`transport::stdio::prepare`]); all checked before
 //!    any traffic or process.
@@ -59,7 +59,7 @@ mod tests;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::contract::Revision;
-use era::{AfterDiscover, Channel, Era, Plan};
+use era::{AfterDiscover, Channel, Era, HandshakePlan};
 use failure::Failure;
 use inventory::{Advertised, Inventory};
 use session::Session;
@@ -70,7 +70,7 @@ use crate::result::Key;
 use std::sync::Arc;
 
 use crate::adapter::{Adapter, TargetRun};
-use crate::plan::TargetPlan;
+use crate::run_plan::TargetPlan;
 
 use crate::config::{McpOptions, McpTransport, OAuthGrant};
 use crate::contract::Bound;
@@ -163,7 +163,7 @@ impl Silence {
 /// One MCP target's run: its session, shared by every dimension.
 pub struct McpRun {
     ctx: Arc<TargetPlan>,
-    plan: Option<Plan>,
+    plan: Option<HandshakePlan>,
     session: Option<Session>,
     state: State,
     inventory: Option<Inventory>,
@@ -205,7 +205,7 @@ impl McpRun {
             return Ok(());
         }
         let options = self.options();
-        let plan = era::plan(options.protocol_version.as_deref()).map_err(|_| {
+        let plan = era::handshake_plan(options.protocol_version.as_deref()).map_err(|_| {
             Observation::failed(
                 Status::Misconfigured,
                 Reason::Config(Misconfig::ProtocolPin),
@@ -444,17 +444,17 @@ impl Ready {
 /// Establishes the session as `plan` says, recording the era and why in `evidence`.
 fn handshake(
     session: &mut Session,
-    plan: Plan,
+    plan: HandshakePlan,
     evidence: &mut Evidence,
     attempt: &Attempt,
 ) -> Result<Ready, Failure> {
     let fallback = match plan {
-        Plan::Initialize { pin } => {
+        HandshakePlan::Initialize { pin } => {
             evidence.set(Key::Era, Fact::Word("legacy"));
             evidence.set(Key::PinnedVersion, Fact::Word(pin.as_str()));
             return legacy(session, pin, Some(pin), evidence, attempt);
         }
-        Plan::Discover { fallback } => fallback,
+        HandshakePlan::Discover { fallback } => fallback,
     };
     evidence.set(Key::Era, Fact::Word("modern"));
     if !fallback {

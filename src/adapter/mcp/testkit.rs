@@ -15,8 +15,8 @@ use super::transport::{Outgoing, Probe, Reply, ResponseMode, Transport, Transpor
 use crate::config::{McpOptions, Target};
 use crate::contract::Bound;
 use crate::contract::TargetType;
-use crate::plan::{Credential, TargetPlan};
 use crate::result::Steps;
+use crate::run_plan::{Credential, TargetPlan};
 use crate::runtime::Attempt;
 use crate::runtime::Deadline;
 

@@ -937,8 +937,8 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
     use super::McpRun;
     use super::testkit::target;
     use crate::config::{Config, OAuthGrant, OAuthOptions};
-    use crate::plan::Plan;
     use crate::result::Key;
+    use crate::run_plan::RunPlan;
     let oauth = |issuer: &str| McpOptions {
         oauth: Some(OAuthOptions {
             issuer: issuer.into(),
@@ -972,7 +972,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             roots: vec![0],
             deadline: None,
         };
-        let plan = Plan::resolve(config, |_| Some("secret".into()));
+        let plan = RunPlan::resolve(config, |_| Some("secret".into()));
         let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);
         let o = run.configure();
         assert_eq!(o.status, Status::Misconfigured, "{endpoint}");

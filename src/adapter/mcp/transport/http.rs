@@ -49,9 +49,9 @@ use crate::net::{
     self, Client, Endpoint, HeadFacts, HeaderMap, Method, Request, Response, Reuse, Timings,
 };
 use crate::oauth;
-use crate::plan::{Credential, TargetPlan};
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed};
 use crate::result::{Fact, Key, Observation, Steps};
+use crate::run_plan::{Credential, TargetPlan};
 use crate::runtime::sync::lock;
 use crate::runtime::{Attempt, Deadline, threads};
 

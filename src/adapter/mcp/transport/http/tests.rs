@@ -22,10 +22,10 @@ use crate::contract::Secret;
 use crate::contract::{Dimension, Status};
 use crate::net::testkit::http_server::{Reply, Request, Server};
 use crate::net::{Client, Endpoint, HeadFacts, Reuse};
-use crate::plan::Credential;
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed, Redirect};
 use crate::result::{Code, Fact};
+use crate::run_plan::Credential;
 use crate::runtime::Attempt;
 use crate::runtime::Deadline;
 

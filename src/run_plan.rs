@@ -1,4 +1,4 @@
-//! The plan: a loaded configuration with every environment reference resolved once, before
+//! The run plan: a loaded configuration with every environment reference resolved once, before
 //! the engine starts.
 //!
 //! This is the step between configuration and engine. The configuration names variables
@@ -19,7 +19,7 @@ use crate::runtime::SecretLog;
 
 /// A configuration ready to run.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub struct RunPlan {
     /// The configuration (graph, concurrency, targets).
     pub config: Config,
     /// One plan per node of `config.nodes`, in the same order.
@@ -59,15 +59,15 @@ pub enum Credential {
     OAuth(Arc<Settings>),
 }
 
-impl Plan {
+impl RunPlan {
     /// Resolves every reference from the process environment.
-    pub fn from_env(config: Config) -> Plan {
-        Plan::resolve(config, |name| std::env::var(name).ok())
+    pub fn from_env(config: Config) -> RunPlan {
+        RunPlan::resolve(config, |name| std::env::var(name).ok())
     }
 
     /// Resolves every reference with `lookup`. Each variable is read once, however many
     /// targets name it; unset and empty values are missing.
-    pub fn resolve(config: Config, lookup: impl Fn(&str) -> Option<String>) -> Plan {
+    pub fn resolve(config: Config, lookup: impl Fn(&str) -> Option<String>) -> RunPlan {
         let mut values: Vec<(String, Option<Secret>)> = Vec::new();
         let mut value = |name: &str| -> Option<Secret> {
             if let Some((_, v)) = values.iter().find(|(n, _)| n == name) {
@@ -117,7 +117,7 @@ impl Plan {
         for secret in values.into_iter().filter_map(|(_, v)| v) {
             secrets.record(&secret);
         }
-        Plan {
+        RunPlan {
             config,
             targets,
             secrets,
@@ -171,7 +171,7 @@ targets:
         )
         .expect("valid");
         let reads = std::cell::Cell::new(0);
-        let plan = Plan::resolve(config, |name| {
+        let plan = RunPlan::resolve(config, |name| {
             reads.set(reads.get() + 1);
             match name {
                 "TOKEN" => Some("tok".into()),
