@@ -103,51 +103,81 @@ where
     let redactor_for_errors = Redactor::default();
     match dispatch(args) {
         Ok(code) => code,
-        Err((e, redactor)) => {
+        Err(ToolFailure { error, redactor }) => {
             let redactor = redactor.unwrap_or(redactor_for_errors);
-            let line = e.line(&|piece| redactor.apply(piece));
+            let line = error.line(&|piece| redactor.apply(piece));
             let _ = writeln!(std::io::stderr().lock(), "{line}");
             exit::TOOL_FAILURE
         }
     }
 }
 
-type Failure = (Error, Option<Redactor>);
+/// A tool failure (exit 6): the error for the one stderr line, and the run's redactor once a
+/// run has learned secrets that the line must hide too.
+struct ToolFailure {
+    error: Error,
+    redactor: Option<Redactor>,
+}
 
-fn dispatch<I>(args: I) -> Result<i32, Failure>
+impl From<Error> for ToolFailure {
+    fn from(error: Error) -> ToolFailure {
+        ToolFailure {
+            error,
+            redactor: None,
+        }
+    }
+}
+
+impl ToolFailure {
+    /// `error`, its line redacted with the run's `redactor`.
+    fn redacted(error: Error, redactor: &Redactor) -> ToolFailure {
+        ToolFailure {
+            error,
+            redactor: Some(redactor.clone()),
+        }
+    }
+}
+
+fn dispatch<I>(args: I) -> Result<i32, ToolFailure>
 where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
-    let command = cli::parse(args).map_err(|e| (Error::from(e), None))?;
+    let command = cli::parse(args).map_err(Error::from)?;
     match command {
-        Command::Help(verb) => write_stdout(&cli::help::usage(verb.as_deref())).map(|_| 0),
-        Command::Version => write_stdout(VERSION_LINE).map(|_| 0),
+        Command::Help(verb) => {
+            write_stdout(&cli::help::usage(verb.as_deref()))?;
+            Ok(0)
+        }
+        Command::Version => {
+            write_stdout(VERSION_LINE)?;
+            Ok(0)
+        }
         Command::Validate(source) => {
             load(&source)?;
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => Ok(serve(args)?),
         Command::Login { config, target } => {
             let cancel = runtime::Cancel::new();
             signals::install(&cancel);
-            login::run(&config, &target, &cancel).map_err(|e| (e, None))?;
+            login::run(&config, &target, &cancel)?;
             Ok(0)
         }
     }
 }
 
 /// The configuration of a file, or of standard input for `-`.
-fn load(source: &ConfigSource) -> Result<config::Config, Failure> {
+fn load(source: &ConfigSource) -> Result<config::Config, Error> {
     match source {
         ConfigSource::Path(path) => config::load_file(path),
         ConfigSource::Stdin => config::load_stdin(),
     }
-    .map_err(|e| (Error::from(e), None))
+    .map_err(Error::from)
 }
 
-fn run_checks(args: RunArgs) -> Result<i32, Failure> {
+fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let terminal = TerminalEnv::from_env();
     let mut config = match &args.source {
         Source::File(source) => load(source)?,
@@ -189,24 +219,23 @@ fn run_checks(args: RunArgs) -> Result<i32, Failure> {
             output::metrics::render(Some(&doc), &runs, output::metrics::Dialect::OpenMetrics)
         }),
     }
-    .map_err(|_| (Error::Write, Some(redactor.clone())))?;
+    .map_err(|_| ToolFailure::redacted(Error::Write, &redactor))?;
     // `--quiet`: the document was built and validated all the same; only the exit code says.
     if !args.quiet {
-        write_stdout(&text).map_err(|(e, _)| (e, Some(redactor)))?;
+        write_stdout(&text).map_err(|e| ToolFailure::redacted(e, &redactor))?;
     }
     Ok(exit::for_status(doc.worst()))
 }
 
 /// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
-fn serve(args: ServeArgs) -> Result<i32, Failure> {
-    let mut config = config::load_file(&args.config).map_err(|e| (Error::from(e), None))?;
+fn serve(args: ServeArgs) -> Result<i32, Error> {
+    let mut config = config::load_file(&args.config).map_err(Error::from)?;
     with_deadline_flag(&mut config, args.deadline_ms);
-    let fail = |e| (Error::Serve(e), None);
     let token = match &args.token_env {
         Some(name) => {
             // Not UTF-8 is not a token either: lossy text fails the charset check.
             let value = std::env::var_os(name).map(|v| v.to_string_lossy().into_owned());
-            Some(serve::token(name, value).map_err(fail)?)
+            Some(serve::token(name, value).map_err(Error::Serve)?)
         }
         None => None,
     };
@@ -225,7 +254,7 @@ fn serve(args: ServeArgs) -> Result<i32, Failure> {
             "agenthealth: serving AHP v1 on http://{addr} ({paths})"
         );
     };
-    serve::run(config, options, &cancel, &announce).map_err(fail)?;
+    serve::run(config, options, &cancel, &announce).map_err(Error::Serve)?;
     Ok(0)
 }
 
@@ -268,15 +297,15 @@ thread_local! {
 
 /// Writes to stdout. A closed pipe (`| head`) is not a failure; any other error is, and so is
 /// a stdout that was closed when the process started (the text would be lost unseen).
-fn write_stdout(text: &str) -> Result<(), Failure> {
+fn write_stdout(text: &str) -> Result<(), Error> {
     if STDOUT.with(std::cell::Cell::get) == Stdout::ClosedAtStart {
-        return Err((Error::Write, None));
+        return Err(Error::Write);
     }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(_) => Err((Error::Write, None)),
+        Err(_) => Err(Error::Write),
     }
 }
 

@@ -195,7 +195,7 @@ fn exchange(
     probe: &Probe,
     method: Method,
     attempt: &Attempt,
-) -> Result<net::Response, net::Failure> {
+) -> Result<net::Response, net::NetError> {
     let mut req = Request::new(method, &probe.endpoint);
     if let Some(auth) = probe.authorization.as_deref() {
         req = req.header("Authorization", auth);
@@ -205,7 +205,7 @@ fn exchange(
 
 /// A failure's observation, with the method that failed and the configured host and port it
 /// was sent to.
-fn failed(f: &net::Failure, probe: &Probe, method: Method) -> Observation {
+fn failed(f: &net::NetError, probe: &Probe, method: Method) -> Observation {
     f.observation()
         .with(Key::Method, Fact::Word(method.as_str()))
         .with(Key::Address, Fact::Config(probe.endpoint.address()))

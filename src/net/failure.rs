@@ -25,16 +25,14 @@ use crate::result::{Evidence, Fact, Key, Observation};
 use super::stages::Timings;
 use super::trust::TrustSource;
 
-pub use crate::result::reason::NetFailure as FailureKind;
-
 /// A failed exchange: what went wrong, whether the response had started, and the stages.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub struct NetError {
     /// The classification.
-    pub kind: FailureKind,
+    pub kind: NetFailure,
     /// Whether any response byte had arrived.
     pub response_seen: bool,
-    /// The stages as far as they got (boxed: keeps `Result<_, Failure>` small).
+    /// The stages as far as they got (boxed: keeps `Result<_, NetError>` small).
     pub timings: Box<Timings>,
     /// For a certificate failure: the trust store the certificate was checked against, so
     /// the evidence (and `doctor`) can say which one (`None`: not a TLS failure, or a
@@ -44,7 +42,7 @@ pub struct Failure {
     pub bound: Bound,
 }
 
-impl Failure {
+impl NetError {
     /// The health status this failure stands for.
     pub fn status(&self) -> Status {
         status_for(self.kind, self.response_seen)
@@ -88,13 +86,13 @@ impl Failure {
 }
 
 /// The status rule shared by every HTTP-speaking adapter.
-pub fn status_for(kind: FailureKind, response_seen: bool) -> Status {
+pub fn status_for(kind: NetFailure, response_seen: bool) -> Status {
     if kind.is_local() {
         Status::Misconfigured
-    } else if matches!(kind, FailureKind::LocalResource(_)) {
+    } else if matches!(kind, NetFailure::LocalResource(_)) {
         // Nothing was learnt about the peer: inconclusive, never its fault.
         Status::Unknown
-    } else if matches!(kind, FailureKind::Protocol) {
+    } else if matches!(kind, NetFailure::Protocol) {
         // The peer answered, with bytes that are not HTTP: a malformed answer.
         Status::Unhealthy
     } else if response_seen {
@@ -106,11 +104,11 @@ pub fn status_for(kind: FailureKind, response_seen: bool) -> Status {
 
 /// Classifies a ureq error. `expired` is our own clock's verdict (deadline passed or watchdog
 /// abort): ureq's timeout reason is not exact, and an abort surfaces as an I/O error.
-pub fn classify(err: &Error, expired: bool) -> FailureKind {
+pub fn classify(err: &Error, expired: bool) -> NetFailure {
     let kind = classify_error(err);
     // An abort shuts the socket down: whatever error that produced, it was the deadline.
-    if expired && !kind.is_local() && !matches!(kind, FailureKind::LocalResource(_)) {
-        FailureKind::Timeout
+    if expired && !kind.is_local() && !matches!(kind, NetFailure::LocalResource(_)) {
+        NetFailure::Timeout
     } else {
         kind
     }
@@ -118,12 +116,12 @@ pub fn classify(err: &Error, expired: bool) -> FailureKind {
 
 /// Classifies an I/O error from reading a response body (ureq wraps its own errors in
 /// `io::Error` there).
-pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
+pub fn classify_io(err: &io::Error, expired: bool) -> NetFailure {
     if let Some(resource) = local_resource(err) {
-        return FailureKind::LocalResource(resource);
+        return NetFailure::LocalResource(resource);
     }
     if expired {
-        return FailureKind::Timeout;
+        return NetFailure::Timeout;
     }
     if let Some(inner) = err.get_ref().and_then(|e| e.downcast_ref::<Error>()) {
         return classify_error(inner);
@@ -135,7 +133,7 @@ pub fn classify_io(err: &io::Error, expired: bool) -> FailureKind {
         return classify_tls(tls);
     }
     if err.get_ref().is_some_and(|e| e.is::<NoResolver>()) {
-        return FailureKind::DnsNoResolver;
+        return NetFailure::DnsNoResolver;
     }
     classify_io_kind(err.kind())
 }
@@ -179,50 +177,50 @@ fn local_resource(err: &io::Error) -> Option<LocalResource> {
     err.raw_os_error().and_then(LocalResource::of_open)
 }
 
-fn classify_error(err: &Error) -> FailureKind {
+fn classify_error(err: &Error) -> NetFailure {
     match err {
-        Error::Timeout(_) => FailureKind::Timeout,
-        Error::HostNotFound => FailureKind::Dns,
+        Error::Timeout(_) => NetFailure::Timeout,
+        Error::HostNotFound => NetFailure::Dns,
         Error::Rustls(e) => classify_tls(e),
-        Error::Tls(_) | Error::TlsRequired => FailureKind::TlsHandshake,
+        Error::Tls(_) | Error::TlsRequired => NetFailure::TlsHandshake,
         Error::Io(e) => classify_io(e, false),
-        Error::ConnectProxyFailed(_) => FailureKind::Proxy,
-        Error::InvalidProxyUrl => FailureKind::ProxyConfig,
+        Error::ConnectProxyFailed(_) => NetFailure::Proxy,
+        Error::InvalidProxyUrl => NetFailure::ProxyConfig,
         Error::Protocol(_) | Error::LargeResponseHeader(_, _) | Error::BodyStalled => {
-            FailureKind::Protocol
+            NetFailure::Protocol
         }
-        Error::Http(_) | Error::BadUri(_) => FailureKind::InvalidRequest,
-        _ => FailureKind::Other,
+        Error::Http(_) | Error::BadUri(_) => NetFailure::InvalidRequest,
+        _ => NetFailure::Other,
     }
 }
 
-fn classify_io_kind(kind: io::ErrorKind) -> FailureKind {
+fn classify_io_kind(kind: io::ErrorKind) -> NetFailure {
     use io::ErrorKind as K;
     match kind {
-        K::ConnectionRefused => FailureKind::ConnectRefused,
+        K::ConnectionRefused => NetFailure::ConnectRefused,
         K::HostUnreachable | K::NetworkUnreachable | K::NetworkDown | K::AddrNotAvailable => {
-            FailureKind::NetworkUnreachable
+            NetFailure::NetworkUnreachable
         }
         K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::NotConnected => {
-            FailureKind::Reset
+            NetFailure::Reset
         }
-        K::UnexpectedEof => FailureKind::Closed,
-        K::TimedOut | K::WouldBlock => FailureKind::Timeout,
-        _ => FailureKind::Other,
+        K::UnexpectedEof => NetFailure::Closed,
+        K::TimedOut | K::WouldBlock => NetFailure::Timeout,
+        _ => NetFailure::Other,
     }
 }
 
 /// Maps a rustls error (handshake or certificate verification) to a fixed word.
-pub fn classify_tls(err: &rustls::Error) -> FailureKind {
+pub fn classify_tls(err: &rustls::Error) -> NetFailure {
     use rustls::CertificateError as C;
     match err {
         rustls::Error::InvalidCertificate(cert) => match cert {
-            C::NotValidForName | C::NotValidForNameContext { .. } => FailureKind::TlsNameMismatch,
-            C::Expired | C::ExpiredContext { .. } => FailureKind::TlsExpired,
-            C::NotValidYet | C::NotValidYetContext { .. } => FailureKind::TlsNotYetValid,
-            _ => FailureKind::TlsUntrusted,
+            C::NotValidForName | C::NotValidForNameContext { .. } => NetFailure::TlsNameMismatch,
+            C::Expired | C::ExpiredContext { .. } => NetFailure::TlsExpired,
+            C::NotValidYet | C::NotValidYetContext { .. } => NetFailure::TlsNotYetValid,
+            _ => NetFailure::TlsUntrusted,
         },
-        _ => FailureKind::TlsHandshake,
+        _ => NetFailure::TlsHandshake,
     }
 }
 
@@ -233,17 +231,17 @@ mod tests {
     #[test]
     fn response_seen_decides_between_unreachable_and_unknown() {
         for kind in [
-            FailureKind::Dns,
-            FailureKind::ConnectRefused,
-            FailureKind::Reset,
-            FailureKind::Timeout,
-            FailureKind::TlsUntrusted,
+            NetFailure::Dns,
+            NetFailure::ConnectRefused,
+            NetFailure::Reset,
+            NetFailure::Timeout,
+            NetFailure::TlsUntrusted,
         ] {
             assert_eq!(status_for(kind, false), Status::Unreachable);
             assert_eq!(status_for(kind, true), Status::Unknown);
         }
         assert_eq!(
-            status_for(FailureKind::TrustStore, false),
+            status_for(NetFailure::TrustStore, false),
             Status::Misconfigured
         );
     }
@@ -251,8 +249,8 @@ mod tests {
     #[test]
     fn our_clock_wins_over_the_error_kind() {
         let reset = Error::Io(io::Error::from(io::ErrorKind::ConnectionReset));
-        assert_eq!(classify(&reset, false), FailureKind::Reset);
-        assert_eq!(classify(&reset, true), FailureKind::Timeout);
+        assert_eq!(classify(&reset, false), NetFailure::Reset);
+        assert_eq!(classify(&reset, true), NetFailure::Timeout);
     }
 
     #[test]
@@ -263,20 +261,20 @@ mod tests {
         let kind = classify(&emfile, true);
         assert_eq!(
             kind,
-            FailureKind::LocalResource(LocalResource::FileDescriptors)
+            NetFailure::LocalResource(LocalResource::FileDescriptors)
         );
         assert_eq!(status_for(kind, false), Status::Unknown);
         let thread = Error::Io(io::Error::other(NoLookupThread));
         assert_eq!(
             classify(&thread, false),
-            FailureKind::LocalResource(LocalResource::Threads)
+            NetFailure::LocalResource(LocalResource::Threads)
         );
         assert_eq!(kind.as_word(), "local_resource");
     }
 
     #[test]
     fn non_http_bytes_are_unhealthy() {
-        assert_eq!(status_for(FailureKind::Protocol, true), Status::Unhealthy);
+        assert_eq!(status_for(NetFailure::Protocol, true), Status::Unhealthy);
     }
 
     #[test]
@@ -293,7 +291,7 @@ mod tests {
             assert_eq!(classify(&e, false).as_word(), word);
         }
         let wrapped = io::Error::other(Error::Timeout(ureq::Timeout::Global));
-        assert_eq!(classify_io(&wrapped, false), FailureKind::Timeout);
+        assert_eq!(classify_io(&wrapped, false), NetFailure::Timeout);
         assert_eq!(
             classify(&Error::HostNotFound, false).as_word(),
             "dns",
@@ -318,6 +316,6 @@ mod tests {
             io::ErrorKind::InvalidData,
             rustls::Error::InvalidCertificate(C::UnknownIssuer),
         );
-        assert_eq!(classify_io(&wrapped, false), FailureKind::TlsUntrusted);
+        assert_eq!(classify_io(&wrapped, false), NetFailure::TlsUntrusted);
     }
 }

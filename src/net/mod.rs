@@ -74,6 +74,7 @@ use rustls::ClientConfig;
 use ureq::unversioned::transport::{ConnectProxyConnector, Connector};
 use ureq::{Agent, AsSendBody};
 
+use crate::result::reason::NetFailure;
 use crate::runtime::Attempt;
 use crate::runtime::sync::lock;
 
@@ -84,7 +85,7 @@ use self::stages::{Ending, Recorder};
 use self::tls::TlsStage;
 
 pub use self::endpoint::Endpoint;
-pub use self::failure::{Failure, FailureKind, classify, classify_io};
+pub use self::failure::{NetError, classify, classify_io};
 pub use self::head::HeadFacts;
 pub use self::preflight::preflight;
 pub use self::stages::Timings;
@@ -188,7 +189,7 @@ impl<'a> Request<'a> {
     }
 
     /// Adds a header. A name or value HTTP does not allow fails the exchange with
-    /// [`FailureKind::InvalidRequest`] (MISCONFIGURED) before anything is sent.
+    /// [`NetFailure::InvalidRequest`] (MISCONFIGURED) before anything is sent.
     pub fn header(mut self, name: &'a str, value: &'a str) -> Request<'a> {
         self.headers.push((name, value));
         self
@@ -287,12 +288,12 @@ impl Client {
     }
 
     /// Sends one request within `attempt`: returns once the response head arrived (the body
-    /// is read from the [`Response`]), or with the classified [`Failure`].
+    /// is read from the [`Response`]), or with the classified [`NetError`].
     ///
     /// Everything that can be refused without the network (an unusable proxy variable or
     /// trust store, an invalid header) fails before any byte is sent.
-    pub fn send(&mut self, attempt: &Attempt, req: &Request<'_>) -> Result<Response, Failure> {
-        let local = |kind| Failure {
+    pub fn send(&mut self, attempt: &Attempt, req: &Request<'_>) -> Result<Response, NetError> {
+        let local = |kind| NetError {
             kind,
             response_seen: attempt.response_seen(),
             timings: Box::default(),
@@ -302,9 +303,9 @@ impl Client {
         let proxy = self
             .proxies
             .proxy_for(req.endpoint)
-            .map_err(|_| local(FailureKind::ProxyConfig))?;
+            .map_err(|_| local(NetFailure::ProxyConfig))?;
         if req.endpoint.is_https() && self.tls.is_none() && trust::process_store().is_err() {
-            return Err(local(FailureKind::TrustStore));
+            return Err(local(NetFailure::TrustStore));
         }
         let mut builder = ureq::http::Request::builder()
             .method(req.method.to_http())
@@ -320,11 +321,11 @@ impl Client {
         match req.body {
             Some(body) => builder
                 .body(body)
-                .map_err(|_| local(FailureKind::InvalidRequest))
+                .map_err(|_| local(NetFailure::InvalidRequest))
                 .and_then(|r| self.run(attempt, r, proxy, size)),
             None => builder
                 .body(())
-                .map_err(|_| local(FailureKind::InvalidRequest))
+                .map_err(|_| local(NetFailure::InvalidRequest))
                 .and_then(|r| self.run(attempt, r, proxy, size)),
         }
     }
@@ -335,10 +336,10 @@ impl Client {
         request: ureq::http::Request<B>,
         proxy: Option<ureq::Proxy>,
         size: Size,
-    ) -> Result<Response, Failure> {
+    ) -> Result<Response, NetError> {
         if attempt.expired() {
-            return Err(Failure {
-                kind: FailureKind::Timeout,
+            return Err(NetError {
+                kind: NetFailure::Timeout,
                 response_seen: attempt.response_seen(),
                 timings: Box::default(),
                 trust: None,
@@ -375,7 +376,7 @@ impl Client {
                     None if kind.is_certificate() => trust::process_store().ok().map(|s| s.source),
                     _ => None,
                 };
-                Err(Failure {
+                Err(NetError {
                     kind,
                     response_seen: attempt.response_seen() || rec.saw_first_byte(),
                     timings,
@@ -491,8 +492,8 @@ impl Response {
     }
 
     /// Reads at most `limit + 1` bytes of the body within the attempt. A body cut by the
-    /// peer or the deadline is a [`Failure`] with `response_seen` (UNKNOWN).
-    pub fn read_body(self, limit: u64) -> Result<BodyBytes, Failure> {
+    /// peer or the deadline is a [`NetError`] with `response_seen` (UNKNOWN).
+    pub fn read_body(self, limit: u64) -> Result<BodyBytes, NetError> {
         let Response {
             body,
             attempt,
@@ -504,7 +505,7 @@ impl Response {
             .into_reader()
             .take(limit.saturating_add(1))
             .read_to_end(&mut bytes);
-        let failure = |kind| Failure {
+        let failure = |kind| NetError {
             kind,
             response_seen: true,
             timings: Box::new(timings.clone()),
@@ -514,7 +515,7 @@ impl Response {
         match read {
             Err(e) => Err(failure(classify_io(&e, attempt.expired()))),
             // A shut-down socket can read as a clean end of a close-delimited body.
-            Ok(_) if attempt.is_aborted() => Err(failure(FailureKind::Timeout)),
+            Ok(_) if attempt.is_aborted() => Err(failure(NetFailure::Timeout)),
             Ok(_) => {
                 let over_limit = u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit;
                 Ok(BodyBytes { bytes, over_limit })
@@ -529,8 +530,8 @@ impl Response {
     }
 
     /// The failure a body read error stands for (for callers of [`Response::into_reader`]).
-    pub fn read_failure(err: &std::io::Error, attempt: &Attempt, timings: Timings) -> Failure {
-        Failure {
+    pub fn read_failure(err: &std::io::Error, attempt: &Attempt, timings: Timings) -> NetError {
+        NetError {
             kind: classify_io(err, attempt.expired()),
             response_seen: true,
             timings: Box::new(timings),

@@ -27,7 +27,11 @@ fn endpoint(url: &str) -> Endpoint {
     Endpoint::parse(url).expect("test endpoint")
 }
 
-fn get(client: &mut Client, url: &str, timeout: Duration) -> (Result<Response, Failure>, Duration) {
+fn get(
+    client: &mut Client,
+    url: &str,
+    timeout: Duration,
+) -> (Result<Response, NetError>, Duration) {
     let e = endpoint(url);
     with_watchdog(timeout, |a| client.send(a, &Request::new(Method::Get, &e)))
 }
@@ -37,6 +41,7 @@ fn status_of(t: &Timings, stage: crate::result::Stage) -> Option<Status> {
 }
 
 use crate::result::Stage::{Dns, Http, Tcp, Tls};
+use crate::result::reason::NetFailure;
 
 #[test]
 fn plain_http_to_an_ip_literal_has_tcp_and_http_stages_only() {
@@ -91,7 +96,7 @@ fn closed_port_is_unreachable_at_tcp() {
         LONG,
     );
     let f = resp.expect_err("refused");
-    assert_eq!(f.kind, FailureKind::ConnectRefused);
+    assert_eq!(f.kind, NetFailure::ConnectRefused);
     assert_eq!(f.status(), Status::Unreachable);
     assert_eq!(status_of(&f.timings, Tcp), Some(Status::Unreachable));
     assert_eq!(status_of(&f.timings, Http), None);
@@ -104,7 +109,7 @@ fn hang_before_head_times_out_unreachable() {
     let (resp, took) = get(&mut client, &server.url("/"), SHORT);
     let f = resp.expect_err("timeout");
     assert!(within(SHORT, took), "took {took:?}");
-    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.kind, NetFailure::Timeout);
     assert_eq!(f.status(), Status::Unreachable);
     assert!(!f.response_seen);
     assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
@@ -124,7 +129,7 @@ fn the_abort_hook_cuts_a_stuck_exchange() {
     });
     assert!(within(SHORT, took), "took {took:?}");
     let f = resp.expect_err("aborted");
-    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.kind, NetFailure::Timeout);
     assert_eq!(f.status(), Status::Unreachable);
     // The client recovers: the next exchange builds a new agent.
     let ok = Server::start(|_| Reply::status(200));
@@ -211,7 +216,7 @@ fn resets_before_and_during_the_response() {
     let mut client = Client::new(Reuse::Fresh);
     let (resp, _) = get(&mut client, &server.url("/before"), LONG);
     let f = resp.expect_err("reset");
-    assert_eq!(f.kind, FailureKind::Reset);
+    assert_eq!(f.kind, NetFailure::Reset);
     assert_eq!(f.status(), Status::Unreachable);
     assert_eq!(status_of(&f.timings, Http), Some(Status::Unreachable));
 
@@ -247,18 +252,18 @@ fn verified_tls_with_a_trusted_private_ca() {
 fn tls_failures_are_unreachable_with_a_precise_word() {
     let ca = TestCa::new();
     let config = trust::client_config(ca.roots()).expect("config");
-    let cases: [(Option<Arc<rustls::ClientConfig>>, _, FailureKind); 3] = [
+    let cases: [(Option<Arc<rustls::ClientConfig>>, _, NetFailure); 3] = [
         // The process store (system or bundled roots) does not trust a self-signed cert.
-        (None, self_signed(&["127.0.0.1"]), FailureKind::TlsUntrusted),
+        (None, self_signed(&["127.0.0.1"]), NetFailure::TlsUntrusted),
         (
             Some(config.clone()),
             ca.leaf(&["other.test"]),
-            FailureKind::TlsNameMismatch,
+            NetFailure::TlsNameMismatch,
         ),
         (
             Some(config.clone()),
             ca.expired_leaf(&["127.0.0.1"]),
-            FailureKind::TlsExpired,
+            NetFailure::TlsExpired,
         ),
     ];
     for (config, identity, want) in cases {
@@ -289,7 +294,7 @@ fn tls_failures_are_unreachable_with_a_precise_word() {
         LONG,
     );
     let f = resp.expect_err("not tls");
-    assert_eq!(f.kind, FailureKind::TlsHandshake);
+    assert_eq!(f.kind, NetFailure::TlsHandshake);
     assert_eq!(f.status(), Status::Unreachable);
 }
 
@@ -301,7 +306,7 @@ fn a_stalled_tls_handshake_ends_at_the_deadline() {
     let (resp, took) = get(&mut client, &url, SHORT);
     assert!(within(SHORT, took), "took {took:?}");
     let f = resp.expect_err("stalled");
-    assert_eq!(f.kind, FailureKind::Timeout);
+    assert_eq!(f.kind, NetFailure::Timeout);
     assert_eq!(f.status(), Status::Unreachable);
     assert_eq!(status_of(&f.timings, Tcp), Some(Status::Healthy));
     assert_eq!(status_of(&f.timings, Tls), Some(Status::Unreachable));
@@ -480,7 +485,7 @@ fn invalid_headers_fail_before_any_traffic() {
         )
     });
     let f = resp.expect_err("invalid");
-    assert_eq!(f.kind, FailureKind::InvalidRequest);
+    assert_eq!(f.kind, NetFailure::InvalidRequest);
     assert_eq!(f.status(), Status::Misconfigured);
     assert_eq!(server.connections(), 0);
 }
@@ -509,7 +514,7 @@ fn proxied_exchanges_tunnel_through_connect() {
     // A proxy's refusal is not the target's response.
     let (resp, _) = get(&mut client, "http://refused.test/", LONG);
     let f = resp.expect_err("proxy refused");
-    assert_eq!(f.kind, FailureKind::Proxy);
+    assert_eq!(f.kind, NetFailure::Proxy);
     assert!(!f.response_seen);
     assert_eq!(f.status(), Status::Unreachable);
 
@@ -524,6 +529,6 @@ fn proxied_exchanges_tunnel_through_connect() {
     let mut client = Client::new(Reuse::Fresh).with_proxies(env);
     let (resp, _) = get(&mut client, "http://target.test/", LONG);
     let f = resp.expect_err("unsupported");
-    assert_eq!(f.kind, FailureKind::ProxyConfig);
+    assert_eq!(f.kind, NetFailure::ProxyConfig);
     assert_eq!(f.status(), Status::Misconfigured);
 }

@@ -42,7 +42,7 @@ use crate::result::{Fact, Key, Observation};
 pub(crate) enum OAuthError {
     /// The challenge request got no HTTP answer: the network layer's classification stands,
     /// as for any request to the target.
-    Network(Box<net::Failure>),
+    Network(Box<net::NetError>),
     /// `grant: authorization_code` and no saved credentials.
     LoginRequired,
     /// A step failed.

@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::era::Era;
-use super::failure::Failure;
+use super::failure::McpError;
 use super::inventory::Advertised;
 use super::result_shape::{check_result_type, object};
 use super::session::Session;
@@ -33,10 +33,10 @@ pub fn discover(
     session: &mut Session,
     evidence: &mut Evidence,
     attempt: &Attempt,
-) -> Result<Discovered, Failure> {
+) -> Result<Discovered, McpError> {
     let reply = session.request("server/discover", "", Era::Modern, attempt)?;
     let advertised = validate_discover(&reply.result).inspect_err(|f| {
-        if *f == Failure::Version
+        if *f == McpError::Version
             && let Some(newest) = newest_listed(&reply.result)
         {
             evidence.set(Key::ServerVersion, Fact::Revision(newest));
@@ -61,13 +61,13 @@ fn newest_listed(result: &RawValue) -> Option<RevisionDate> {
 
 /// Validates a `server/discover` result: a complete result whose `supportedVersions` (a
 /// non-empty string array) lists 2026-07-28 and whose `capabilities` is an object of objects.
-pub fn validate_discover(result: &RawValue) -> Result<Advertised, Failure> {
+pub fn validate_discover(result: &RawValue) -> Result<Advertised, McpError> {
     let result = object(result)?;
     check_result_type(&result)?;
     let versions = match result.get("supportedVersions") {
         Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_string) => v,
         _ => {
-            return Err(Failure::Malformed(Malformed::Result(
+            return Err(McpError::Malformed(Malformed::Result(
                 "discover supportedVersions",
             )));
         }
@@ -75,7 +75,7 @@ pub fn validate_discover(result: &RawValue) -> Result<Advertised, Failure> {
     let capabilities = match result.get("capabilities") {
         Some(Value::Object(c)) => c,
         _ => {
-            return Err(Failure::Malformed(Malformed::Result(
+            return Err(McpError::Malformed(Malformed::Result(
                 "discover capabilities",
             )));
         }
@@ -84,7 +84,7 @@ pub fn validate_discover(result: &RawValue) -> Result<Advertised, Failure> {
         .iter()
         .any(|v| v.as_str() == Some(Revision::MODERN.as_str()))
     {
-        return Err(Failure::Version);
+        return Err(McpError::Version);
     }
     Advertised::from_capabilities(capabilities)
 }
@@ -113,46 +113,46 @@ mod tests {
             ))
             .is_ok()
         );
-        let cases: &[(&str, Failure)] = &[
+        let cases: &[(&str, McpError)] = &[
             (
                 r#"{"supportedVersions":["2099-01-01"],"capabilities":{}}"#,
-                Failure::Version,
+                McpError::Version,
             ),
             (
                 r#"{"supportedVersions":["2025-11-25"],"capabilities":{}}"#,
-                Failure::Version,
+                McpError::Version,
             ),
             (
                 r#"{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}"#,
-                Failure::Input,
+                McpError::Input,
             ),
             (
                 r#"{"resultType":"later","supportedVersions":["2026-07-28"],"capabilities":{}}"#,
-                Failure::Malformed(Malformed::Result("unknown result type")),
+                McpError::Malformed(Malformed::Result("unknown result type")),
             ),
             (
                 r#"{"supportedVersions":[],"capabilities":{}}"#,
-                Failure::Malformed(Malformed::Result("discover supportedVersions")),
+                McpError::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28",1],"capabilities":{}}"#,
-                Failure::Malformed(Malformed::Result("discover supportedVersions")),
+                McpError::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"capabilities":{}}"#,
-                Failure::Malformed(Malformed::Result("discover supportedVersions")),
+                McpError::Malformed(Malformed::Result("discover supportedVersions")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":null}"#,
-                Failure::Malformed(Malformed::Result("discover capabilities")),
+                McpError::Malformed(Malformed::Result("discover capabilities")),
             ),
             (
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":{"tools":null}}"#,
-                Failure::Malformed(Malformed::Result("capability is not an object")),
+                McpError::Malformed(Malformed::Result("capability is not an object")),
             ),
             (
                 "[]",
-                Failure::Malformed(Malformed::Result("result is not an object")),
+                McpError::Malformed(Malformed::Result("result is not an object")),
             ),
         ];
         for (text, expected) in cases {

@@ -1,8 +1,8 @@
 //! Classified failures of MCP exchanges and their one mapping into observations.
 //!
 //! Every failure the adapter can meet — a transport's answer, a result of the wrong shape, a
-//! version it cannot accept, an inconclusive `input_required` — becomes a [`Failure`], and
-//! [`Failure::observe`] is the only place that picks a status, a code and the failure's
+//! version it cannot accept, an inconclusive `input_required` — becomes an [`McpError`], and
+//! [`McpError::observe`] is the only place that picks a status, a code and the failure's
 //! evidence (`http_status`, `rpc_code`, `protocol_error`, `limit`; for a process
 //! `exit_code`, `exit_signal`, `process_running` or `process_error`).
 
@@ -15,7 +15,7 @@ use crate::result::{Fact, Key, Observation};
 
 /// Why establishing a session, listing an inventory or calling a tool failed.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Failure {
+pub enum McpError {
     /// The transport's failure.
     Transport(TransportError),
     /// A result of the wrong shape.
@@ -28,19 +28,19 @@ pub enum Failure {
     Input,
 }
 
-impl From<TransportError> for Failure {
-    fn from(e: TransportError) -> Failure {
-        Failure::Transport(e)
+impl From<TransportError> for McpError {
+    fn from(e: TransportError) -> McpError {
+        McpError::Transport(e)
     }
 }
 
-impl Failure {
+impl McpError {
     /// Whether a response arrived: a classified failure always has one, a network failure
     /// only when it says so. Only failures with a response may be cached for later
     /// dimensions.
     pub fn response_seen(&self) -> bool {
         match self {
-            Failure::Transport(e) => e.response_seen(),
+            McpError::Transport(e) => e.response_seen(),
             _ => true,
         }
     }
@@ -48,7 +48,7 @@ impl Failure {
     /// Whether this failure is the engine's to classify (a deadline, an abort, a dead
     /// connection) rather than an answer about the server.
     pub fn is_network(&self) -> bool {
-        matches!(self, Failure::Transport(TransportError::Network { .. }))
+        matches!(self, McpError::Transport(TransportError::Network { .. }))
     }
 
     /// The observation: status, reason and the failure's own evidence.
@@ -56,7 +56,7 @@ impl Failure {
         use TransportError as T;
         let mcp = |status, failure| Observation::failed(status, Reason::Mcp(failure));
         let mut o = match self {
-            Failure::Transport(T::Status { status, head }) => {
+            McpError::Transport(T::Status { status, head }) => {
                 let mut o = if matches!(status, 401 | 403) {
                     mcp(Status::Misconfigured, McpFailure::AuthRejected)
                 } else {
@@ -67,7 +67,7 @@ impl Failure {
                 head.write(&mut o.evidence);
                 o
             }
-            Failure::Transport(T::Rpc { code, status }) => {
+            McpError::Transport(T::Rpc { code, status }) => {
                 let failure = if *code == UNSUPPORTED_VERSION {
                     McpFailure::VersionRefused
                 } else {
@@ -79,15 +79,15 @@ impl Failure {
                 }
                 o.with(Key::RpcCode, Fact::Int(*code))
             }
-            Failure::Transport(T::Malformed(why)) | Failure::Malformed(why) => {
+            McpError::Transport(T::Malformed(why)) | McpError::Malformed(why) => {
                 mcp(Status::Unhealthy, McpFailure::Malformed(*why))
                     .with(Key::ProtocolError, Fact::Word(why.as_word()))
             }
-            Failure::Transport(T::Limit(why)) | Failure::Limit(why) => {
+            McpError::Transport(T::Limit(why)) | McpError::Limit(why) => {
                 mcp(Status::Unknown, McpFailure::Limit(*why))
                     .with(Key::Limit, Fact::Word(why.as_word()))
             }
-            Failure::Transport(T::Exited(exit)) => {
+            McpError::Transport(T::Exited(exit)) => {
                 let o = Observation::failed(
                     Status::Unreachable,
                     Reason::Process(ProcessFailure::Exited),
@@ -100,15 +100,15 @@ impl Failure {
                     ExitInfo::Running => o.with(Key::ProcessRunning, Fact::Bool(true)),
                 }
             }
-            Failure::Transport(T::Unstartable(why)) => Observation::failed(
+            McpError::Transport(T::Unstartable(why)) => Observation::failed(
                 Status::Misconfigured,
                 Reason::Process(ProcessFailure::Unstartable(*why)),
             )
             .with(Key::ProcessError, Fact::Word(why.as_word())),
-            Failure::Version => mcp(Status::Unhealthy, McpFailure::Version),
-            Failure::Input => mcp(Status::Unknown, McpFailure::Input),
-            Failure::Transport(T::Network(o)) => (**o).clone(),
-            Failure::Transport(T::Refused(o)) => (**o).clone(),
+            McpError::Version => mcp(Status::Unhealthy, McpFailure::Version),
+            McpError::Input => mcp(Status::Unknown, McpFailure::Input),
+            McpError::Transport(T::Network(o)) => (**o).clone(),
+            McpError::Transport(T::Refused(o)) => (**o).clone(),
         };
         o.response_seen = self.response_seen();
         o
@@ -122,7 +122,7 @@ mod tests {
     use crate::result::Code;
     use crate::result::reason::StartProblem;
 
-    fn of(f: Failure) -> (Status, Option<Code>) {
+    fn of(f: McpError) -> (Status, Option<Code>) {
         let o = f.observe();
         (o.status, o.code())
     }
@@ -130,7 +130,7 @@ mod tests {
     #[test]
     fn statuses_and_codes() {
         use TransportError as T;
-        let t = Failure::Transport;
+        let t = McpError::Transport;
         assert_eq!(
             of(t(T::status(401))),
             (Status::Misconfigured, Some(Code::McpAuth))
@@ -162,7 +162,7 @@ mod tests {
             (Status::Unhealthy, Some(Code::McpProtocol))
         );
         assert_eq!(
-            of(Failure::Malformed(Malformed::Result("x"))),
+            of(McpError::Malformed(Malformed::Result("x"))),
             (Status::Unhealthy, Some(Code::McpProtocol))
         );
         assert_eq!(
@@ -170,14 +170,14 @@ mod tests {
             (Status::Unknown, Some(Code::McpLimit))
         );
         assert_eq!(
-            of(Failure::Limit(Limit::Pages)),
+            of(McpError::Limit(Limit::Pages)),
             (Status::Unknown, Some(Code::McpLimit))
         );
         assert_eq!(
-            of(Failure::Version),
+            of(McpError::Version),
             (Status::Unhealthy, Some(Code::McpVersion))
         );
-        assert_eq!(of(Failure::Input), (Status::Unknown, Some(Code::McpInput)));
+        assert_eq!(of(McpError::Input), (Status::Unknown, Some(Code::McpInput)));
         let exited = t(T::Exited(ExitInfo::Code(3))).observe();
         assert_eq!(
             (exited.status, exited.code()),
@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn evidence_carries_status_and_code_only() {
-        let o = Failure::Transport(TransportError::Rpc {
+        let o = McpError::Transport(TransportError::Rpc {
             code: -32020,
             status: Some(400),
         })

@@ -43,7 +43,7 @@ use serde_json::{Map, Value};
 
 use super::era::{Era, MISSING_CAPABILITY};
 use super::expect;
-use super::failure::Failure;
+use super::failure::McpError;
 use super::headers;
 use super::inventory::{self, Inventory, Tool};
 use super::result_shape;
@@ -61,7 +61,7 @@ use crate::runtime::Attempt;
 const METHOD: &str = "tools/call";
 
 /// Runs the functional check against an established session and its inventory, at `now`
-/// (for `fresh_within_s`). Failures of the exchange itself come back as a [`Failure`] for the
+/// (for `fresh_within_s`). Failures of the exchange itself come back as an [`McpError`] for the
 /// adapter's usual explanation; every other outcome is the observation.
 pub fn check(
     session: &mut Session,
@@ -70,7 +70,7 @@ pub fn check(
     functional: &McpFunctional,
     attempt: &Attempt,
     now: SystemTime,
-) -> Result<Observation, Failure> {
+) -> Result<Observation, McpError> {
     let Some(tool) = find(inventory, &functional.tool) else {
         return Ok(missing(inventory, &functional.tool));
     };
@@ -111,7 +111,7 @@ pub fn check(
         Err(TransportError::Rpc { code, status })
             if era == Era::Modern && code == MISSING_CAPABILITY =>
         {
-            let mut o = Failure::Input
+            let mut o = McpError::Input
                 .observe()
                 .with(Key::FailedMethod, Fact::Word(METHOD));
             if let Some(status) = status {
@@ -119,11 +119,11 @@ pub fn check(
             }
             return Ok(o.with(Key::RpcCode, Fact::Int(code)));
         }
-        Err(e) => return Err(Failure::from(e)),
+        Err(e) => return Err(McpError::from(e)),
     };
     let result = match result_shape::object(&reply.result) {
         Ok(result) => result,
-        Err(Failure::Malformed(why)) => return Ok(protocol(why)),
+        Err(McpError::Malformed(why)) => return Ok(protocol(why)),
         Err(other) => return Err(other),
     };
     Ok(judge(&result, era, tool, functional, &shown, now))
@@ -222,7 +222,7 @@ fn configured_names(arguments: &Value, functional: &McpFunctional) -> HashSet<St
 
 /// UNHEALTHY `mcp_protocol` for a malformed tool result.
 fn protocol(why: Malformed) -> Observation {
-    Failure::Malformed(why)
+    McpError::Malformed(why)
         .observe()
         .with(Key::FailedMethod, Fact::Word(METHOD))
 }
@@ -239,7 +239,7 @@ fn judge(
     if era == Era::Modern {
         match result_shape::check_result_type(result) {
             Ok(()) => {}
-            Err(Failure::Malformed(why)) => return protocol(why),
+            Err(McpError::Malformed(why)) => return protocol(why),
             Err(other) => return other.observe().with(Key::FailedMethod, Fact::Word(METHOD)),
         }
     }

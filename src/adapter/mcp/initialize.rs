@@ -10,7 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::era::Era;
-use super::failure::Failure;
+use super::failure::McpError;
 use super::inventory::Advertised;
 use super::result_shape;
 use super::session::Session;
@@ -49,7 +49,7 @@ pub fn initialize(
     pin: Option<Revision>,
     evidence: &mut Evidence,
     attempt: &Attempt,
-) -> Result<Initialized, Failure> {
+) -> Result<Initialized, McpError> {
     let reply = session.request(
         "initialize",
         &initialize_members(offer),
@@ -88,10 +88,10 @@ pub fn initialize(
 pub fn validate_initialize(
     result: &RawValue,
     pin: Option<Revision>,
-) -> Result<Initialized, Failure> {
+) -> Result<Initialized, McpError> {
     let result = result_shape::object(result)?;
     let Some(Value::Object(capabilities)) = result.get("capabilities") else {
-        return Err(Failure::Malformed(Malformed::Result(
+        return Err(McpError::Malformed(Malformed::Result(
             "initialize capabilities",
         )));
     };
@@ -103,21 +103,21 @@ pub fn validate_initialize(
             .is_some_and(|s| !s.is_empty())
     };
     if !(named("name") && named("version")) {
-        return Err(Failure::Malformed(Malformed::Result(
+        return Err(McpError::Malformed(Malformed::Result(
             "initialize serverInfo",
         )));
     }
     let version = match result.get("protocolVersion") {
-        None => return Err(Failure::Version),
-        Some(Value::String(v)) => Revision::parse(v).ok_or(Failure::Version)?,
+        None => return Err(McpError::Version),
+        Some(Value::String(v)) => Revision::parse(v).ok_or(McpError::Version)?,
         Some(_) => {
-            return Err(Failure::Malformed(Malformed::Result(
+            return Err(McpError::Malformed(Malformed::Result(
                 "initialize protocolVersion",
             )));
         }
     };
     if version.is_modern() || pin.is_some_and(|pin| pin != version) {
-        return Err(Failure::Version);
+        return Err(McpError::Version);
     }
     Ok(Initialized {
         version,
@@ -173,53 +173,53 @@ mod tests {
     #[test]
     fn classification() {
         let pin = Some(Revision::V2025_11_25);
-        let cases: &[(Box<RawValue>, Option<Revision>, Failure)] = &[
-            (result("\"2099-01-01\"", "{}"), None, Failure::Version),
-            (result("\"2024-11-05\"", "{}"), None, Failure::Version),
-            (result("\"2026-07-28\"", "{}"), None, Failure::Version),
-            (result("\"2025-06-18\"", "{}"), pin, Failure::Version),
-            (result("\"\"", "{}"), None, Failure::Version),
+        let cases: &[(Box<RawValue>, Option<Revision>, McpError)] = &[
+            (result("\"2099-01-01\"", "{}"), None, McpError::Version),
+            (result("\"2024-11-05\"", "{}"), None, McpError::Version),
+            (result("\"2026-07-28\"", "{}"), None, McpError::Version),
+            (result("\"2025-06-18\"", "{}"), pin, McpError::Version),
+            (result("\"\"", "{}"), None, McpError::Version),
             (
                 raw(&format!(r#"{{"capabilities":{{}},{INFO}}}"#)),
                 None,
-                Failure::Version,
+                McpError::Version,
             ),
             (
                 result("20251125", "{}"),
                 None,
-                Failure::Malformed(Malformed::Result("initialize protocolVersion")),
+                McpError::Malformed(Malformed::Result("initialize protocolVersion")),
             ),
             (
                 raw("{}"),
                 None,
-                Failure::Malformed(Malformed::Result("initialize capabilities")),
+                McpError::Malformed(Malformed::Result("initialize capabilities")),
             ),
             (
                 result("\"2025-11-25\"", "null"),
                 None,
-                Failure::Malformed(Malformed::Result("initialize capabilities")),
+                McpError::Malformed(Malformed::Result("initialize capabilities")),
             ),
             (
                 raw(r#"{"protocolVersion":"2025-11-25","capabilities":{}}"#),
                 None,
-                Failure::Malformed(Malformed::Result("initialize serverInfo")),
+                McpError::Malformed(Malformed::Result("initialize serverInfo")),
             ),
             (
                 raw(
                     r#"{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":""}}"#,
                 ),
                 None,
-                Failure::Malformed(Malformed::Result("initialize serverInfo")),
+                McpError::Malformed(Malformed::Result("initialize serverInfo")),
             ),
             (
                 result("\"2025-11-25\"", r#"{"tools":true}"#),
                 None,
-                Failure::Malformed(Malformed::Result("capability is not an object")),
+                McpError::Malformed(Malformed::Result("capability is not an object")),
             ),
             (
                 raw("null"),
                 None,
-                Failure::Malformed(Malformed::Result("result is not an object")),
+                McpError::Malformed(Malformed::Result("result is not an object")),
             ),
         ];
         for (text, pin, expected) in cases {

@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::era::Era;
-use super::failure::Failure;
+use super::failure::McpError;
 use super::headers::{self, Binding, Exclusion};
 use super::result_shape;
 use super::schema;
@@ -46,9 +46,9 @@ pub struct Advertised {
 
 impl Advertised {
     /// Reads a capabilities object whose every value must be an object.
-    pub fn from_capabilities(capabilities: &Map<String, Value>) -> Result<Advertised, Failure> {
+    pub fn from_capabilities(capabilities: &Map<String, Value>) -> Result<Advertised, McpError> {
         if !capabilities.values().all(Value::is_object) {
-            return Err(Failure::Malformed(Malformed::Result(
+            return Err(McpError::Malformed(Malformed::Result(
                 "capability is not an object",
             )));
         }
@@ -149,7 +149,7 @@ pub fn list(
     advertised: Advertised,
     header_rules: bool,
     attempt: &Attempt,
-) -> Result<Inventory, Failure> {
+) -> Result<Inventory, McpError> {
     let kinds = [
         (Kind::Tools, advertised.tools),
         (Kind::Resources, advertised.resources),
@@ -222,14 +222,14 @@ impl Found {
         &mut self,
         kind: Kind,
         mut entry: Map<String, Value>,
-    ) -> Result<Option<String>, Failure> {
+    ) -> Result<Option<String>, McpError> {
         let inventory = &mut self.inventory;
         match kind {
             Kind::Tools => {
                 let name = identity(&entry, "name", "tool name")?;
                 let input_schema = entry.remove("inputSchema").unwrap_or(Value::Null);
                 if !schema::is_object_schema(&input_schema) {
-                    return Err(Failure::Malformed(Malformed::Result(
+                    return Err(McpError::Malformed(Malformed::Result(
                         "tool inputSchema is not an object schema",
                     )));
                 }
@@ -275,10 +275,10 @@ impl Found {
 }
 
 /// A member that must be a non-blank string.
-fn identity(entry: &Map<String, Value>, key: &str, what: &'static str) -> Result<String, Failure> {
+fn identity(entry: &Map<String, Value>, key: &str, what: &'static str) -> Result<String, McpError> {
     match entry.get(key) {
         Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-        _ => Err(Failure::Malformed(Malformed::Result(what))),
+        _ => Err(McpError::Malformed(Malformed::Result(what))),
     }
 }
 
@@ -289,7 +289,7 @@ enum State {
     /// The last page was listed.
     Done,
     /// The listing failed.
-    Failed(Failure),
+    Failed(McpError),
 }
 
 /// One inventory's listing: its pages follow `nextCursor` (a repeated cursor is a loop);
@@ -329,7 +329,7 @@ impl Listing {
     /// Takes the answer to this listing's request for its next page.
     fn take(&mut self, reply: Result<Reply, TransportError>, era: Era, found: &mut Found) {
         self.state = match reply
-            .map_err(Failure::from)
+            .map_err(McpError::from)
             .and_then(|reply| self.page(&reply, era, found))
         {
             Ok(true) => State::Paging,
@@ -339,30 +339,30 @@ impl Listing {
     }
 
     /// Reads one page; `true` when another one is due.
-    fn page(&mut self, reply: &Reply, era: Era, found: &mut Found) -> Result<bool, Failure> {
+    fn page(&mut self, reply: &Reply, era: Era, found: &mut Found) -> Result<bool, McpError> {
         self.pages += 1;
         let mut page = result_shape::object(&reply.result)?;
         if era == Era::Modern {
             result_shape::check_result_type(&page)?;
         }
         let Some(Value::Array(items)) = page.remove(self.kind.key()) else {
-            return Err(Failure::Malformed(Malformed::Result(
+            return Err(McpError::Malformed(Malformed::Result(
                 "inventory is not an array",
             )));
         };
         self.entries = self.entries.saturating_add(items.len());
         if self.entries > MAX_ENTRIES {
-            return Err(Failure::Limit(Limit::Entries));
+            return Err(McpError::Limit(Limit::Entries));
         }
         for item in items {
             let Value::Object(entry) = item else {
-                return Err(Failure::Malformed(Malformed::Result(
+                return Err(McpError::Malformed(Malformed::Result(
                     "inventory entry is not an object",
                 )));
             };
             if let Some(id) = found.accept(self.kind, entry)? {
                 if !self.identities.insert(id) {
-                    return Err(Failure::Malformed(Malformed::Result(
+                    return Err(McpError::Malformed(Malformed::Result(
                         "duplicate inventory identity",
                     )));
                 }
@@ -376,14 +376,14 @@ impl Listing {
                 self.members
                     .push_str(&Value::String(next.clone()).to_string());
                 if !self.cursors.insert(next) {
-                    return Err(Failure::Limit(Limit::RepeatedCursor));
+                    return Err(McpError::Limit(Limit::RepeatedCursor));
                 }
                 if self.pages >= MAX_PAGES {
-                    return Err(Failure::Limit(Limit::Pages));
+                    return Err(McpError::Limit(Limit::Pages));
                 }
                 Ok(true)
             }
-            Some(_) => Err(Failure::Malformed(Malformed::Result(
+            Some(_) => Err(McpError::Malformed(Malformed::Result(
                 "nextCursor is not a string",
             ))),
         }

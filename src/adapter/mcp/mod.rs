@@ -60,7 +60,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::contract::Revision;
 use era::{AfterDiscover, Channel, Era, HandshakePlan};
-use failure::Failure;
+use failure::McpError;
 use inventory::{Advertised, Inventory};
 use session::Session;
 use transport::Transport;
@@ -243,7 +243,7 @@ impl McpRun {
                 o.latency = Some(probe.latency);
                 o
             }
-            Some(Err(e)) => Failure::from(e).observe(),
+            Some(Err(e)) => McpError::from(e).observe(),
             None => {
                 let mut o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
                 if o.status == Status::Healthy {
@@ -447,7 +447,7 @@ fn handshake(
     plan: HandshakePlan,
     evidence: &mut Evidence,
     attempt: &Attempt,
-) -> Result<Ready, Failure> {
+) -> Result<Ready, McpError> {
     let fallback = match plan {
         HandshakePlan::Initialize { pin } => {
             evidence.set(Key::Era, Fact::Word("legacy"));
@@ -473,7 +473,7 @@ fn handshake(
                 evidence: std::mem::take(evidence),
             })
         }
-        Err(Failure::Transport(rejection))
+        Err(McpError::Transport(rejection))
             if fallback
                 && era::after_discover(rejection.rejection(), session.transport().channel())
                     == AfterDiscover::FallBack =>
@@ -500,7 +500,7 @@ fn legacy(
     pin: Option<Revision>,
     evidence: &mut Evidence,
     attempt: &Attempt,
-) -> Result<Ready, Failure> {
+) -> Result<Ready, McpError> {
     let done = initialize::initialize(session, offer, pin, evidence, attempt)?;
     Ok(Ready {
         era: Era::Legacy(done.version),
@@ -518,7 +518,7 @@ fn refused(refusal: transport::stdio::Refusal, options: &McpOptions) -> Observat
         ),
         transport::stdio::Refusal::Unstartable(problem) => {
             let command = options.stdio.as_ref().map(|s| s.command.clone());
-            let o = Failure::from(transport::TransportError::Unstartable(problem)).observe();
+            let o = McpError::from(transport::TransportError::Unstartable(problem)).observe();
             match command {
                 Some(command) => o.with(Key::Command, Fact::Config(command)),
                 None => o,
@@ -528,7 +528,7 @@ fn refused(refusal: transport::stdio::Refusal, options: &McpOptions) -> Observat
 }
 
 /// A failure's observation, after the evidence gathered before it and the method that failed.
-fn explain(failure: &Failure, mut evidence: Evidence, session: &Session) -> Observation {
+fn explain(failure: &McpError, mut evidence: Evidence, session: &Session) -> Observation {
     let mut o = failure.observe();
     if !failure.is_network() {
         evidence.set(Key::FailedMethod, Fact::Word(session.last_method()));

@@ -4,23 +4,25 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::failure::Failure;
+use super::failure::McpError;
 use crate::result::reason::Malformed;
 
 /// Parses a result that must be a JSON object.
-pub fn object(result: &RawValue) -> Result<Map<String, Value>, Failure> {
+pub fn object(result: &RawValue) -> Result<Map<String, Value>, McpError> {
     serde_json::from_str(result.get())
-        .map_err(|_| Failure::Malformed(Malformed::Result("result is not an object")))
+        .map_err(|_| McpError::Malformed(Malformed::Result("result is not an object")))
 }
 
 /// The `resultType` rule for every modern result: missing or `complete` is complete,
 /// `input_required` is inconclusive (never continued), anything else is malformed.
-pub fn check_result_type(result: &Map<String, Value>) -> Result<(), Failure> {
+pub fn check_result_type(result: &Map<String, Value>) -> Result<(), McpError> {
     match result.get("resultType") {
         None => Ok(()),
         Some(Value::String(s)) if s == "complete" => Ok(()),
-        Some(Value::String(s)) if s == "input_required" => Err(Failure::Input),
-        Some(_) => Err(Failure::Malformed(Malformed::Result("unknown result type"))),
+        Some(Value::String(s)) if s == "input_required" => Err(McpError::Input),
+        Some(_) => Err(McpError::Malformed(Malformed::Result(
+            "unknown result type",
+        ))),
     }
 }
 
@@ -40,11 +42,13 @@ mod tests {
         let missing = object(&raw("{}")).expect("object");
         assert_eq!(check_result_type(&missing), Ok(()));
         let input = object(&raw(r#"{"resultType":"input_required"}"#)).expect("object");
-        assert_eq!(check_result_type(&input), Err(Failure::Input));
+        assert_eq!(check_result_type(&input), Err(McpError::Input));
         let other = object(&raw(r#"{"resultType":1}"#)).expect("object");
         assert_eq!(
             check_result_type(&other),
-            Err(Failure::Malformed(Malformed::Result("unknown result type")))
+            Err(McpError::Malformed(Malformed::Result(
+                "unknown result type"
+            )))
         );
     }
 }
