@@ -11,7 +11,7 @@ pub const TOOL_FAILURE: i32 = 6;
 
 /// One exit code and what it tells a script.
 #[derive(Clone, Copy, Debug)]
-pub struct Code {
+pub struct ExitCodeRow {
     /// The process exit code.
     pub code: i32,
     /// The worst top-level status it stands for; `None` for the tool failure.
@@ -20,7 +20,7 @@ pub struct Code {
     pub meaning: &'static str,
 }
 
-impl Code {
+impl ExitCodeRow {
     /// The status's contract name (`HEALTHY`, …), or `tool failure`.
     pub fn name(&self) -> &'static str {
         match self.status {
@@ -31,7 +31,7 @@ impl Code {
 }
 
 /// Every exit code, in order: the statuses in severity order, then the tool failure.
-pub const CODES: [Code; 7] = [
+pub const CODES: [ExitCodeRow; 7] = [
     status(Status::Healthy, "every requested check passed"),
     status(
         Status::Degraded,
@@ -53,7 +53,7 @@ pub const CODES: [Code; 7] = [
         Status::Unknown,
         "inconclusive: a response did not complete, the run was cancelled, or no checks were requested",
     ),
-    Code {
+    ExitCodeRow {
         code: TOOL_FAILURE,
         status: None,
         meaning: "a usage, configuration or output error",
@@ -61,8 +61,8 @@ pub const CODES: [Code; 7] = [
 ];
 
 /// The row of a status, its code from [`for_status`].
-const fn status(status: Status, meaning: &'static str) -> Code {
-    Code {
+const fn status(status: Status, meaning: &'static str) -> ExitCodeRow {
+    ExitCodeRow {
         code: for_status(status),
         status: Some(status),
         meaning,

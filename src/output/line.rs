@@ -103,10 +103,15 @@ fn bounded(line: &str) -> String {
 mod tests {
     use super::*;
     use crate::output::terminal::tests::{edge, node};
-    use crate::result::Code;
+    use crate::result::DiagnosticCode;
     use crate::result::document::Check;
 
-    fn failed(status: Status, code: Option<Code>, message: &str, facts: &[(Key, Fact)]) -> Check {
+    fn failed(
+        status: Status,
+        code: Option<DiagnosticCode>,
+        message: &str,
+        facts: &[(Key, Fact)],
+    ) -> Check {
         Check {
             code,
             reason: None,
@@ -125,8 +130,8 @@ mod tests {
             Dimension::Protocol,
             failed(
                 Status::Unhealthy,
-                Some(Code::McpRpc),
-                Code::McpRpc.message(),
+                Some(DiagnosticCode::McpRpc),
+                DiagnosticCode::McpRpc.message(),
                 &[],
             ),
         );

@@ -14,7 +14,7 @@ use serde::{Serialize, Serializer};
 
 use crate::contract::{Dimension, Status};
 use crate::contract::{Relationship, TargetType};
-use crate::result::{Code, Evidence, Fact, Key, Reason, Steps};
+use crate::result::{DiagnosticCode, Evidence, Fact, Key, Reason, Steps};
 
 /// The contract version of the document.
 pub const SPEC_VERSION: &str = "v1";
@@ -23,7 +23,7 @@ pub const SPEC_VERSION: &str = "v1";
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
     /// Diagnostic code, when classified (a function of `reason`).
-    pub code: Option<Code>,
+    pub code: Option<DiagnosticCode>,
     /// Why it did not pass: what `doctor` reads (not part of the v1 document).
     pub reason: Option<Reason>,
     /// Status.
@@ -315,10 +315,10 @@ mod tests {
         n.checks.insert(
             Dimension::Protocol,
             Check {
-                code: Some(Code::HttpStatus),
+                code: Some(DiagnosticCode::HttpStatus),
                 reason: None,
                 status: Status::Unhealthy,
-                message: Some(Code::HttpStatus.message().into()),
+                message: Some(DiagnosticCode::HttpStatus.message().into()),
                 steps: Steps::default(),
                 evidence: Evidence(vec![(Key::HttpStatus, Fact::Int(404))]),
             },

@@ -7,16 +7,16 @@
 //! names from the configuration.
 //!
 //! * [`reason`]: why a check did not pass, one typed family per layer that can tell;
-//! * [`code`]: the contract's diagnostic codes and their canonical messages;
+//! * [`diagnostic`]: the contract's diagnostic codes and their canonical messages;
 //! * [`evidence`]: the registry of evidence keys ([`Key`]) and the facts they hold;
 //! * [`document`]: the v1 result document.
 
-pub mod code;
+pub mod diagnostic;
 pub mod document;
 pub mod evidence;
 pub mod reason;
 
-pub use code::Code;
+pub use diagnostic::DiagnosticCode;
 pub use evidence::{Evidence, Fact, Key, Phrase, Piece, RevisionDate};
 pub use reason::{Note, Reason};
 
@@ -127,7 +127,7 @@ impl Observation {
     }
 
     /// The diagnostic code the reason carries.
-    pub fn code(&self) -> Option<Code> {
+    pub fn code(&self) -> Option<DiagnosticCode> {
         self.reason.and_then(Reason::code)
     }
 

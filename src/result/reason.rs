@@ -2,12 +2,12 @@
 //!
 //! Every failed observation carries one [`Reason`]: a family (the engine, the configuration,
 //! the network, the HTTP adapter, MCP, the MCP stdio process) and, within it, what happened.
-//! The contract's diagnostic [`Code`] and the canonical message are functions of the reason,
+//! The contract's diagnostic [`DiagnosticCode`] and the canonical message are functions of the reason,
 //! so they cannot disagree with it; `doctor` maps reason → advice per family and never reads
 //! a message. Evidence still carries the numbers and names that explain a failure (an HTTP
 //! status, a variable's name); the reason says which failure it is.
 
-use super::code::Code;
+use super::diagnostic::DiagnosticCode;
 use crate::contract::{Bound, LocalResource};
 
 /// Why a check did not pass.
@@ -30,34 +30,38 @@ pub enum Reason {
 
 impl Reason {
     /// The contract's diagnostic code, when the failure has one.
-    pub fn code(self) -> Option<Code> {
+    pub fn code(self) -> Option<DiagnosticCode> {
         match self {
             // An offline rule: nothing was sent, so no code that reads as the server's fault
             // (`mcp_version` says a server answered a revision; a bad pin was never sent).
             Reason::Engine(_) | Reason::Network(_) | Reason::Config(_) => None,
             Reason::Http(h) => Some(match h {
-                HttpFailure::AuthRejected => Code::HttpAuth,
-                HttpFailure::StatusMismatch => Code::HttpStatus,
-                HttpFailure::HeaderMismatch => Code::HttpHeaders,
-                HttpFailure::BodyMissing => Code::HttpBody,
-                HttpFailure::BodyLimit => Code::HttpBodyLimit,
+                HttpFailure::AuthRejected => DiagnosticCode::HttpAuth,
+                HttpFailure::StatusMismatch => DiagnosticCode::HttpStatus,
+                HttpFailure::HeaderMismatch => DiagnosticCode::HttpHeaders,
+                HttpFailure::BodyMissing => DiagnosticCode::HttpBody,
+                HttpFailure::BodyLimit => DiagnosticCode::HttpBodyLimit,
             }),
             Reason::Mcp(m) => match m {
-                McpFailure::AuthRejected => Some(Code::McpAuth),
-                McpFailure::HttpStatus => Some(Code::McpHttp),
-                McpFailure::Rpc => Some(Code::McpRpc),
-                McpFailure::VersionRefused | McpFailure::Version => Some(Code::McpVersion),
-                McpFailure::Malformed(_) => Some(Code::McpProtocol),
-                McpFailure::Limit(_) => Some(Code::McpLimit),
-                McpFailure::Input => Some(Code::McpInput),
-                McpFailure::Required => Some(Code::McpRequired),
-                McpFailure::Unsafe => Some(Code::McpUnsafe),
-                McpFailure::ToolError | McpFailure::Expectation => Some(Code::McpFunctional),
+                McpFailure::AuthRejected => Some(DiagnosticCode::McpAuth),
+                McpFailure::HttpStatus => Some(DiagnosticCode::McpHttp),
+                McpFailure::Rpc => Some(DiagnosticCode::McpRpc),
+                McpFailure::VersionRefused | McpFailure::Version => {
+                    Some(DiagnosticCode::McpVersion)
+                }
+                McpFailure::Malformed(_) => Some(DiagnosticCode::McpProtocol),
+                McpFailure::Limit(_) => Some(DiagnosticCode::McpLimit),
+                McpFailure::Input => Some(DiagnosticCode::McpInput),
+                McpFailure::Required => Some(DiagnosticCode::McpRequired),
+                McpFailure::Unsafe => Some(DiagnosticCode::McpUnsafe),
+                McpFailure::ToolError | McpFailure::Expectation => {
+                    Some(DiagnosticCode::McpFunctional)
+                }
                 McpFailure::ArgumentsRejected => None,
-                McpFailure::OAuth(_) => Some(Code::McpOauth),
-                McpFailure::LoginRequired => Some(Code::McpLogin),
+                McpFailure::OAuth(_) => Some(DiagnosticCode::McpOauth),
+                McpFailure::LoginRequired => Some(DiagnosticCode::McpLogin),
             },
-            Reason::Process(_) => Some(Code::McpProcess),
+            Reason::Process(_) => Some(DiagnosticCode::McpProcess),
         }
     }
 
@@ -677,11 +681,11 @@ mod tests {
     fn codes_follow_the_reason() {
         assert_eq!(
             Reason::Mcp(McpFailure::Malformed(Malformed::NonJsonLine)).code(),
-            Some(Code::McpProtocol)
+            Some(DiagnosticCode::McpProtocol)
         );
         assert_eq!(
             Reason::Process(ProcessFailure::Exited).code(),
-            Some(Code::McpProcess)
+            Some(DiagnosticCode::McpProcess)
         );
         assert_eq!(Reason::Network(NetFailure::Dns).code(), None);
         assert_eq!(Reason::Config(Misconfig::ProtocolPin).code(), None);
@@ -703,7 +707,7 @@ mod tests {
             Reason::Http(HttpFailure::StatusMismatch)
                 .message()
                 .as_deref(),
-            Some(Code::HttpStatus.message())
+            Some(DiagnosticCode::HttpStatus.message())
         );
         assert_eq!(Reason::Network(NetFailure::Reset).message(), None);
         assert_eq!(

@@ -16,7 +16,7 @@ use crate::net::testkit::http_server::{Reply, Server, closed_port};
 use crate::net::testkit::tls::{self_signed, server_wrap};
 use crate::net::testkit::{with_watchdog, within};
 use crate::result::Key;
-use crate::result::{Code, Fact, Note, Observation, Reason, Stage};
+use crate::result::{DiagnosticCode, Fact, Note, Observation, Reason, Stage};
 use crate::run_plan::{Credential, TargetPlan};
 
 const LONG: Duration = Duration::from_secs(5);
@@ -148,11 +148,11 @@ fn defaults_by_status_issue_one_head_and_no_get() {
             Some(&Fact::Int(i64::from(code)))
         );
         if code == 401 || code == 403 {
-            assert_eq!(results[3].1.code(), Some(Code::HttpAuth));
-            assert_eq!(results[2].1.code(), Some(Code::HttpAuth));
+            assert_eq!(results[3].1.code(), Some(DiagnosticCode::HttpAuth));
+            assert_eq!(results[2].1.code(), Some(DiagnosticCode::HttpAuth));
         }
         if code == 404 {
-            assert_eq!(results[3].1.code(), Some(Code::HttpStatus));
+            assert_eq!(results[3].1.code(), Some(DiagnosticCode::HttpStatus));
         }
         assert_eq!(
             results[2].1.evidence.get(Key::ResponseReused),
@@ -216,7 +216,7 @@ fn redirects_are_not_followed() {
     let (proto, _) = check(run.as_mut(), Dimension::Protocol, LONG);
     assert_eq!(reach.status, Status::Healthy);
     assert_eq!(proto.status, Status::Unhealthy);
-    assert_eq!(proto.code(), Some(Code::HttpStatus));
+    assert_eq!(proto.code(), Some(DiagnosticCode::HttpStatus));
     assert_eq!(
         proto.evidence.get(Key::Redirect),
         Some(&Fact::Word("elsewhere"))
@@ -244,7 +244,7 @@ fn refused_heads_say_where_a_redirect_points_and_whether_a_403_challenged() {
         let mut run = start(target(&forbidden.url("/"), TargetType::Http, None));
         let _ = check(run.as_mut(), Dimension::Reachability, LONG);
         let (auth, _) = check(run.as_mut(), Dimension::Authentication, LONG);
-        assert_eq!(auth.code(), Some(Code::HttpAuth));
+        assert_eq!(auth.code(), Some(DiagnosticCode::HttpAuth));
         assert_eq!(
             auth.evidence.get(Key::AuthChallenge),
             Some(&Fact::Bool(want))
@@ -464,17 +464,17 @@ fn functional_body_rules() {
     let (missing, _) = run_for("/", Some("absent"), 65_536, LONG);
     assert_eq!(
         (missing.status, missing.code()),
-        (Status::Unhealthy, Some(Code::HttpBody))
+        (Status::Unhealthy, Some(DiagnosticCode::HttpBody))
     );
     let (over, _) = run_for("/", Some("ready"), 4, LONG);
     assert_eq!(
         (over.status, over.code()),
-        (Status::Unknown, Some(Code::HttpBodyLimit))
+        (Status::Unknown, Some(DiagnosticCode::HttpBodyLimit))
     );
     let (failing, _) = run_for("/fail", None, 65_536, LONG);
     assert_eq!(
         (failing.status, failing.code()),
-        (Status::Unhealthy, Some(Code::HttpStatus))
+        (Status::Unhealthy, Some(DiagnosticCode::HttpStatus))
     );
     let (plain, _) = run_for("/", None, 65_536, LONG);
     assert_eq!(plain.status, Status::Healthy);
@@ -518,7 +518,7 @@ fn header_rules() {
     let bad = with_headers(&[("X-Ready", "no"), ("X-Missing", "1"), ("X-Multi", "a")]);
     assert_eq!(
         (bad.status, bad.code()),
-        (Status::Unhealthy, Some(Code::HttpHeaders))
+        (Status::Unhealthy, Some(DiagnosticCode::HttpHeaders))
     );
     assert_eq!(
         bad.evidence.get(Key::HeaderMismatch),

@@ -119,10 +119,10 @@ impl McpError {
 mod tests {
     use super::*;
     use crate::contract::Bound;
-    use crate::result::Code;
+    use crate::result::DiagnosticCode;
     use crate::result::reason::StartProblem;
 
-    fn of(f: McpError) -> (Status, Option<Code>) {
+    fn of(f: McpError) -> (Status, Option<DiagnosticCode>) {
         let o = f.observe();
         (o.status, o.code())
     }
@@ -133,55 +133,58 @@ mod tests {
         let t = McpError::Transport;
         assert_eq!(
             of(t(T::status(401))),
-            (Status::Misconfigured, Some(Code::McpAuth))
+            (Status::Misconfigured, Some(DiagnosticCode::McpAuth))
         );
         assert_eq!(
             of(t(T::status(403))),
-            (Status::Misconfigured, Some(Code::McpAuth))
+            (Status::Misconfigured, Some(DiagnosticCode::McpAuth))
         );
         assert_eq!(
             of(t(T::status(500))),
-            (Status::Unhealthy, Some(Code::McpHttp))
+            (Status::Unhealthy, Some(DiagnosticCode::McpHttp))
         );
         assert_eq!(
             of(t(T::Rpc {
                 code: -32022,
                 status: Some(400)
             })),
-            (Status::Unhealthy, Some(Code::McpVersion))
+            (Status::Unhealthy, Some(DiagnosticCode::McpVersion))
         );
         assert_eq!(
             of(t(T::Rpc {
                 code: -32601,
                 status: Some(404)
             })),
-            (Status::Unhealthy, Some(Code::McpRpc))
+            (Status::Unhealthy, Some(DiagnosticCode::McpRpc))
         );
         assert_eq!(
             of(t(T::Malformed(Malformed::Result("x")))),
-            (Status::Unhealthy, Some(Code::McpProtocol))
+            (Status::Unhealthy, Some(DiagnosticCode::McpProtocol))
         );
         assert_eq!(
             of(McpError::Malformed(Malformed::Result("x"))),
-            (Status::Unhealthy, Some(Code::McpProtocol))
+            (Status::Unhealthy, Some(DiagnosticCode::McpProtocol))
         );
         assert_eq!(
             of(t(T::Limit(Limit::Pages))),
-            (Status::Unknown, Some(Code::McpLimit))
+            (Status::Unknown, Some(DiagnosticCode::McpLimit))
         );
         assert_eq!(
             of(McpError::Limit(Limit::Pages)),
-            (Status::Unknown, Some(Code::McpLimit))
+            (Status::Unknown, Some(DiagnosticCode::McpLimit))
         );
         assert_eq!(
             of(McpError::Version),
-            (Status::Unhealthy, Some(Code::McpVersion))
+            (Status::Unhealthy, Some(DiagnosticCode::McpVersion))
         );
-        assert_eq!(of(McpError::Input), (Status::Unknown, Some(Code::McpInput)));
+        assert_eq!(
+            of(McpError::Input),
+            (Status::Unknown, Some(DiagnosticCode::McpInput))
+        );
         let exited = t(T::Exited(ExitInfo::Code(3))).observe();
         assert_eq!(
             (exited.status, exited.code()),
-            (Status::Unreachable, Some(Code::McpProcess))
+            (Status::Unreachable, Some(DiagnosticCode::McpProcess))
         );
         assert!(!exited.response_seen);
         assert_eq!(exited.evidence.get(Key::ExitCode), Some(&Fact::Int(3)));
@@ -195,7 +198,7 @@ mod tests {
         let unstartable = t(T::Unstartable(StartProblem::CommandNotFound)).observe();
         assert_eq!(
             (unstartable.status, unstartable.code()),
-            (Status::Misconfigured, Some(Code::McpProcess))
+            (Status::Misconfigured, Some(DiagnosticCode::McpProcess))
         );
         assert!(!unstartable.response_seen);
         assert_eq!(

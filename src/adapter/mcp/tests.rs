@@ -17,7 +17,7 @@ use crate::contract::Revision;
 use crate::contract::{Dimension, Status};
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed};
-use crate::result::{Code, Fact, Observation};
+use crate::result::{DiagnosticCode, Fact, Observation};
 
 const DISCOVER_OK: &str = r#"{"resultType":"complete","supportedVersions":["2026-07-28"],
     "capabilities":{"tools":{"listChanged":true},"resources":{},"prompts":{}},"ttlMs":0,"cacheScope":"public"}"#;
@@ -143,7 +143,7 @@ fn int(o: &Observation, key: Key) -> Option<i64> {
     }
 }
 
-fn assert_coded(o: &Observation, status: Status, code: Code) {
+fn assert_coded(o: &Observation, status: Status, code: DiagnosticCode) {
     assert_eq!((o.status, o.code()), (status, Some(code)), "{o:?}");
 }
 
@@ -204,10 +204,10 @@ fn unpinned_discovery_success_is_modern_and_sends_no_handshake() {
 #[test]
 fn recognised_modern_errors_never_downgrade() {
     let cases = [
-        (rpc(-32022, 400), Code::McpVersion),
-        (rpc(-32020, 400), Code::McpRpc),
-        (rpc(-32021, 400), Code::McpRpc),
-        (rpc(-32022, 200), Code::McpVersion),
+        (rpc(-32022, 400), DiagnosticCode::McpVersion),
+        (rpc(-32020, 400), DiagnosticCode::McpRpc),
+        (rpc(-32021, 400), DiagnosticCode::McpRpc),
+        (rpc(-32022, 200), DiagnosticCode::McpVersion),
     ];
     for (answer, code) in cases {
         let (o, log) = protocol(options(), Scripted::new(modern_server(answer.clone())));
@@ -293,24 +293,24 @@ fn pre_release_codes_fall_back() {
 #[test]
 fn other_discovery_failures_are_final() {
     let cases = [
-        (http(500), Status::Unhealthy, Code::McpHttp),
-        (http(503), Status::Unhealthy, Code::McpHttp),
-        (http(307), Status::Unhealthy, Code::McpHttp),
-        (http(401), Status::Misconfigured, Code::McpAuth),
-        (http(403), Status::Misconfigured, Code::McpAuth),
-        (rpc(-32603, 500), Status::Unhealthy, Code::McpRpc),
-        (rpc(-32601, 302), Status::Unhealthy, Code::McpRpc),
+        (http(500), Status::Unhealthy, DiagnosticCode::McpHttp),
+        (http(503), Status::Unhealthy, DiagnosticCode::McpHttp),
+        (http(307), Status::Unhealthy, DiagnosticCode::McpHttp),
+        (http(401), Status::Misconfigured, DiagnosticCode::McpAuth),
+        (http(403), Status::Misconfigured, DiagnosticCode::McpAuth),
+        (rpc(-32603, 500), Status::Unhealthy, DiagnosticCode::McpRpc),
+        (rpc(-32601, 302), Status::Unhealthy, DiagnosticCode::McpRpc),
         // A 200 that is not a discover result: no error to fall back on (issue 12).
-        (ok("{}"), Status::Unhealthy, Code::McpProtocol),
+        (ok("{}"), Status::Unhealthy, DiagnosticCode::McpProtocol),
         (
             Err(TransportError::Malformed(Malformed::Result("x"))),
             Status::Unhealthy,
-            Code::McpProtocol,
+            DiagnosticCode::McpProtocol,
         ),
         (
             Err(TransportError::Limit(Limit::Pages)),
             Status::Unknown,
-            Code::McpLimit,
+            DiagnosticCode::McpLimit,
         ),
     ];
     for (answer, status, code) in cases {
@@ -360,13 +360,13 @@ fn timeouts_never_downgrade() {
 fn discovery_results_are_validated() {
     let no_modern = r#"{"supportedVersions":["2025-11-25"],"capabilities":{}}"#;
     let (o, _) = protocol(options(), Scripted::new(modern_server(ok(no_modern))));
-    assert_coded(&o, Status::Unhealthy, Code::McpVersion);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpVersion);
     let input =
         r#"{"resultType":"input_required","supportedVersions":["2026-07-28"],"capabilities":{}}"#;
     let (o, _) = protocol(options(), Scripted::new(modern_server(ok(input))));
-    assert_coded(&o, Status::Unknown, Code::McpInput);
+    assert_coded(&o, Status::Unknown, DiagnosticCode::McpInput);
     let (o, log) = protocol(options(), Scripted::new(modern_server(ok("[]"))));
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
     assert_eq!(methods(&log), ["server/discover"]);
 }
 
@@ -377,7 +377,7 @@ fn modern_pin_disables_fallback() {
         pinned("2026-07-28"),
         Scripted::new(legacy_server(http(400), "2025-11-25")),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpHttp);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpHttp);
     assert_eq!(methods(&log), ["server/discover"]);
     assert_eq!(int(&o, Key::HttpStatus), Some(400));
     // The evidence says why there was no fallback: the pin.
@@ -413,7 +413,7 @@ fn legacy_pin_disables_discovery() {
         pinned("2025-11-25"),
         Scripted::new(legacy_server(http(400), "2025-06-18")),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpVersion);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpVersion);
     assert_eq!(word(&o, Key::PinnedVersion), Some("2025-11-25"));
     assert_eq!(
         revision(&o, Key::ServerVersion).as_deref(),
@@ -425,7 +425,7 @@ fn legacy_pin_disables_discovery() {
         other => panic!("unexpected {other}"),
     };
     let (o, log) = protocol(pinned("2025-11-25"), Scripted::new(reject_legacy));
-    assert_coded(&o, Status::Unhealthy, Code::McpVersion);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpVersion);
     assert_eq!(int(&o, Key::RpcCode), Some(-32022));
     assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
     assert_eq!(methods(&log), ["initialize"]);
@@ -562,7 +562,7 @@ fn missing_requirements() {
             &[Dimension::Protocol, Dimension::Capability],
         );
         assert_eq!(obs[0].status, Status::Healthy);
-        assert_coded(&obs[1], Status::Unhealthy, Code::McpRequired);
+        assert_coded(&obs[1], Status::Unhealthy, DiagnosticCode::McpRequired);
         let missing = fact(&obs[1], key).expect("named");
         assert!(
             matches!(missing, Fact::ConfigList(v) if v.len() == 1 && v[0].starts_with("missing"))
@@ -582,7 +582,7 @@ fn missing_requirements() {
         Scripted::new(tools_only),
         &[Dimension::Capability],
     );
-    assert_coded(&obs[0], Status::Unhealthy, Code::McpRequired);
+    assert_coded(&obs[0], Status::Unhealthy, DiagnosticCode::McpRequired);
     assert_eq!(
         fact(&obs[0], Key::MissingPrompts),
         Some(&Fact::ConfigList(vec!["summary".into()]))
@@ -599,7 +599,7 @@ fn legacy_classification() {
         options(),
         Scripted::new(legacy_server(http(400), "2099-01-01")),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpVersion);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpVersion);
     assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
     assert_eq!(fact(&o, Key::Fallback), Some(&Fact::Bool(true)));
 
@@ -609,14 +609,14 @@ fn legacy_classification() {
         other => panic!("unexpected {other}"),
     };
     let (o, _) = protocol(options(), Scripted::new(empty_init));
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
 
     let unauthorized = |m: &Sent| match m.method.as_str() {
         "server/discover" => http(401),
         other => panic!("unexpected {other}"),
     };
     let (o, _) = protocol(options(), Scripted::new(unauthorized));
-    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
+    assert_coded(&o, Status::Misconfigured, DiagnosticCode::McpAuth);
     assert_eq!(int(&o, Key::HttpStatus), Some(401));
 
     let pinned_unauthorized = |m: &Sent| match m.method.as_str() {
@@ -624,7 +624,7 @@ fn legacy_classification() {
         other => panic!("unexpected {other}"),
     };
     let (o, _) = protocol(pinned("2025-11-25"), Scripted::new(pinned_unauthorized));
-    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
+    assert_coded(&o, Status::Misconfigured, DiagnosticCode::McpAuth);
     assert_eq!(word(&o, Key::FailedMethod), Some("initialize"));
 
     let notification_rejected = |m: &Sent| match m.method.as_str() {
@@ -633,7 +633,7 @@ fn legacy_classification() {
         other => panic!("unexpected {other}"),
     };
     let (o, _) = protocol(pinned("2025-11-25"), Scripted::new(notification_rejected));
-    assert_coded(&o, Status::Unhealthy, Code::McpHttp);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpHttp);
     assert_eq!(
         word(&o, Key::FailedMethod),
         Some("notifications/initialized")
@@ -686,7 +686,7 @@ fn inventory_classification() {
     for page in unhealthy {
         for modern in [true, false] {
             let o = listing(modern, fixed(page), options());
-            assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+            assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
             assert_eq!(word(&o, Key::FailedMethod), Some("tools/list"), "{page}");
         }
     }
@@ -697,7 +697,7 @@ fn inventory_classification() {
         fixed(r#"{"tools":[],"nextCursor":"repeat"}"#),
         options(),
     );
-    assert_coded(&o, Status::Unknown, Code::McpLimit);
+    assert_coded(&o, Status::Unknown, DiagnosticCode::McpLimit);
     assert_eq!(word(&o, Key::Limit), Some("repeated cursor"));
 
     // N139: a duplicate across pages.
@@ -712,7 +712,7 @@ fn inventory_classification() {
     assert_coded(
         &listing(false, across, options()),
         Status::Unhealthy,
-        Code::McpProtocol,
+        DiagnosticCode::McpProtocol,
     );
 
     // N141: 100 pages are fine, a 101st is over the limit.
@@ -729,7 +729,7 @@ fn inventory_classification() {
         };
         let o = listing(true, paged, options());
         if limited {
-            assert_coded(&o, Status::Unknown, Code::McpLimit);
+            assert_coded(&o, Status::Unknown, DiagnosticCode::McpLimit);
             assert_eq!(served.load(Ordering::SeqCst), 100);
         } else {
             assert_eq!(o.status, Status::Healthy, "{o:?}");
@@ -744,7 +744,7 @@ fn inventory_classification() {
         let page = json!({ "tools": tools }).to_string();
         let o = listing(false, move |_: &Sent| Ok(page.clone()), options());
         if limited {
-            assert_coded(&o, Status::Unknown, Code::McpLimit);
+            assert_coded(&o, Status::Unknown, DiagnosticCode::McpLimit);
         } else {
             assert_eq!(int(&o, Key::ToolsCount), Some(10_000));
         }
@@ -778,13 +778,13 @@ fn modern_pages() {
     assert_coded(
         &listing(true, input, options()),
         Status::Unknown,
-        Code::McpInput,
+        DiagnosticCode::McpInput,
     );
     let unknown = |_: &Sent| ok(r#"{"resultType":"partial","tools":[]}"#);
     assert_coded(
         &listing(true, unknown, options()),
         Status::Unhealthy,
-        Code::McpProtocol,
+        DiagnosticCode::McpProtocol,
     );
     // Legacy results have no resultType rule.
     let legacy = |_: &Sent| ok(r#"{"resultType":"partial","tools":[]}"#);
@@ -805,7 +805,7 @@ fn invalid_header_annotations_exclude_tools_on_modern_http() {
         move |_: &Sent| ok(page),
         requiring(&["search", "other"], &[], &[]),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpRequired);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpRequired);
     assert_eq!(
         fact(&o, Key::MissingTools),
         Some(&Fact::ConfigList(vec!["search".into()]))
@@ -827,7 +827,7 @@ fn invalid_header_annotations_exclude_tools_on_modern_http() {
         move |_: &Sent| ok(page),
         requiring(&["search"], &[], &[]),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
 
     // Stdio: the same modern server keeps its tools.
     let single = r#"{"tools":[{"name":"search","inputSchema":{"type":"object","properties":{"q":{"type":"number","x-mcp-header":"Q"}}}}]}"#;
@@ -976,7 +976,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
         let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);
         let o = run.configure();
         assert_eq!(o.status, Status::Misconfigured, "{endpoint}");
-        assert_eq!(o.code(), Some(Code::McpOauth));
+        assert_eq!(o.code(), Some(DiagnosticCode::McpOauth));
         assert_eq!(o.evidence.get(Key::Oauth), Some(&Fact::Word(step)));
     }
 }
@@ -1016,7 +1016,7 @@ fn refused_credentials_are_typed_rejections() {
         Some(Box::new(Scripted::new(refuse))),
     );
     let o = run.check(Dimension::Authentication, &attempt());
-    assert_coded(&o, Status::Misconfigured, Code::McpAuth);
+    assert_coded(&o, Status::Misconfigured, DiagnosticCode::McpAuth);
     assert!(
         o.reason
             .is_some_and(crate::result::Reason::rejects_credentials)
@@ -1049,7 +1049,7 @@ fn the_first_inventory_in_order_that_fails_decides() {
     };
     // Resources fail in the first round, tools' second page after them: tools decide.
     let (o, sent) = capability(BAD_TOOL, http(500));
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
     assert_eq!(word(&o, Key::FailedMethod), Some("tools/list"));
     assert_eq!(
         sent,

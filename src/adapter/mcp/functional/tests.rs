@@ -14,7 +14,7 @@ use crate::config::{McpExpect, McpFunctional, McpOptions};
 use crate::contract::{Dimension, Status};
 use crate::result::Key;
 use crate::result::reason::Malformed;
-use crate::result::{Code, Fact, Observation};
+use crate::result::{DiagnosticCode, Fact, Observation};
 
 const DISCOVER: &str =
     r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}"#;
@@ -103,7 +103,7 @@ fn calls(log: &Mutex<Log>) -> Vec<Sent> {
         .collect()
 }
 
-fn assert_coded(o: &Observation, status: Status, code: Code) {
+fn assert_coded(o: &Observation, status: Status, code: DiagnosticCode) {
     assert_eq!((o.status, o.code()), (status, Some(code)), "{o:?}");
 }
 
@@ -252,7 +252,7 @@ fn memory_core_faulty_tool_is_refused_before_any_call() {
     // With `{}` the call goes out, and the stale payload fails freshness.
     let options = expecting(functional("healthcheck", "{}"), healthcheck_expectations());
     let (o, log) = check(options, faulty());
-    assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpFunctional);
     assert_eq!(word(&o, Key::ExpectKind), Some("fresh_within_s"));
     assert_eq!(
         config(&o, Key::ExpectPointer).as_deref(),
@@ -296,7 +296,7 @@ fn memory_core_fixed_tool_is_healthy() {
 #[test]
 fn missing_tool_is_unhealthy_without_a_call() {
     let (o, log) = check(functional("missing", "{}"), answering(false, OK));
-    assert_coded(&o, Status::Unhealthy, Code::McpRequired);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpRequired);
     assert_eq!(
         o.evidence.get(Key::MissingTools),
         Some(&Fact::ConfigList(vec!["missing".into()]))
@@ -309,7 +309,7 @@ fn missing_tool_is_unhealthy_without_a_call() {
         other => panic!("unexpected {other}"),
     });
     let (o, log) = check(functional("t", "{}"), no_tools);
-    assert_coded(&o, Status::Unhealthy, Code::McpRequired);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpRequired);
     assert_eq!(methods(&log), ["server/discover"]);
 
     // Excluded for an invalid x-mcp-header annotation (modern HTTP): missing, and why.
@@ -322,7 +322,7 @@ fn missing_tool_is_unhealthy_without_a_call() {
         functional("t", "{}"),
         Scripted::new(server(true, vec![bad], |_| Ok(OK.into()))),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpRequired);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpRequired);
     assert_eq!(
         o.evidence.get(Key::ExcludedTools),
         Some(&Fact::ConfigList(vec!["t".into()]))
@@ -369,7 +369,7 @@ fn unsafe_annotations_are_refused_without_a_call() {
             let t = tool("t", r#"{"type":"object"}"#, annotations);
             let transport = Scripted::new(server(modern, vec![t], |_| Ok(OK.into())));
             let (o, log) = check(functional("t", "{}"), transport);
-            assert_coded(&o, Status::Misconfigured, Code::McpUnsafe);
+            assert_coded(&o, Status::Misconfigured, DiagnosticCode::McpUnsafe);
             assert_eq!(word(&o, Key::UnsafeAnnotation), Some(why), "{annotations}");
             assert!(calls(&log).is_empty(), "{annotations}");
         }
@@ -380,7 +380,7 @@ fn unsafe_annotations_are_refused_without_a_call() {
         functional("t", "{}"),
         Scripted::new(server(false, vec![bare], |_| Ok(OK.into()))),
     );
-    assert_coded(&o, Status::Misconfigured, Code::McpUnsafe);
+    assert_coded(&o, Status::Misconfigured, DiagnosticCode::McpUnsafe);
     assert!(calls(&log).is_empty());
 }
 
@@ -573,7 +573,7 @@ fn is_error_is_unhealthy() {
             r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#,
         ),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpFunctional);
     assert_eq!(o.evidence.get(Key::IsError), Some(&Fact::Bool(true)));
     assert_eq!(calls(&log).len(), 1);
     assert!(!format!("{o:?}").contains("boom"));
@@ -585,7 +585,7 @@ fn input_required_is_unknown_with_no_further_call() {
     let result = r#"{"resultType":"input_required","inputRequests":{"x":{"method":"elicitation/create",
         "params":{"mode":"form","message":"?","requestedSchema":{"type":"object"}}}},"requestState":"s"}"#;
     let (o, log) = check(functional("t", "{}"), answering(true, result));
-    assert_coded(&o, Status::Unknown, Code::McpInput);
+    assert_coded(&o, Status::Unknown, DiagnosticCode::McpInput);
     assert_eq!(calls(&log).len(), 1);
     assert_eq!(word(&o, Key::FailedMethod), Some("tools/call"));
 
@@ -603,7 +603,7 @@ fn input_required_is_unknown_with_no_further_call() {
         ))
     };
     let (o, log) = check(functional("t", "{}"), missing_capability());
-    assert_coded(&o, Status::Unknown, Code::McpInput);
+    assert_coded(&o, Status::Unknown, DiagnosticCode::McpInput);
     assert_eq!(o.evidence.get(Key::RpcCode), Some(&Fact::Int(-32021)));
     assert_eq!(calls(&log).len(), 1);
 
@@ -619,7 +619,7 @@ fn input_required_is_unknown_with_no_further_call() {
         },
     ));
     let (o, _) = check(functional("t", "{}"), rejecting);
-    assert_coded(&o, Status::Unhealthy, Code::McpRpc);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpRpc);
     assert_eq!(word(&o, Key::FailedMethod), Some("tools/call"));
 }
 
@@ -644,7 +644,7 @@ fn malformed_results_are_protocol_failures() {
     ];
     for (result, why) in cases {
         let (o, log) = check(functional("t", "{}"), answering(true, result));
-        assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+        assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
         assert_eq!(word(&o, Key::ProtocolError), Some(why), "{result}");
         assert_eq!(calls(&log).len(), 1);
     }
@@ -746,13 +746,13 @@ fn invalid_blocks_fail_the_call_before_is_error() {
             r#"{"content":[{"type":"text","text":"ok"},{"type":"text"}]}"#,
         ),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
     assert_eq!(o.evidence.get(Key::ContentBlock), Some(&Fact::Int(1)));
     let (o, _) = check(
         functional("t", "{}"),
         answering(true, r#"{"content":[{"type":"unknown"}],"isError":true}"#),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
     assert_eq!(o.evidence.get(Key::IsError), None);
 }
 
@@ -783,7 +783,7 @@ fn structured_content_must_match_the_output_schema() {
 
     let mismatch = r#"{"content":[],"structuredContent":{"ok":"yes","count":3}}"#;
     let o = run_with(mismatch, McpExpect::default());
-    assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
     assert_eq!(
         word(&o, Key::ProtocolError),
         Some("structuredContent does not match the tool's outputSchema")
@@ -823,7 +823,7 @@ fn structured_content_must_match_the_output_schema() {
         r#"{"content":[],"structuredContent":null}"#,
     ] {
         let o = run_with(absent, McpExpect::default());
-        assert_coded(&o, Status::Unhealthy, Code::McpProtocol);
+        assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
         assert_eq!(
             word(&o, Key::ProtocolError),
             Some("structuredContent is missing although the tool declares an outputSchema")
@@ -831,7 +831,7 @@ fn structured_content_must_match_the_output_schema() {
     }
     // An error result is judged as an error, whatever its structuredContent.
     let o = run_with(r#"{"content":[],"isError":true}"#, McpExpect::default());
-    assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpFunctional);
 }
 
 #[test]
@@ -856,7 +856,7 @@ fn expectations_use_the_first_text_block_without_structured_content() {
         expecting(functional("t", "{}"), expect),
         answering(false, result),
     );
-    assert_coded(&o, Status::Unhealthy, Code::McpFunctional);
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpFunctional);
     assert_eq!(config(&o, Key::Expected).as_deref(), Some("\"degraded\""));
     assert_eq!(word(&o, Key::ExpectFailure), Some("differs"));
 }

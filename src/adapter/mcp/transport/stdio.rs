@@ -909,14 +909,14 @@ mod tests {
         use crate::adapter::TargetRun;
         use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
         use crate::contract::Dimension;
-        use crate::result::Code;
+        use crate::result::DiagnosticCode;
         let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
         let log = scripted.log();
         let mut r = run(McpOptions::default(), scripted);
         let o = r.check(Dimension::Reachability, &attempt());
         assert_eq!(
             (o.status, o.code()),
-            (Status::Unreachable, Some(Code::McpProcess))
+            (Status::Unreachable, Some(DiagnosticCode::McpProcess))
         );
         assert_eq!(o.evidence.get(Key::ExitCode), Some(&Fact::Int(1)));
         assert!(!o.response_seen, "retryable");

@@ -24,7 +24,7 @@ use crate::net::testkit::http_server::{Reply, Request, Server};
 use crate::net::{Client, Endpoint, HeadFacts, Reuse};
 use crate::result::Key;
 use crate::result::reason::{Limit, Malformed, Redirect};
-use crate::result::{Code, Fact};
+use crate::result::{DiagnosticCode, Fact};
 use crate::run_plan::Credential;
 use crate::runtime::Attempt;
 use crate::runtime::Deadline;
@@ -1418,7 +1418,7 @@ fn classifications_over_sockets() {
     );
     assert_eq!(
         (obs[1].status, obs[1].code()),
-        (Status::Misconfigured, Some(Code::McpAuth))
+        (Status::Misconfigured, Some(DiagnosticCode::McpAuth))
     );
 
     // A JSON-RPC error in a 200 is a legacy server's rejection of discovery (issue 12): the
@@ -1432,7 +1432,7 @@ fn classifications_over_sockets() {
     let obs = run_over(&rpc_in_200, McpOptions::default(), &[Dimension::Protocol]);
     assert_eq!(
         (obs[0].status, obs[0].code()),
-        (Status::Unhealthy, Some(Code::McpRpc))
+        (Status::Unhealthy, Some(DiagnosticCode::McpRpc))
     );
     assert!(!format!("{obs:?}").contains("leak-me"));
     assert_eq!(rpc_in_200.requests().len(), 2, "discover, then initialize");
@@ -1442,6 +1442,6 @@ fn classifications_over_sockets() {
     let obs = run_over(&huge, McpOptions::default(), &[Dimension::Protocol]);
     assert_eq!(
         (obs[0].status, obs[0].code()),
-        (Status::Unknown, Some(Code::McpLimit))
+        (Status::Unknown, Some(DiagnosticCode::McpLimit))
     );
 }
