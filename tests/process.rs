@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use agenthealth::process::{
-    Child, Command, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError,
+    Child, ChildSpec, ExitInfo, INHERITED_ENV, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError,
     SpawnError, TERM_WAIT,
 };
 use agenthealth::vocab::{Attempt, Bound, Deadline, Secret};
@@ -19,10 +19,10 @@ pub(crate) const MARGIN: Duration = Duration::from_secs(1);
 
 pub(crate) use crate::support::fixtures::{fixture, fixtures, python_bin};
 
-fn python(script: &str, args: &[&str]) -> Command {
+fn python(script: &str, args: &[&str]) -> ChildSpec {
     let mut all = vec![fixture(script)];
     all.extend(args.iter().map(|a| a.to_string()));
-    Command {
+    ChildSpec {
         program: python_bin().into(),
         args: all,
         directory: None,
@@ -30,8 +30,8 @@ fn python(script: &str, args: &[&str]) -> Command {
     }
 }
 
-fn command(program: &str, directory: Option<&str>) -> Command {
-    Command {
+fn command(program: &str, directory: Option<&str>) -> ChildSpec {
+    ChildSpec {
         program: program.into(),
         args: Vec::new(),
         directory: directory.map(str::to_string),
@@ -52,7 +52,7 @@ fn ends_in(d: Duration) -> Deadline {
     Deadline::after(d, Bound::TimeoutMs)
 }
 
-fn spawn(command: &Command) -> Child {
+fn spawn(command: &ChildSpec) -> Child {
     Child::spawn(command).unwrap_or_else(|e| panic!("spawn {}: {e}", command.program))
 }
 
@@ -516,7 +516,7 @@ fn only_the_allowed_and_mapped_variables_reach_the_child() {
         ("CHILD_TOKEN".to_string(), Secret::new("canary-7".into())),
         ("USER".to_string(), Secret::new("mapped-user".into())),
     ];
-    let mut child = Child::spawn(&Command {
+    let mut child = Child::spawn(&ChildSpec {
         env,
         ..python("env.py", &[])
     })
@@ -559,8 +559,8 @@ fn only_the_allowed_and_mapped_variables_reach_the_child() {
 fn commands_that_cannot_start_are_classified() {
     let started = Instant::now();
     let env = vec![("CHILD_TOKEN".to_string(), Secret::new("canary-9".into()))];
-    let fail = |command: Command| -> SpawnError {
-        let command = Command {
+    let fail = |command: ChildSpec| -> SpawnError {
+        let command = ChildSpec {
             env: env.clone(),
             ..command
         };

@@ -1,7 +1,7 @@
 //! Child processes for the MCP stdio transport: spawn, bounded line I/O, group termination.
 //!
 //! This is the byte-level sibling of the HTTP layer. It knows nothing about JSON-RPC: it
-//! starts one [`Command`] (a plain program, arguments, directory and environment — no
+//! starts one [`ChildSpec`] (a plain program, arguments, directory and environment — no
 //! configuration type), writes newline-terminated messages to its stdin, reads
 //! newline-delimited lines from its stdout, discards its stderr, and guarantees that the
 //! child and everything in its process group are gone when the [`Child`] is shut down,
@@ -77,7 +77,7 @@
 //!
 //! One file per job, [`Child`] here tying them together:
 //!
-//! - `spawn.rs`: [`Command`], command resolution, working directory, the clean environment,
+//! - `spawn.rs`: [`ChildSpec`], command resolution, working directory, the clean environment,
 //!   the signal-mask reset and the parent-death signal (`unsafe`: code between `fork` and
 //!   `exec`);
 //! - `group.rs`: the process group's lifetime — signalling, exit observation, reaping, the
@@ -105,7 +105,7 @@ pub use self::error::{ExitInfo, RecvError, SendError, SpawnError};
 pub(crate) use self::group::EXIT_WAIT;
 pub use self::group::{KILL_WAIT, TERM_WAIT};
 pub use self::lines::MAX_LINE_BYTES;
-pub use self::spawn::{Command, INHERITED_ENV};
+pub use self::spawn::{ChildSpec, INHERITED_ENV};
 
 use self::group::Group;
 use self::lines::{Input, Lines, Stop, WriteError};
@@ -148,13 +148,13 @@ impl Child {
     ///
     /// Every error is an operator problem, or a resource of this host that ran out
     /// ([`SpawnError::Other`]); none carries an environment value.
-    pub fn spawn(command: &Command) -> Result<Child, SpawnError> {
+    pub fn spawn(command: &ChildSpec) -> Result<Child, SpawnError> {
         Child::spawn_with_parent_env(command, &spawn::parent_env)
     }
 
     /// [`Child::spawn`] with the parent environment read through `parent` (tests).
     fn spawn_with_parent_env(
-        command: &Command,
+        command: &ChildSpec,
         parent: &dyn Fn(&str) -> Option<std::ffi::OsString>,
     ) -> Result<Child, SpawnError> {
         Child::start(spawn::start(command, parent)?)
@@ -167,7 +167,7 @@ impl Child {
     ///
     /// A command that passes can still fail to start (a `#!` interpreter that does not
     /// exist, resource limits, a file changed in between); [`Child::spawn`] reports those.
-    pub(crate) fn preflight(command: &Command) -> Result<PathBuf, SpawnError> {
+    pub(crate) fn preflight(command: &ChildSpec) -> Result<PathBuf, SpawnError> {
         spawn::prepare(command, &spawn::parent_env).map(|(program, _)| program)
     }
 

@@ -1,4 +1,4 @@
-//! Starting a child: what to run (a plain [`Command`]), how it is found, where it runs and
+//! Starting a child: what to run (a plain [`ChildSpec`]), how it is found, where it runs and
 //! what environment it sees — without a shell, ever.
 //!
 //! Everything that can be decided before anything starts is decided by [`prepare`], which
@@ -23,7 +23,7 @@ use crate::contract::Secret;
 /// into its environment. Plain data, so this layer knows no configuration format; the
 /// caller builds it from whatever it was configured with.
 #[derive(Clone, Debug, Default)]
-pub struct Command {
+pub struct ChildSpec {
     /// The command as configured: a bare name looked up on `PATH`, or a path (see
     /// [`Child::spawn`](super::Child::spawn)). It is also the child's `argv[0]`.
     pub program: String,
@@ -61,7 +61,7 @@ pub(crate) fn parent_env(name: &str) -> Option<OsString> {
 /// Starts `command` as [`Child::spawn`](super::Child::spawn) describes, with the parent
 /// environment read through `parent`; the pipes are left to the caller to wire up.
 pub(crate) fn start(
-    command: &Command,
+    command: &ChildSpec,
     parent: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<std::process::Child, SpawnError> {
     let (program, directory) = prepare(command, parent)?;
@@ -91,7 +91,7 @@ pub(crate) fn start(
 /// The spawn checks: environment, directory, command. Returns the program and the absolute
 /// working directory.
 pub(crate) fn prepare(
-    command: &Command,
+    command: &ChildSpec,
     parent: &dyn Fn(&str) -> Option<OsString>,
 ) -> Result<(PathBuf, Option<PathBuf>), SpawnError> {
     for (name, value) in &command.env {

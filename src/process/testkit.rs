@@ -1,23 +1,23 @@
 //! Test helpers shared by this layer's tests and the stdio transport's: fixture scripts and
 //! the real interpreter (from `tests/support/fixtures.rs`, shared with the integration tests).
 
-use super::Command;
+use super::ChildSpec;
 
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
 pub(crate) use fixtures::{fixture, python_bin};
 
 /// The real interpreter running the fixture `script`, with no mapped variables.
-pub(crate) fn python(script: &str) -> Command {
-    Command {
+pub(crate) fn python(script: &str) -> ChildSpec {
+    ChildSpec {
         program: python_bin().into(),
         args: vec![fixture(script)],
-        ..Command::default()
+        ..ChildSpec::default()
     }
 }
 
 /// [`python`] with arguments after the script.
-pub(crate) fn python_with(script: &str, args: &[&str]) -> Command {
+pub(crate) fn python_with(script: &str, args: &[&str]) -> ChildSpec {
     let mut command = python(script);
     command.args.extend(args.iter().map(|a| a.to_string()));
     command

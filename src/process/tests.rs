@@ -32,7 +32,7 @@ fn only_allowed_and_mapped_variables_reach_the_child() {
             _ => None,
         }
     };
-    let command = Command {
+    let command = ChildSpec {
         env: vec![
             ("CHILD_TOKEN".to_string(), Secret::new("canary-42".into())),
             ("HOME".to_string(), Secret::new("/home/mapped".into())),
@@ -62,7 +62,7 @@ fn an_over_long_line_is_never_buffered_whole() {
         thread::current().id()
     ));
     let _ = std::fs::remove_file(&marker);
-    let command = Command {
+    let command = ChildSpec {
         env: vec![(
             "MARKER".to_string(),
             Secret::new(marker.to_string_lossy().into_owned()),
@@ -96,7 +96,7 @@ fn an_over_long_line_is_never_buffered_whole() {
 
 #[test]
 fn invalid_env_is_rejected_without_showing_the_value() {
-    let command = |name: &str, value: &str| Command {
+    let command = |name: &str, value: &str| ChildSpec {
         env: vec![(name.to_string(), Secret::new(value.into()))],
         ..python("silent.py")
     };
@@ -114,9 +114,9 @@ fn preflight_resolves_without_starting_anything() {
     let command = python("silent.py");
     let program = Child::preflight(&command).expect("resolves");
     assert!(program.is_absolute(), "{}", program.display());
-    let missing = Command {
+    let missing = ChildSpec {
         program: "agenthealth-no-such-command-4711".into(),
-        ..Command::default()
+        ..ChildSpec::default()
     };
     assert!(matches!(
         Child::preflight(&missing),
@@ -169,9 +169,9 @@ fn every_end_of_a_child_reaps_its_keeper() {
     );
     assert!(reaped(keeper), "after a shutdown");
 
-    let mut child = Child::spawn(&Command {
+    let mut child = Child::spawn(&ChildSpec {
         program: super::testkit::fixture("exit.sh"),
-        ..Command::default()
+        ..ChildSpec::default()
     })
     .expect("spawn");
     let keeper = child.group.keeper_pid().expect("a keeper");

@@ -53,7 +53,7 @@ use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::contract::{Bound, LocalResource, Secret};
 use crate::process::{
-    Child, Command, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
+    Child, ChildSpec, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
 use crate::result::Observation;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
@@ -487,8 +487,8 @@ fn network(attempt: &Attempt) -> TransportError {
 
 /// What the child-process layer starts for `options`, with the mapped `env` (child name,
 /// value).
-fn command(options: &StdioOptions, env: &[(String, Secret)]) -> Command {
-    Command {
+fn command(options: &StdioOptions, env: &[(String, Secret)]) -> ChildSpec {
+    ChildSpec {
         program: options.command.clone(),
         args: options.args.clone(),
         directory: options.directory.clone(),
