@@ -193,7 +193,7 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     signals::install(&cancel);
     let plan = run_plan::RunPlan::from_env(config);
     // The progress line moves the cursor: never on a dumb terminal, never when quiet.
-    let progress = output::progress::Progress::stderr(!args.quiet && !terminal.is_dumb());
+    let progress = output::progress::ProgressLine::stderr(!args.quiet && !terminal.is_dumb());
     let mut doc = engine::run(&plan, &cancel, &|done, total| progress.update(done, total));
     let run = output::metrics::LastRun::of(&doc);
     progress.finish();

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use super::rules::{self, Range, is_blank};
-use super::yaml::{Node, Step};
+use super::yaml::{Node, PathStep};
 
 /// A failed check: where, whether the key or the value is at fault, and what was expected.
 #[derive(Debug)]
@@ -65,12 +65,12 @@ impl KeyPath {
     }
 
     /// The steps [`super::yaml::line_of`] follows to find this node in the text.
-    pub(crate) fn steps(&self) -> Vec<Step> {
+    pub(crate) fn steps(&self) -> Vec<PathStep> {
         self.segs
             .iter()
             .map(|s| match s {
-                Seg::Key { entry, .. } => Step::Entry(*entry),
-                Seg::Index(i) => Step::Index(*i),
+                Seg::Key { entry, .. } => PathStep::Entry(*entry),
+                Seg::Index(i) => PathStep::Index(*i),
             })
             .collect()
     }
@@ -336,10 +336,10 @@ mod tests {
         assert_eq!(
             p.steps(),
             vec![
-                Step::Entry(1),
-                Step::Index(2),
-                Step::Entry(0),
-                Step::Entry(3)
+                PathStep::Entry(1),
+                PathStep::Index(2),
+                PathStep::Entry(0),
+                PathStep::Entry(3)
             ]
         );
         let q = root.key("json", 0).key("/a/b", 4);

@@ -332,7 +332,7 @@ impl<'de> de::Visitor<'de> for NodeVisitor<'_> {
 
 /// One step from a node to a child: the n-th entry of a mapping or the n-th list item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Step {
+pub(crate) enum PathStep {
     /// The entry at this position in a mapping (position, not key: duplicates are distinct).
     Entry(usize),
     /// The item at this index in a list.
@@ -340,11 +340,11 @@ pub(crate) enum Step {
 }
 
 /// The 1-based line of the node reached by `steps` from the root, or of that entry's key
-/// when `at_key` is set (the last step must then be an [`Step::Entry`]).
+/// when `at_key` is set (the last step must then be an [`PathStep::Entry`]).
 ///
 /// Re-parses `text` and stops at the node: the parser reports where that node starts. `None`
 /// when the steps do not lead anywhere (never expected for paths built from the same text).
-pub(crate) fn line_of(text: &str, steps: &[Step], at_key: bool) -> Option<usize> {
+pub(crate) fn line_of(text: &str, steps: &[PathStep], at_key: bool) -> Option<usize> {
     let found = Cell::new(false);
     let seek = Seek {
         steps,
@@ -360,7 +360,7 @@ pub(crate) fn line_of(text: &str, steps: &[Step], at_key: bool) -> Option<usize>
 /// Walks down `steps`, skipping everything else, and fails on purpose at the destination so
 /// that `yaml_serde` attaches the destination's position to the error.
 struct Seek<'a> {
-    steps: &'a [Step],
+    steps: &'a [PathStep],
     at_key: bool,
     found: &'a Cell<bool>,
 }
@@ -385,7 +385,7 @@ impl<'de> de::Visitor<'de> for Seek<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Some((&Step::Index(i), rest)) = self.steps.split_first() else {
+        let Some((&PathStep::Index(i), rest)) = self.steps.split_first() else {
             return Err(de::Error::custom("not found"));
         };
         for _ in 0..i {
@@ -405,7 +405,7 @@ impl<'de> de::Visitor<'de> for Seek<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Some((&Step::Entry(i), rest)) = self.steps.split_first() else {
+        let Some((&PathStep::Entry(i), rest)) = self.steps.split_first() else {
             return Err(de::Error::custom("not found"));
         };
         for _ in 0..i {
@@ -648,19 +648,19 @@ mod tests {
         let text =
             "version: v1\ntargets:\n  - name: a\n    type: http\n  - name: b\n    timeot_ms: 5\n";
         // targets (entry 1) → item 1 → entry 1 (timeot_ms)
-        let steps = [Step::Entry(1), Step::Index(1), Step::Entry(1)];
+        let steps = [PathStep::Entry(1), PathStep::Index(1), PathStep::Entry(1)];
         assert_eq!(line_of(text, &steps, true), Some(6));
         assert_eq!(line_of(text, &steps, false), Some(6));
         // the mapping of item 1 starts at its first key
         assert_eq!(line_of(text, &steps[..2], false), Some(5));
-        assert_eq!(line_of(text, &[Step::Entry(7)], false), None);
+        assert_eq!(line_of(text, &[PathStep::Entry(7)], false), None);
     }
 
     #[test]
     fn line_of_distinguishes_duplicate_keys() {
         let text = "a: 1\nb: 2\na: 3\n";
-        assert_eq!(line_of(text, &[Step::Entry(0)], true), Some(1));
-        assert_eq!(line_of(text, &[Step::Entry(2)], true), Some(3));
+        assert_eq!(line_of(text, &[PathStep::Entry(0)], true), Some(1));
+        assert_eq!(line_of(text, &[PathStep::Entry(2)], true), Some(3));
     }
 
     #[test]
@@ -669,7 +669,7 @@ mod tests {
         assert_eq!(
             line_of(
                 text,
-                &[Step::Entry(0), Step::Index(1), Step::Index(0)],
+                &[PathStep::Entry(0), PathStep::Index(1), PathStep::Index(0)],
                 false
             ),
             Some(4)

@@ -39,7 +39,7 @@ use crate::runtime::{Attempt, Deadline};
 
 pub use aggregate::NodeOutcome;
 
-use node::{Call, NodeRun, Step};
+use node::{Call, Next, NodeRun};
 use watchdog::{Ended, Finished, Watchdog};
 
 /// No run lasts longer than this, whatever the configuration says.
@@ -48,15 +48,15 @@ pub const RUN_CAP: Duration = Duration::from_secs(60);
 /// Budget of a target's cleanup hook (MCP `DELETE`, process shutdown).
 pub const CLOSE_BUDGET: Duration = Duration::from_millis(250);
 
-/// Progress callback: (nodes done, nodes total).
-pub type Progress<'a> = &'a dyn Fn(usize, usize);
+/// The progress callback: (nodes done, nodes total).
+pub type OnProgress<'a> = &'a dyn Fn(usize, usize);
 
 /// Finds the adapter for a target type ([`crate::adapter::for_type`] in production; tests
 /// substitute scripted adapters).
 pub type Adapters = fn(TargetType) -> Option<&'static dyn Adapter>;
 
 /// Runs every node once with the built-in adapters and builds the document.
-pub fn run(plan: &RunPlan, cancel: &Cancel, progress: Progress) -> Document {
+pub fn run(plan: &RunPlan, cancel: &Cancel, progress: OnProgress) -> Document {
     run_with(plan, cancel, progress, crate::adapter::for_type)
 }
 
@@ -71,7 +71,7 @@ pub fn run(plan: &RunPlan, cancel: &Cancel, progress: Progress) -> Document {
 pub fn run_with(
     plan: &RunPlan,
     cancel: &Cancel,
-    progress: Progress,
+    progress: OnProgress,
     adapters: Adapters,
 ) -> Document {
     run_capped(plan, cancel, progress, adapters, RUN_CAP)
@@ -81,7 +81,7 @@ pub fn run_with(
 fn run_capped(
     plan: &RunPlan,
     cancel: &Cancel,
-    progress: Progress,
+    progress: OnProgress,
     adapters: Adapters,
     cap: Duration,
 ) -> Document {
@@ -271,11 +271,11 @@ fn work(shared: &Shared, first: Option<Carried>) {
 fn drive(shared: &Shared, mut node: Carried) -> Option<Carried> {
     loop {
         match node.pending.next_step() {
-            Step::Done => return Some(node),
-            Step::Pause(delay) => {
+            Next::Done => return Some(node),
+            Next::Pause(delay) => {
                 shared.cancel.sleep(delay);
             }
-            Step::Call {
+            Next::Call {
                 mut run,
                 call,
                 deadline,

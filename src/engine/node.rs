@@ -61,7 +61,7 @@ pub fn requested(target: &Target, adapter: Option<&dyn Adapter>) -> Vec<Dimensio
     dims
 }
 
-/// Which adapter call a [`Step::Call`] asks for.
+/// Which adapter call a [`Next::Call`] asks for.
 pub enum Call {
     /// One attempt of one dimension.
     Check(Dimension),
@@ -70,7 +70,7 @@ pub enum Call {
 }
 
 /// What a node needs next from whoever drives it (see [`NodeRun`]).
-pub enum Step {
+pub enum Next {
     /// Make this call on `run`, under an [`crate::runtime::Attempt`] ending at `deadline`,
     /// then hand the state and the outcome back with [`NodeRun::record`].
     Call {
@@ -91,7 +91,7 @@ pub enum Step {
 
 /// Where a node is in its sequence of checks.
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Stage {
+enum Phase {
     /// Attempting this dimension (reachability, authentication, protocol, capability or
     /// functional, in that order).
     Check(Dimension),
@@ -125,8 +125,8 @@ pub struct NodeRun {
     /// The run deadline, which also ends the cleanup.
     run_deadline: Deadline,
     out: NodeOutcome,
-    stage: Stage,
-    /// Retries already made of the current stage's dimension.
+    phase: Phase,
+    /// Retries already made of the current phase's dimension.
     tries: u32,
     /// The current dimension's last outcome, while a retry is pending.
     last: Option<(Observation, Duration)>,
@@ -176,7 +176,7 @@ impl NodeRun {
                 wants_dependency_check: dims.contains(&Dimension::Dependency),
                 ..NodeOutcome::default()
             },
-            stage: Stage::Finished,
+            phase: Phase::Finished,
             tries: 0,
             last: None,
             pause: None,
@@ -215,23 +215,23 @@ impl NodeRun {
         }
         node.adapter = Some(adapter);
         node.run = Some(run);
-        node.stage = Stage::Check(Dimension::Reachability);
+        node.phase = Phase::Check(Dimension::Reachability);
         node
     }
 
     /// What the node needs next.
-    pub fn next_step(&mut self) -> Step {
+    pub fn next_step(&mut self) -> Next {
         if let Some(delay) = self.pause.take() {
-            return Step::Pause(delay);
+            return Next::Pause(delay);
         }
         loop {
-            let dim = match self.stage {
-                Stage::Finished => return Step::Done,
-                Stage::Close => {
-                    self.stage = Stage::Finished;
+            let dim = match self.phase {
+                Phase::Finished => return Next::Done,
+                Phase::Close => {
+                    self.phase = Phase::Finished;
                     let Some(run) = self.run.take() else { continue };
                     self.call_started = Some(Instant::now());
-                    return Step::Call {
+                    return Next::Call {
                         run,
                         call: Call::Close,
                         deadline: Deadline::after(CLOSE_BUDGET, Bound::Cleanup)
@@ -239,7 +239,7 @@ impl NodeRun {
                         cancellable: false,
                     };
                 }
-                Stage::Check(dim) => dim,
+                Phase::Check(dim) => dim,
             };
             if self.cancel.is_cancelled() {
                 // A pending retry ends with the attempt it would have repeated.
@@ -265,14 +265,14 @@ impl NodeRun {
                 continue;
             }
             let Some(run) = self.take_run() else {
-                // Unreachable: a node only reaches a check stage with an adapter.
-                self.stage = Stage::Finished;
+                // Unreachable: a node only reaches a check phase with an adapter.
+                self.phase = Phase::Finished;
                 continue;
             };
             self.call_started = Some(started);
             self.call_allowed = deadline.at() - started;
             self.call_bound = deadline.bound();
-            return Step::Call {
+            return Next::Call {
                 run,
                 call: Call::Check(dim),
                 deadline,
@@ -282,15 +282,15 @@ impl NodeRun {
     }
 
     /// Takes back the adapter state (`None` if it had to be left behind) and how the call
-    /// asked for by the last [`Step::Call`] ended.
+    /// asked for by the last [`Next::Call`] ended.
     pub fn record(&mut self, run: Option<Box<dyn TargetRun>>, ended: Ended) {
         self.run = run;
         let elapsed = self
             .call_started
             .take()
             .map_or(Duration::ZERO, |s| s.elapsed());
-        // After the cleanup call the stage is already `Finished`; its outcome is ignored.
-        let Stage::Check(dim) = self.stage else {
+        // After the cleanup call the phase is already `Finished`; its outcome is ignored.
+        let Phase::Check(dim) = self.phase else {
             return;
         };
         let mut obs = match ended {
@@ -329,9 +329,9 @@ impl NodeRun {
     /// The node's own outcome when no thread could be had to go on with it: the check it
     /// would have made next is UNKNOWN for want of threads, the rest is not run.
     pub fn starved(mut self) -> NodeOutcome {
-        if let Stage::Check(dim) = self.stage {
+        if let Phase::Check(dim) = self.phase {
             self.show(dim, Observation::local_resource(LocalResource::Threads));
-            self.stage = Stage::Finished;
+            self.phase = Phase::Finished;
         }
         self.finish()
     }
@@ -413,7 +413,7 @@ impl NodeRun {
                     self.show(dim, obs);
                 }
                 if !passed {
-                    self.stage = Stage::Close;
+                    self.phase = Phase::Close;
                     return;
                 }
                 self.out.latency_ms = Some(latency.as_secs_f64() * 1000.0);
@@ -426,11 +426,11 @@ impl NodeRun {
             }
             _ => self.show(dim, obs),
         }
-        self.stage = self.after(dim);
+        self.phase = self.after(dim);
     }
 
-    /// The stage after `dim`: the next dimension that should run, or cleanup.
-    fn after(&self, dim: Dimension) -> Stage {
+    /// The phase after `dim`: the next dimension that should run, or cleanup.
+    fn after(&self, dim: Dimension) -> Phase {
         const ORDER: [Dimension; 5] = [
             Dimension::Reachability,
             Dimension::Authentication,
@@ -459,7 +459,7 @@ impl NodeRun {
                 Dimension::Capability | Dimension::Functional => self.auth_passed && self.wants(*d),
                 _ => self.wants(*d),
             })
-            .map_or(Stage::Close, Stage::Check)
+            .map_or(Phase::Close, Phase::Check)
     }
 }
 

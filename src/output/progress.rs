@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::runtime::sync::lock;
 
 /// Shows `checking… done/total targets` after a delay; erases itself when finished.
-pub struct Progress {
+pub struct ProgressLine {
     out: Option<Mutex<Box<dyn Write + Send>>>,
     start: Instant,
     delay: Duration,
@@ -17,21 +17,21 @@ pub struct Progress {
 /// How long a run must last before progress appears.
 pub const DELAY: Duration = Duration::from_millis(300);
 
-impl Progress {
+impl ProgressLine {
     /// On stderr, enabled only when `wanted` (not `--quiet`, not `TERM=dumb`) and stderr is a
     /// terminal.
-    pub fn stderr(wanted: bool) -> Progress {
+    pub fn stderr(wanted: bool) -> ProgressLine {
         let out: Option<Box<dyn Write + Send>> = if wanted && std::io::stderr().is_terminal() {
             Some(Box::new(std::io::stderr()))
         } else {
             None
         };
-        Progress::to(out, DELAY)
+        ProgressLine::to(out, DELAY)
     }
 
     /// On `out` (disabled when `None`), appearing after `delay`.
-    pub fn to(out: Option<Box<dyn Write + Send>>, delay: Duration) -> Progress {
-        Progress {
+    pub fn to(out: Option<Box<dyn Write + Send>>, delay: Duration) -> ProgressLine {
+        ProgressLine {
             out: out.map(Mutex::new),
             start: Instant::now(),
             delay,
@@ -88,11 +88,11 @@ mod tests {
     #[test]
     fn quiet_before_the_delay_and_when_disabled() {
         let sink = Sink::default();
-        let p = Progress::to(Some(Box::new(sink.clone())), Duration::from_secs(3600));
+        let p = ProgressLine::to(Some(Box::new(sink.clone())), Duration::from_secs(3600));
         p.update(1, 2);
         p.finish();
         assert!(text(&sink).is_empty());
-        let p = Progress::to(None, Duration::ZERO);
+        let p = ProgressLine::to(None, Duration::ZERO);
         p.update(1, 2);
         p.finish();
     }
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn shows_counts_then_erases_the_line() {
         let sink = Sink::default();
-        let p = Progress::to(Some(Box::new(sink.clone())), Duration::ZERO);
+        let p = ProgressLine::to(Some(Box::new(sink.clone())), Duration::ZERO);
         p.update(3, 10);
         p.finish();
         let t = text(&sink);

@@ -115,21 +115,21 @@ mod tests {
     use std::cell::RefCell;
 
     #[derive(Debug, PartialEq)]
-    enum Step {
+    enum Tick {
         Run,
         Pause(Duration),
     }
 
     /// What `repeat` does with `interval` when the `cancel_at`-th pause is cancelled.
-    fn schedule(interval: Duration, cancel_at: usize) -> Vec<Step> {
+    fn schedule(interval: Duration, cancel_at: usize) -> Vec<Tick> {
         let steps = RefCell::new(Vec::new());
         let pause = |d| {
             let mut steps = steps.borrow_mut();
-            steps.push(Step::Pause(d));
-            steps.iter().filter(|s| matches!(s, Step::Pause(_))).count() < cancel_at
+            steps.push(Tick::Pause(d));
+            steps.iter().filter(|s| matches!(s, Tick::Pause(_))).count() < cancel_at
         };
         repeat(interval, pause, || {
-            steps.borrow_mut().push(Step::Run);
+            steps.borrow_mut().push(Tick::Run);
             true
         });
         steps.into_inner()
@@ -139,15 +139,15 @@ mod tests {
     fn a_run_at_once_then_the_next_an_interval_after_each_completes() {
         // Each run is called only once the pause after the previous one has returned, so
         // runs never overlap, however long one takes.
-        let thirty = || Step::Pause(Duration::from_secs(30));
+        let thirty = || Tick::Pause(Duration::from_secs(30));
         assert_eq!(
             schedule(super::super::INTERVAL, 3),
             [
-                Step::Run,
+                Tick::Run,
                 thirty(),
-                Step::Run,
+                Tick::Run,
                 thirty(),
-                Step::Run,
+                Tick::Run,
                 thirty()
             ]
         );
