@@ -1,17 +1,20 @@
-//! Protocol revisions and the two eras of MCP: the one module that decides which applies.
+//! The two eras of MCP and which one applies: the one module that decides (the revisions
+//! themselves are [`crate::contract::Revision`]).
 //!
 //! The *modern* era (2026-07-28) is stateless: every request carries its own revision and
 //! client identity, and `server/discover` replaces the handshake. The *legacy* era
 //! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a revision with `initialize`.
 //!
-//! One value, an [`Era`], says which rules frame a message. It is decided here — [`handshake_plan`]
-//! turns the configured pin into the first step, [`after_discover`] decides whether a failed
+//! One value, an [`Era`], says which rules frame a message. It is decided here —
+//! [`handshake_plan`] turns the configured pin into the first step, [`after_discover`] decides whether a failed
 //! discovery means "this is a legacy server, negotiate with `initialize`" or "this is a
 //! modern server that said no" — and carried unchanged from the session to the transport,
 //! which derives every header from it ([`Era::revision`]: the `MCP-Protocol-Version`). The
 //! decision is transport-agnostic; the one difference between HTTP and stdio is the
-//! [`Channel`] rule.
+//! transport's rule ([`after_discover`]: HTTP statuses tell a rejection apart; over stdio any
+//! unrecognised JSON-RPC error is a legacy server's answer).
 
+use crate::config::McpTransport;
 use crate::contract::Revision;
 
 /// Which rules frame a message.
@@ -75,15 +78,6 @@ pub fn handshake_plan(pin: Option<&str>) -> Result<HandshakePlan, InvalidPin> {
             pin => Ok(HandshakePlan::Initialize { pin }),
         },
     }
-}
-
-/// How the transport under the session reports a legacy server's rejection of discovery.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Channel {
-    /// Streamable HTTP: the HTTP status tells a rejection apart.
-    Http,
-    /// A subprocess: any unrecognised JSON-RPC error is a legacy server's answer.
-    Stdio,
 }
 
 /// What a failed discovery carried, as far as the era decision cares (the transport says;
@@ -158,14 +152,14 @@ fn is_legacy_status(status: u16) -> bool {
 /// * Everything else stays: authentication failures, 3xx/5xx, a 200 whose result is not a
 ///   discover result, malformed replies, limits and network failures — a timeout never
 ///   downgrades.
-pub fn after_discover(rejection: Rejection, channel: Channel) -> AfterDiscover {
-    let fall_back = match (channel, rejection) {
+pub fn after_discover(rejection: Rejection, transport: McpTransport) -> AfterDiscover {
+    let fall_back = match (transport, rejection) {
         (_, Rejection::Rpc { code, .. }) if is_modern_error(code) => false,
-        (Channel::Stdio, Rejection::Rpc { .. }) => true,
-        (Channel::Http, Rejection::Rpc { status, .. }) => {
+        (McpTransport::Stdio, Rejection::Rpc { .. }) => true,
+        (McpTransport::Http, Rejection::Rpc { status, .. }) => {
             status.is_some_and(may_carry_legacy_rejection)
         }
-        (Channel::Http, Rejection::Status(status)) => is_legacy_status(status),
+        (McpTransport::Http, Rejection::Status(status)) => is_legacy_status(status),
         _ => false,
     };
     if fall_back {
@@ -263,7 +257,7 @@ mod tests {
         ];
         for (failure, expected) in rows {
             assert_eq!(
-                after_discover(*failure, Channel::Http),
+                after_discover(*failure, McpTransport::Http),
                 *expected,
                 "{failure:?}"
             );
@@ -274,9 +268,9 @@ mod tests {
     fn pre_release_codes_are_never_modern_errors() {
         for code in -32019..=-32000 {
             assert!(!is_modern_error(code), "{code}");
-            assert_eq!(after_discover(rpc(code, 400), Channel::Http), FallBack);
-            assert_eq!(after_discover(rpc(code, 200), Channel::Http), FallBack);
-            assert_eq!(after_discover(rpc(code, 500), Channel::Http), Stay);
+            assert_eq!(after_discover(rpc(code, 400), McpTransport::Http), FallBack);
+            assert_eq!(after_discover(rpc(code, 200), McpTransport::Http), FallBack);
+            assert_eq!(after_discover(rpc(code, 500), McpTransport::Http), Stay);
         }
         assert!(is_modern_error(-32020) && is_modern_error(-32021) && is_modern_error(-32022));
     }
@@ -284,14 +278,14 @@ mod tests {
     #[test]
     fn stdio_rule_falls_back_on_any_unrecognised_rpc_error() {
         let stdio = |code| Rejection::Rpc { code, status: None };
-        assert_eq!(after_discover(stdio(-32601), Channel::Stdio), FallBack);
+        assert_eq!(after_discover(stdio(-32601), McpTransport::Stdio), FallBack);
         // Upstream §17 G38: the legacy Python SDK's "not initialized" (data may be a string).
-        assert_eq!(after_discover(stdio(-32602), Channel::Stdio), FallBack);
-        assert_eq!(after_discover(stdio(-32001), Channel::Stdio), FallBack);
-        assert_eq!(after_discover(stdio(-32022), Channel::Stdio), Stay);
-        assert_eq!(after_discover(stdio(-32020), Channel::Stdio), Stay);
-        assert_eq!(after_discover(stdio(-32021), Channel::Stdio), Stay);
+        assert_eq!(after_discover(stdio(-32602), McpTransport::Stdio), FallBack);
+        assert_eq!(after_discover(stdio(-32001), McpTransport::Stdio), FallBack);
+        assert_eq!(after_discover(stdio(-32022), McpTransport::Stdio), Stay);
+        assert_eq!(after_discover(stdio(-32020), McpTransport::Stdio), Stay);
+        assert_eq!(after_discover(stdio(-32021), McpTransport::Stdio), Stay);
         // A silent, dead or malformed process is never read as a legacy server.
-        assert_eq!(after_discover(Rejection::Other, Channel::Stdio), Stay);
+        assert_eq!(after_discover(Rejection::Other, McpTransport::Stdio), Stay);
     }
 }

@@ -59,7 +59,7 @@ mod tests;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::contract::Revision;
-use era::{AfterDiscover, Channel, Era, HandshakePlan};
+use era::{AfterDiscover, Era, HandshakePlan};
 use failure::McpError;
 use inventory::{Advertised, Inventory};
 use session::Session;
@@ -294,7 +294,7 @@ impl McpRun {
         if self.inventory.is_none() {
             attempt.next_request();
             let header_rules =
-                ready.era == Era::Modern && session.transport().channel() == Channel::Http;
+                ready.era == Era::Modern && session.transport().kind() == McpTransport::Http;
             match inventory::list(session, ready.era, ready.advertised, header_rules, attempt) {
                 Ok(listed) => self.inventory = Some(listed),
                 Err(failure) => return Err(explain(&failure, ready.evidence.clone(), session)),
@@ -475,7 +475,7 @@ fn handshake(
         }
         Err(McpError::Transport(rejection))
             if fallback
-                && era::after_discover(rejection.rejection(), session.transport().channel())
+                && era::after_discover(rejection.rejection(), session.transport().kind())
                     == AfterDiscover::FallBack =>
         {
             evidence.set(Key::Era, Fact::Word("legacy"));

@@ -10,8 +10,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::McpRun;
-use super::era::{Channel, Era};
+use super::era::Era;
 use super::transport::{Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
+use crate::config::McpTransport;
 use crate::config::{McpOptions, Target};
 use crate::contract::Bound;
 use crate::contract::TargetType;
@@ -64,7 +65,7 @@ pub struct Log {
 pub struct Scripted {
     server: Server,
     log: Arc<Mutex<Log>>,
-    channel: Channel,
+    kind: McpTransport,
     mode: ResponseMode,
     session_issued: bool,
 }
@@ -75,7 +76,7 @@ impl Scripted {
         Scripted {
             server: Box::new(server),
             log: Arc::default(),
-            channel: Channel::Http,
+            kind: McpTransport::Http,
             mode: ResponseMode::Json,
             session_issued: false,
         }
@@ -83,7 +84,7 @@ impl Scripted {
 
     /// Pretends to be a stdio transport (no probe, stdio fallback rule).
     pub fn stdio(mut self) -> Scripted {
-        self.channel = Channel::Stdio;
+        self.kind = McpTransport::Stdio;
         self
     }
 
@@ -123,12 +124,12 @@ impl Scripted {
 }
 
 impl Transport for Scripted {
-    fn channel(&self) -> Channel {
-        self.channel
+    fn kind(&self) -> McpTransport {
+        self.kind
     }
 
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
-        if self.channel == Channel::Stdio {
+        if self.kind == McpTransport::Stdio {
             return None;
         }
         lock(&self.log).probes += 1;

@@ -39,10 +39,11 @@ use serde_json::value::RawValue;
 
 use super::{Mirror, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::credential::Authorization;
-use crate::adapter::mcp::era::{Channel, Era};
+use crate::adapter::mcp::era::Era;
 use crate::adapter::mcp::headers::encode_value;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
 use crate::adapter::mcp::sse::SseParser;
+use crate::config::McpTransport;
 use crate::contract::Bound;
 use crate::contract::Revision;
 use crate::net::{
@@ -544,8 +545,8 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
-    fn channel(&self) -> Channel {
-        Channel::Http
+    fn kind(&self) -> McpTransport {
+        McpTransport::Http
     }
 
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {

@@ -21,7 +21,7 @@
 //! [`stdio::StdioTransport`] implements the trait over a child process
 //! ([`crate::process::Child`]); its module documentation has the details. In short:
 //!
-//! * [`Transport::channel`] is [`Channel::Stdio`] (any unrecognised JSON-RPC error to
+//! * [`Transport::kind`] is [`McpTransport::Stdio`] (any unrecognised JSON-RPC error to
 //!   discovery then means "legacy"), and [`Transport::probe`] is `None` (reachability times
 //!   start-up plus establishment);
 //! * the process starts on first use and serves the whole target run; every exchange
@@ -50,8 +50,9 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::era::{Channel, Era, METHOD_NOT_FOUND, Rejection};
+use super::era::{Era, METHOD_NOT_FOUND, Rejection};
 use super::jsonrpc::{self, Incoming};
+use crate::config::McpTransport;
 use crate::contract::Bound;
 use crate::contract::Status;
 use crate::net::HeadFacts;
@@ -228,8 +229,9 @@ impl TransportError {
 /// (`attempt.on_abort`) that interrupts any blocking I/O it starts, and must call
 /// `attempt.mark_response()` on the first response byte.
 pub trait Transport: Send {
-    /// Which fallback rule applies to this transport's rejections.
-    fn channel(&self) -> Channel;
+    /// Which transport this is, and so which fallback rule applies to its rejections
+    /// ([`super::era::after_discover`]).
+    fn kind(&self) -> McpTransport;
 
     /// A reachability probe without protocol traffic (HTTP: `HEAD`). `None` when the
     /// transport has no such probe; reachability then times session establishment.

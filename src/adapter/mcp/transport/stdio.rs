@@ -48,8 +48,9 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::{Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
-use crate::adapter::mcp::era::{Channel, Era};
+use crate::adapter::mcp::era::Era;
 use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
+use crate::config::McpTransport;
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::contract::{Bound, LocalResource, Secret};
 use crate::process::{
@@ -388,8 +389,8 @@ impl StdioTransport {
 }
 
 impl Transport for StdioTransport {
-    fn channel(&self) -> Channel {
-        Channel::Stdio
+    fn kind(&self) -> McpTransport {
+        McpTransport::Stdio
     }
 
     fn probe(&mut self, _attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
