@@ -60,9 +60,10 @@ pub use exit::CODES as EXIT_CODES;
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 
-use cli::{Command, ConfigSource, OutputFormat, RunArgs, ServeArgs, Source, TerminalEnv};
+use cli::{Command, ConfigSource, RunArgs, ServeArgs, Source, TerminalEnv};
+use contract::Format;
 use error::Error;
-use output::{Format, Redactor, Style};
+use output::{Redactor, Style};
 
 /// What `version` and `--version` print: the version, then the commit the binary was built
 /// from (`unknown` when the build had neither git nor `AGENTHEALTH_COMMIT`; see `build.rs`).
@@ -201,25 +202,14 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let secrets = plan.secrets();
     let redactor = Redactor::new(secrets.iter().map(contract::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
-    let text = match output_format(args.format) {
-        Some(format) => {
-            let style = Style {
-                color: args
-                    .color
-                    .enabled(std::io::stdout().is_terminal(), &terminal),
-                unicode: format == Format::Terminal && locale_is_utf8(),
-            };
-            output::render(&doc, format, style, args.doctor)
-        }
-        None => output::validate(&doc).map(|()| {
-            let runs = output::metrics::Runs {
-                total: 1,
-                last: Some(run),
-            };
-            output::metrics::render(Some(&doc), &runs, output::metrics::Dialect::OpenMetrics)
-        }),
-    }
-    .map_err(|_| ToolFailure::redacted(Error::Write, &redactor))?;
+    let style = Style {
+        color: args
+            .color
+            .enabled(std::io::stdout().is_terminal(), &terminal),
+        unicode: args.format == Format::Terminal && locale_is_utf8(),
+    };
+    let text = output::render(&doc, args.format, style, args.doctor, run)
+        .map_err(|_| ToolFailure::redacted(Error::Write, &redactor))?;
     // `--quiet`: the document was built and validated all the same; only the exit code says.
     if !args.quiet {
         write_stdout(&text).map_err(|e| ToolFailure::redacted(e, &redactor))?;
@@ -265,18 +255,6 @@ fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
             ms,
             origin: config::Origin::CommandLine,
         });
-    }
-}
-
-/// The document renderer for the command line's `--format` (the CLI knows no renderer);
-/// `None` for `openmetrics`, which renders the run rather than the document.
-fn output_format(format: OutputFormat) -> Option<Format> {
-    match format {
-        OutputFormat::Terminal => Some(Format::Terminal),
-        OutputFormat::Json => Some(Format::Json),
-        OutputFormat::Yaml => Some(Format::Yaml),
-        OutputFormat::Line => Some(Format::Line),
-        OutputFormat::OpenMetrics => None,
     }
 }
 

@@ -5,6 +5,8 @@
 //! records a variable's name, never its value, so parsing cannot fail or differ because of the
 //! environment, and `--help` works with any environment.
 
+use crate::contract::Format;
+
 /// A flag's value as its `update` recorded it: the value, or why it was refused, worded to
 /// follow the flag's name (`must be one of …`).
 ///
@@ -25,7 +27,7 @@ pub(crate) struct LowArgs {
     /// `-h`/`--help`: usage instead of anything else, whatever follows.
     pub(crate) help: bool,
     /// `--format`.
-    pub(crate) format: Option<Recorded<OutputFormat>>,
+    pub(crate) format: Option<Recorded<Format>>,
     /// `--color`.
     pub(crate) color: Option<Recorded<ColorChoice>>,
     /// `--timeout`, in milliseconds.
@@ -44,50 +46,6 @@ pub(crate) struct LowArgs {
     pub(crate) token_env: Option<Recorded<String>>,
     /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
     pub(crate) interval_ms: Option<Recorded<u64>>,
-}
-
-/// `--format`: how the results are written. The command line's own choice, mapped to the
-/// renderer by `lib.rs`, so the parser knows nothing of output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub(crate) enum OutputFormat {
-    /// Text for a person.
-    #[default]
-    Terminal,
-    /// The v1 result document as JSON.
-    Json,
-    /// The same document as YAML.
-    Yaml,
-    /// One short line per top-level target, for probes and logs.
-    Line,
-    /// The run as OpenMetrics text, for node_exporter's textfile collector.
-    OpenMetrics,
-}
-
-impl OutputFormat {
-    /// Every format, in the order help and messages list them.
-    pub(crate) const ALL: [OutputFormat; 5] = [
-        OutputFormat::Terminal,
-        OutputFormat::Json,
-        OutputFormat::Yaml,
-        OutputFormat::Line,
-        OutputFormat::OpenMetrics,
-    ];
-
-    /// The spelling on the command line.
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            OutputFormat::Terminal => "terminal",
-            OutputFormat::Json => "json",
-            OutputFormat::Yaml => "yaml",
-            OutputFormat::Line => "line",
-            OutputFormat::OpenMetrics => "openmetrics",
-        }
-    }
-
-    /// Parses the spelling (exact, lower case).
-    pub(crate) fn parse(s: &str) -> Option<OutputFormat> {
-        OutputFormat::ALL.into_iter().find(|f| f.as_str() == s)
-    }
 }
 
 /// `--color`.
@@ -196,15 +154,10 @@ mod tests {
     }
 
     #[test]
-    fn choices_round_trip_and_are_exact() {
-        for f in OutputFormat::ALL {
-            assert_eq!(OutputFormat::parse(f.as_str()), Some(f));
-        }
+    fn color_choices_round_trip_and_are_exact() {
         for c in ColorChoice::ALL {
             assert_eq!(ColorChoice::parse(c.as_str()), Some(c));
         }
-        assert_eq!(OutputFormat::parse("JSON"), None);
-        assert_eq!(OutputFormat::parse("line"), Some(OutputFormat::Line));
         assert_eq!(ColorChoice::parse("Auto"), None);
     }
 }

@@ -8,8 +8,9 @@
 //! the error (so every message about a flag starts the same way). The bounds and name rules
 //! are the configuration's own ([`rules`]), so `--timeout` and `timeout_ms` agree.
 
-use super::args::{ColorChoice, LowArgs, OutputFormat, Recorded};
+use super::args::{ColorChoice, LowArgs, Recorded};
 use crate::config::rules;
+use crate::contract::Format;
 
 /// One command-line flag.
 #[derive(Debug)]
@@ -209,8 +210,8 @@ fn must_be_one_of(names: &[&str]) -> String {
 }
 
 fn update_format(low: &mut LowArgs, value: &str) {
-    low.format = Some(OutputFormat::parse(value).ok_or_else(|| {
-        let names = OutputFormat::ALL.map(OutputFormat::as_str);
+    low.format = Some(Format::parse(value).ok_or_else(|| {
+        let names = Format::ALL.map(Format::as_str);
         must_be_one_of(&names)
     }));
 }
@@ -312,21 +313,15 @@ mod tests {
 
     #[test]
     fn format() {
-        assert_eq!(
-            update("format", "yaml").format,
-            Some(Ok(OutputFormat::Yaml))
-        );
+        assert_eq!(update("format", "yaml").format, Some(Ok(Format::Yaml)));
         assert_eq!(
             update("format", "xml").format,
             Some(Err(
                 "must be one of terminal, json, yaml, line, openmetrics".into()
             ))
         );
-        assert_eq!(
-            update("format", "line").format,
-            Some(Ok(OutputFormat::Line))
-        );
-        let names = OutputFormat::ALL.map(OutputFormat::as_str).join("|");
+        assert_eq!(update("format", "line").format, Some(Ok(Format::Line)));
+        let names = Format::ALL.map(Format::as_str).join("|");
         assert_eq!(by_long("format").and_then(Flag::value_name), Some(&*names));
     }
 

@@ -4,8 +4,7 @@
 //! flag's `update` records and validates its value into `LowArgs` (as typed, no files, no
 //! environment), then dispatches on the verb to a `Command`. Reading the configuration and
 //! the environment happens after parsing, in `lib.rs`. Nothing here knows how results are
-//! rendered: `--format` is the command line's own `OutputFormat`, which `lib.rs` maps to a
-//! renderer. Only [`UsageError`] is public, as part of the crate's error type.
+//! rendered: `--format` is the contract's [`Format`], which the output layer renders. Only [`UsageError`] is public, as part of the crate's error type.
 
 mod args;
 mod defs;
@@ -16,9 +15,9 @@ pub mod reference;
 use std::path::PathBuf;
 
 use crate::config::adhoc::AdhocOptions;
-use crate::contract::TargetType;
+use crate::contract::{Format, TargetType};
 
-pub(crate) use args::{ColorChoice, OutputFormat, TerminalEnv};
+pub(crate) use args::{ColorChoice, TerminalEnv};
 pub(crate) use parse::parse;
 
 /// What the user asked for, as typed (no files read, no environment consulted).
@@ -51,7 +50,7 @@ pub(crate) struct RunArgs {
     /// What to check.
     pub(crate) source: Source,
     /// Output format.
-    pub(crate) format: OutputFormat,
+    pub(crate) format: Format,
     /// Colour choice.
     pub(crate) color: ColorChoice,
     /// `--deadline`: the run deadline in milliseconds, replacing the file's `deadline_ms`.

@@ -296,7 +296,8 @@ fn lexopt_error(e: lexopt::Error) -> UsageError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{ColorChoice, OutputFormat};
+    use crate::cli::ColorChoice;
+    use crate::contract::Format;
 
     fn p(args: &[&str]) -> Result<Command, UsageError> {
         parse(args.iter().copied())
@@ -310,7 +311,7 @@ mod tests {
         let Ok(Command::Run(r)) = a else {
             panic!("expected run")
         };
-        assert_eq!(r.format, OutputFormat::Json);
+        assert_eq!(r.format, Format::Json);
         assert!(matches!(r.source, Source::Adhoc { name: "ping", .. }));
     }
 
@@ -366,7 +367,7 @@ mod tests {
             Ok(Command::Run(RunArgs {
                 doctor: false,
                 source: Source::File(ConfigSource::Path(PathBuf::from("--help"))),
-                format: OutputFormat::Json,
+                format: Format::Json,
                 color: ColorChoice::Auto,
                 quiet: false,
                 deadline_ms: None,
@@ -443,11 +444,7 @@ mod tests {
         ]));
         assert_eq!(argv, ["/opt/bin/server", "--format", "x", "-h", "--"]);
         assert_eq!(endpoint, "stdio://server");
-        assert_eq!(
-            run.format,
-            OutputFormat::Json,
-            "options before `--` still apply"
-        );
+        assert_eq!(run.format, Format::Json, "options before `--` still apply");
         assert!(!run.doctor);
         assert!(matches!(run.source, Source::Adhoc { name: "ping", .. }));
 
@@ -586,7 +583,7 @@ mod tests {
         let Ok(Command::Run(run)) = p(&["check", "c.yaml", "--format", "line"]) else {
             panic!("expected a run")
         };
-        assert_eq!(run.format, OutputFormat::Line);
+        assert_eq!(run.format, Format::Line);
     }
 
     #[test]

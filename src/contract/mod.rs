@@ -9,7 +9,8 @@
 //!   word a timed-out check's reason carries;
 //! * [`Secret`]: a value that must never be printed;
 //! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
-//! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list.
+//! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
+//! * [`Format`]: how results are written (`--format`).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
@@ -17,6 +18,7 @@
 
 pub mod bound;
 pub mod dimension;
+pub mod format;
 pub mod resource;
 pub mod revision;
 pub mod secret;
@@ -25,6 +27,7 @@ pub mod target;
 
 pub use bound::Bound;
 pub use dimension::Dimension;
+pub use format::Format;
 pub use resource::LocalResource;
 pub use revision::Revision;
 pub use secret::Secret;

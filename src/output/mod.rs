@@ -1,5 +1,6 @@
-//! Rendering a [`Document`]: terminal, JSON, YAML or one line per target, after the single
-//! redaction pass; and a run's [`metrics`].
+//! Rendering a run: its [`Document`] as terminal text, JSON, YAML or one line per target, or
+//! the run as OpenMetrics text ([`metrics`]), in the [`Format`] the command line chose, after
+//! the single redaction pass.
 //!
 //! The document is validated before anything is rendered (contract §4): a document that
 //! breaks the v1 rules is a tool failure (exit 6) with nothing on stdout, never a partial or
@@ -13,22 +14,10 @@ pub mod redact;
 pub mod terminal;
 pub mod yaml;
 
+use crate::contract::Format;
 use crate::result::document::{Document, NodeResult};
 
 pub use redact::Redactor;
-
-/// Output formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// For a person.
-    Terminal,
-    /// The v1 document, 2-space indented.
-    Json,
-    /// The same document as YAML (keys sorted).
-    Yaml,
-    /// One line per top-level target ([`line`]).
-    Line,
-}
 
 /// How the terminal renderer may decorate.
 #[derive(Clone, Copy, Debug, Default)]
@@ -80,13 +69,15 @@ pub fn validate(doc: &Document) -> Result<(), Invalid> {
     doc.results.iter().try_for_each(|r| node(r, 0))
 }
 
-/// Renders the document (already redacted) in `format`, after [`validate`]. `doctor` adds
-/// advice (terminal only).
+/// Renders the document of one run (already redacted) in `format`, after [`validate`].
+/// `doctor` adds advice (terminal only); `run` is when that run finished and how long it took,
+/// which the OpenMetrics text reports.
 pub fn render(
     doc: &Document,
     format: Format,
     style: Style,
     doctor: bool,
+    run: metrics::LastRun,
 ) -> Result<String, Invalid> {
     validate(doc)?;
     match format {
@@ -108,6 +99,17 @@ pub fn render(
             }
             Ok(out)
         }
+        Format::OpenMetrics => {
+            let runs = metrics::Runs {
+                total: 1,
+                last: Some(run),
+            };
+            Ok(metrics::render(
+                Some(doc),
+                &runs,
+                metrics::Dialect::OpenMetrics,
+            ))
+        }
     }
 }
 
@@ -127,9 +129,10 @@ mod tests {
     }
 
     fn every_format(doc: &Document) -> Vec<Result<String, Invalid>> {
-        [Format::Terminal, Format::Json, Format::Yaml, Format::Line]
+        let run = metrics::LastRun::of(doc);
+        Format::ALL
             .into_iter()
-            .map(|f| render(doc, f, Style::default(), true))
+            .map(|f| render(doc, f, Style::default(), true, run))
             .collect()
     }
 

@@ -11,10 +11,11 @@ use std::time::{Duration, Instant};
 use super::ahp;
 use super::snapshot::{Board, Snapshot};
 use crate::config::Config;
+use crate::contract::Format;
 use crate::contract::Secret;
 use crate::engine;
 use crate::output::metrics::{self, Dialect, LastRun, Runs};
-use crate::output::{self, Format, Redactor, Style};
+use crate::output::{self, Redactor, Style};
 use crate::result::document::Document;
 use crate::run_plan::RunPlan;
 use crate::runtime::Cancel;
@@ -45,7 +46,7 @@ pub fn run(
             doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
             // A document the contract forbids is not published; the previous run stays (and
             // goes stale), as a run that failed to render does in the reference.
-            if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false) {
+            if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false, last) {
                 let evidence = compact(&pretty);
                 runs += 1;
                 let status = doc.worst();
