@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
-use crate::adapter::mcp::{headers, jsonrpc, schema, sse};
+use crate::adapter::mcp::{jsonrpc, param_headers, schema, sse};
 use crate::text::rfc3339;
 
 /// Server-Sent Events: parsing `data` whole or cut at every offset in `cuts` yields the same
@@ -193,9 +193,9 @@ pub fn schema(bytes: &[u8]) {
     let _ = schema::is_object_schema(&schema);
     let _ = schema::validate(&schema, &instance);
     assert!(schema::json_equal(&instance, &instance));
-    if let Ok(bindings) = headers::bindings(&schema) {
+    if let Ok(bindings) = param_headers::bindings(&schema) {
         for binding in &bindings {
-            if let Ok(Some(value)) = headers::header_value(&instance, binding) {
+            if let Ok(Some(value)) = param_headers::header_value(&instance, binding) {
                 assert_header_value(&value);
             }
         }
@@ -213,7 +213,7 @@ pub fn rfc3339(text: &str) {
 /// The `Mcp-Name`/`Mcp-Param-*` codec: every value encodes to a valid header value, and the
 /// Base64 sentinel decodes back to the value.
 pub fn header(value: &str) {
-    let encoded = headers::encode_value(value);
+    let encoded = param_headers::encode_value(value);
     assert_header_value(&encoded);
     if let Some(inner) = encoded
         .strip_prefix("=?base64?")

@@ -16,7 +16,7 @@
 //!    path and the rule. This is what catches a tool that advertises an empty schema and
 //!    would silently drop the operator's diagnostic options.
 //! 4. **Headers.** Modern HTTP mirrors `Mcp-Name` and every bound argument as
-//!    `Mcp-Param-<Name>` (values encoded by [`headers`], Base64 sentinel included). An
+//!    `Mcp-Param-<Name>` (values encoded by [`param_headers`], Base64 sentinel included). An
 //!    argument that cannot travel in its header (an integer beyond ±(2^53 − 1)) is the
 //!    operator's to fix: MISCONFIGURED, no call.
 //! 5. **The call.** One `tools/call` whose `arguments` are the operator's bytes exactly as
@@ -44,8 +44,8 @@ use serde_json::{Map, Value};
 use super::era::{Era, MISSING_CAPABILITY};
 use super::expect;
 use super::failure::McpError;
-use super::headers;
 use super::inventory::{self, Inventory, Tool};
+use super::param_headers;
 use super::result_shape;
 use super::schema::{self, Subject};
 use super::session::Session;
@@ -93,10 +93,10 @@ pub fn check(
     }
     let mut mirrored = Vec::with_capacity(tool.bindings.len());
     for binding in &tool.bindings {
-        match headers::header_value(&arguments, binding) {
+        match param_headers::header_value(&arguments, binding) {
             Ok(Some(value)) => mirrored.push((binding.header.clone(), value)),
             Ok(None) => {}
-            Err(headers::ArgumentMismatch) => {
+            Err(param_headers::ArgumentMismatch) => {
                 return Ok(argument_violation(unmirrorable(&binding.path, &shown)));
             }
         }

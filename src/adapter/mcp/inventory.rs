@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::era::Era;
 use super::failure::McpError;
-use super::headers::{self, Binding, Exclusion};
+use super::param_headers::{self, Exclusion, ParamBinding};
 use super::result_shape;
 use super::schema;
 use super::session::Session;
@@ -72,7 +72,7 @@ pub struct Tool {
     /// The tool's `outputSchema`, if it declares one (`null` counts as none).
     pub output_schema: Option<Value>,
     /// Its `x-mcp-header` bindings (modern HTTP only; empty otherwise).
-    pub bindings: Vec<Binding>,
+    pub bindings: Vec<ParamBinding>,
 }
 
 /// Everything the server advertises. `None` marks an unadvertised inventory.
@@ -234,7 +234,7 @@ impl Found {
                     )));
                 }
                 let bindings = if self.header_rules {
-                    match headers::bindings(&input_schema) {
+                    match param_headers::bindings(&input_schema) {
                         Ok(bindings) => bindings,
                         Err(why) => {
                             inventory.excluded.push((name, why));

@@ -1,5 +1,5 @@
-//! `x-mcp-header` annotations (2026-07-28 over HTTP): which tool arguments a client mirrors
-//! into `Mcp-Param-<Name>` headers, the rules that make an annotation valid, and the
+//! `x-mcp-header` parameter bindings (2026-07-28 over HTTP): which tool arguments a client
+//! mirrors into `Mcp-Param-<Name>` headers, the rules that make an annotation valid, and the
 //! header-value encoding with the protocol's Base64 sentinel.
 //!
 //! A tool whose annotations break a rule is excluded from the discovered inventory (the
@@ -56,7 +56,7 @@ impl Exclusion {
 
 /// The JSON type a binding mirrors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum ParamType {
     /// A string, sent as is (or Base64-encoded).
     String,
     /// An integer within ±(2^53 − 1), sent in decimal.
@@ -67,17 +67,17 @@ pub enum Kind {
 
 /// One argument mirrored into a header.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Binding {
+pub struct ParamBinding {
     /// Property names from the arguments' root to the value.
     pub path: Vec<String>,
     /// The header name after `Mcp-Param-`.
     pub header: String,
     /// The value's type.
-    pub kind: Kind,
+    pub kind: ParamType,
 }
 
 /// The bindings a tool's `inputSchema` declares, or why its annotations are invalid.
-pub fn bindings(input_schema: &Value) -> Result<Vec<Binding>, Exclusion> {
+pub fn bindings(input_schema: &Value) -> Result<Vec<ParamBinding>, Exclusion> {
     let mut found = Vec::new();
     walk(input_schema, &mut Vec::new(), true, 0, &mut found)?;
     for (i, b) in found.iter().enumerate() {
@@ -99,7 +99,7 @@ fn walk(
     path: &mut Vec<String>,
     reachable: bool,
     depth: usize,
-    found: &mut Vec<Binding>,
+    found: &mut Vec<ParamBinding>,
 ) -> Result<(), Exclusion> {
     if depth > MAX_DEPTH {
         return Err(Exclusion::TooDeep);
@@ -142,7 +142,7 @@ fn binding(
     kind: Option<&Value>,
     path: &[String],
     reachable: bool,
-) -> Result<Binding, Exclusion> {
+) -> Result<ParamBinding, Exclusion> {
     if !reachable || path.is_empty() {
         return Err(Exclusion::Unreachable);
     }
@@ -153,12 +153,12 @@ fn binding(
         return Err(Exclusion::NotAToken);
     }
     let kind = match kind.and_then(Value::as_str) {
-        Some("string") => Kind::String,
-        Some("integer") => Kind::Integer,
-        Some("boolean") => Kind::Boolean,
+        Some("string") => ParamType::String,
+        Some("integer") => ParamType::Integer,
+        Some("boolean") => ParamType::Boolean,
         _ => return Err(Exclusion::UnsupportedType),
     };
-    Ok(Binding {
+    Ok(ParamBinding {
         path: path.to_vec(),
         header: header.clone(),
         kind,
@@ -198,7 +198,7 @@ pub struct ArgumentMismatch;
 /// absent or `null` (the header is then omitted).
 pub fn header_value(
     arguments: &Value,
-    binding: &Binding,
+    binding: &ParamBinding,
 ) -> Result<Option<String>, ArgumentMismatch> {
     let mut value = arguments;
     for name in &binding.path {
@@ -209,9 +209,9 @@ pub fn header_value(
     }
     let text = match (binding.kind, value) {
         (_, Value::Null) => return Ok(None),
-        (Kind::String, Value::String(s)) => encode_value(s),
-        (Kind::Boolean, Value::Bool(b)) => b.to_string(),
-        (Kind::Integer, Value::Number(n)) => integer(n).ok_or(ArgumentMismatch)?,
+        (ParamType::String, Value::String(s)) => encode_value(s),
+        (ParamType::Boolean, Value::Bool(b)) => b.to_string(),
+        (ParamType::Integer, Value::Number(n)) => integer(n).ok_or(ArgumentMismatch)?,
         _ => return Err(ArgumentMismatch),
     };
     Ok(Some(text))
@@ -332,10 +332,10 @@ mod tests {
     /// Upstream §17 F36–F37 and the integer rendering.
     #[test]
     fn integer_values() {
-        let b = Binding {
+        let b = ParamBinding {
             path: vec!["n".into()],
             header: "N".into(),
-            kind: Kind::Integer,
+            kind: ParamType::Integer,
         };
         let at = |v: Value| header_value(&json!({ "n": v }), &b);
         assert_eq!(at(json!(9_007_199_254_740_992_u64)), Err(ArgumentMismatch));
