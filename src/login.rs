@@ -1,10 +1,10 @@
 //! `agenthealth login <config.yaml> <target>`: the one interactive command.
 //!
-//! It finds the top-level target by name, requires `mcp.oauth` with `grant:
-//! authorization_code` and every referenced variable set, then runs the OAuth client's login
-//! ([`crate::oauth::login`]): the browser URL on stdout, a loopback callback, the exchange,
-//! the token file. Each network step has the target's `timeout_ms`; the browser has five
-//! minutes; SIGINT/SIGTERM end the wait. No token is printed.
+//! It finds the top-level target by name, requires `mcp.oauth` with `grant: authorization_code`
+//! and every referenced variable set, then runs the OAuth client's login
+//! ([`crate::oauth::authorization_code`]): the browser URL on stdout, a loopback callback, the
+//! exchange, the token file. Each network step has the target's `timeout_ms`; the browser has
+//! five minutes; SIGINT/SIGTERM end the wait. No token is printed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -51,14 +51,14 @@ pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error>
     let endpoint = Endpoint::parse(&target.target.endpoint)
         .map_err(|_| Error::Login(LoginError::Failed(OAuthStep::Endpoint.as_word())))?;
     oauth::check_offline(settings, &endpoint).map_err(failed)?;
-    let login = oauth::login::Login {
+    let login = oauth::authorization_code::AuthorizationCode {
         settings,
         endpoint: &endpoint,
         secrets: &target.secrets,
         step_timeout: Duration::from_millis(target.target.timeout_ms),
-        wait: oauth::login::WAIT,
+        wait: oauth::authorization_code::WAIT,
         cancelled: &|| cancel.is_cancelled(),
     };
     let mut out = std::io::stdout().lock();
-    oauth::login::login(&login, &mut out).map_err(failed)
+    oauth::authorization_code::authorize(&login, &mut out).map_err(failed)
 }

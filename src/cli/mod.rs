@@ -4,7 +4,8 @@
 //! flag's `update` records and validates its value into `LowArgs` (as typed, no files, no
 //! environment), then dispatches on the verb to a `Command`. Reading the configuration and
 //! the environment happens after parsing, in `lib.rs`. Nothing here knows how results are
-//! rendered: `--format` is the contract's [`Format`], which the output layer renders. Only [`UsageError`] is public, as part of the crate's error type.
+//! rendered: `--format` is the contract's [`Format`], which the output layer renders. Only
+//! [`UsageError`] is public, as part of the crate's error type.
 
 mod args;
 mod defs;

@@ -1,9 +1,9 @@
 //! OAuth 2.1 for MCP over HTTP: the client that turns `mcp.oauth` into a bearer token.
 //!
-//! It sits on the network layer, the contract's words and the runtime, below the adapters: the MCP HTTP
-//! transport asks an [`Authorizer`] for its `Authorization` value, and the `login` command
-//! drives [`login::login`]. Nothing here prints (login writes only what it is handed a writer
-//! for) and nothing picks an exit code.
+//! It sits on the network layer, the contract's words and the runtime, below the adapters:
+//! the MCP HTTP transport asks an [`Authorizer`] for its `Authorization` value, and the
+//! `login` command drives [`authorization_code::authorize`]. Nothing here prints (login writes
+//! only what it is handed a writer for) and nothing picks an exit code.
 //!
 //! * [`url`]: which URLs credentials may travel to (https, or http on explicit loopback),
 //!   the canonical resource URI, the well-known locations, form encoding;
@@ -15,16 +15,17 @@
 //!   atomically, locked across read–refresh–write);
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
 //!   file, refresh, client credentials; never interactive;
-//! * [`login`]: authorization code with PKCE through a loopback callback.
+//! * [`authorization_code`]: the authorization code grant with PKCE through a loopback
+//!   callback, which `login` runs.
 //!
 //! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
 //! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
 //! never text from a server. All traffic runs under the caller's attempt deadline.
 
 pub(crate) mod acquire;
+pub(crate) mod authorization_code;
 pub(crate) mod challenge;
 pub(crate) mod discovery;
-pub(crate) mod login;
 pub(crate) mod random;
 pub(crate) mod store;
 pub(crate) mod token;

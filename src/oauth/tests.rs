@@ -916,7 +916,7 @@ fn unattended_login(
     let endpoint = fake.endpoint();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let secrets = SecretLog::new();
-    let login = super::login::Login {
+    let login = super::authorization_code::AuthorizationCode {
         settings: &s,
         endpoint: &endpoint,
         secrets: &secrets,
@@ -926,7 +926,7 @@ fn unattended_login(
     };
     let mut out = LineSink(tx, Vec::new());
     let started = Instant::now();
-    let result = super::login::login(&login, &mut out)
+    let result = super::authorization_code::authorize(&login, &mut out)
         .map(drop)
         .map_err(|e| format!("{e:?}"));
     let took = started.elapsed();
@@ -934,10 +934,10 @@ fn unattended_login(
 }
 
 /// Nobody comes back to the callback: the login ends when its wait does, having saved
-/// nothing. (The wait itself is five minutes: [`super::login::WAIT`].)
+/// nothing. (The wait itself is five minutes: [`super::authorization_code::WAIT`].)
 #[test]
 fn a_login_nobody_completes_ends_with_its_wait() {
-    assert_eq!(super::login::WAIT, Duration::from_secs(300));
+    assert_eq!(super::authorization_code::WAIT, Duration::from_secs(300));
     let fake = Fake::start(good);
     let wait = Duration::from_millis(300);
     let (result, took, printed) = unattended_login(&fake, wait, &|| false);
@@ -974,7 +974,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::spawn(move || {
         let secrets = SecretLog::new();
-        let login = super::login::Login {
+        let login = super::authorization_code::AuthorizationCode {
             settings: &s,
             endpoint: &endpoint,
             secrets: &secrets,
@@ -983,7 +983,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
             cancelled: &|| false,
         };
         let mut out = LineSink(tx, Vec::new());
-        super::login::login(&login, &mut out)
+        super::authorization_code::authorize(&login, &mut out)
     });
     assert_eq!(
         rx.recv_timeout(LONG).ok().as_deref(),
@@ -1065,7 +1065,7 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::spawn(move || {
         let secrets = SecretLog::new();
-        let login = super::login::Login {
+        let login = super::authorization_code::AuthorizationCode {
             settings: &s,
             endpoint: &endpoint,
             secrets: &secrets,
@@ -1073,7 +1073,7 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
             wait: Duration::from_secs(20),
             cancelled: &|| false,
         };
-        super::login::login(&login, &mut LineSink(tx, Vec::new()))
+        super::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
     });
     let _ = rx.recv_timeout(LONG);
     let url = rx.recv_timeout(LONG).unwrap_or_default();

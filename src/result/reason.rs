@@ -2,10 +2,10 @@
 //!
 //! Every failed observation carries one [`Reason`]: a family (the engine, the configuration,
 //! the network, the HTTP adapter, MCP, the MCP stdio process) and, within it, what happened.
-//! The contract's diagnostic [`DiagnosticCode`] and the canonical message are functions of the reason,
-//! so they cannot disagree with it; `doctor` maps reason → advice per family and never reads
-//! a message. Evidence still carries the numbers and names that explain a failure (an HTTP
-//! status, a variable's name); the reason says which failure it is.
+//! The contract's diagnostic [`DiagnosticCode`] and the canonical message are functions of the
+//! reason, so they cannot disagree with it; `doctor` maps reason → advice per family and never
+//! reads a message. Evidence still carries the numbers and names that explain a failure (an
+//! HTTP status, a variable's name); the reason says which failure it is.
 
 use super::diagnostic::DiagnosticCode;
 use crate::contract::{Bound, LocalResource};

@@ -6,13 +6,13 @@
 //! (2025-03-26, 2025-06-18, 2025-11-25) negotiates a revision with `initialize`.
 //!
 //! One value, an [`Era`], says which rules frame a message. It is decided here —
-//! [`handshake_plan`] turns the configured pin into the first step, [`after_discover`] decides whether a failed
-//! discovery means "this is a legacy server, negotiate with `initialize`" or "this is a
-//! modern server that said no" — and carried unchanged from the session to the transport,
-//! which derives every header from it ([`Era::revision`]: the `MCP-Protocol-Version`). The
-//! decision is transport-agnostic; the one difference between HTTP and stdio is the
-//! transport's rule ([`after_discover`]: HTTP statuses tell a rejection apart; over stdio any
-//! unrecognised JSON-RPC error is a legacy server's answer).
+//! [`handshake_plan`] turns the configured pin into the first step, [`after_discover`] decides
+//! whether a failed discovery means "this is a legacy server, negotiate with `initialize`" or
+//! "this is a modern server that said no" — and carried unchanged from the session to the
+//! transport, which derives every header from it ([`Era::revision`]: the
+//! `MCP-Protocol-Version`). The decision is transport-agnostic; the one difference between HTTP
+//! and stdio is the transport's rule ([`after_discover`]: HTTP statuses tell a rejection apart;
+//! over stdio any unrecognised JSON-RPC error is a legacy server's answer).
 
 use crate::config::McpTransport;
 use crate::contract::Revision;

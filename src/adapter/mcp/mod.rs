@@ -2,8 +2,8 @@
 //!
 //! The flow of one target run, in order:
 //!
-//! 1. **configuration** — the pin must name a supported revision ([`era::handshake_plan`]) and the
-//!    endpoint must be an `http(s)` URL, or for `transport: stdio` a `stdio://name` whose
+//! 1. **configuration** — the pin must name a supported revision ([`era::handshake_plan`])
+//!    and the endpoint must be an `http(s)` URL, or for `transport: stdio` a `stdio://name` whose
 //!    command resolves to an executable ([`transport::stdio::prepare`]); all checked before
 //!    any traffic or process.
 //! 2. **reachability** — the transport's probe (HTTP: `HEAD`; any status is connectivity

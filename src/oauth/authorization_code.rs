@@ -1,4 +1,5 @@
-//! `agenthealth login`: the authorization code grant with PKCE, through a loopback callback.
+//! The authorization code grant with PKCE, through a loopback callback: what `agenthealth
+//! login` runs (`src/login.rs` is the command around it).
 //!
 //! 1. Discovery as for a check; the authorization endpoint must be secure and the server
 //!    must list PKCE `S256`.
@@ -48,7 +49,7 @@ const MAX_HEAD: usize = 8 * 1024;
 const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// What the login needs beyond its settings.
-pub(crate) struct Login<'a> {
+pub(crate) struct AuthorizationCode<'a> {
     /// The target's settings.
     pub settings: &'a Settings,
     /// The MCP endpoint.
@@ -64,7 +65,10 @@ pub(crate) struct Login<'a> {
 }
 
 /// Runs the login; `out` receives the two lines that show the URL, then the success line.
-pub(crate) fn login(login: &Login<'_>, out: &mut dyn Write) -> Result<(), OAuthError> {
+pub(crate) fn authorize(
+    login: &AuthorizationCode<'_>,
+    out: &mut dyn Write,
+) -> Result<(), OAuthError> {
     let settings = login.settings;
     let token_file = settings
         .token_file
@@ -170,7 +174,7 @@ enum Callback {
 fn wait_for_code(
     listener: &TcpListener,
     expect: &Expected<'_>,
-    login: &Login<'_>,
+    login: &AuthorizationCode<'_>,
 ) -> Result<String, OAuthError> {
     let deadline = Instant::now() + login.wait;
     listener
