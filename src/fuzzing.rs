@@ -66,9 +66,9 @@ fn run_sse(chunks: &[&[u8]], budget: usize) -> (Vec<sse::Event>, Option<sse::Sse
 /// RFC 9112/9110: a token method, an origin path, token header names, and trimmed values with
 /// no control character but HTAB (a bare CR, LF or NUL in a value is refused, not passed on).
 pub fn http_head(data: &[u8], cuts: &[usize]) {
-    use crate::serve::http::{self, Arrival, HeadBuf};
+    use crate::serve::http_server::{self, Arrival, HeadBuf};
     let pieces = pieces(data, cuts);
-    for limit in [http::LIMITS.head_bytes, 64] {
+    for limit in [http_server::LIMITS.head_bytes, 64] {
         let whole = head_arrival(&[data], limit);
         assert_eq!(
             head_arrival(&pieces, limit),
@@ -84,7 +84,7 @@ pub fn http_head(data: &[u8], cuts: &[usize]) {
             head.ends_with(b"\n\n") || head.ends_with(b"\n\r\n"),
             "{head:?}"
         );
-        let Ok(request) = http::parse_head(head) else {
+        let Ok(request) = http_server::parse_head(head) else {
             continue;
         };
         // RFC 9110's tchar, written out again rather than borrowed from the parser.
@@ -110,7 +110,7 @@ pub fn http_head(data: &[u8], cuts: &[usize]) {
 /// A head's outcome after `pieces` arrive in order, owned (it stops at the first that is not
 /// `More`, as a connection does).
 fn head_arrival(pieces: &[&[u8]], limit: usize) -> Result<Option<Vec<u8>>, ()> {
-    use crate::serve::http::{Arrival, HeadBuf};
+    use crate::serve::http_server::{Arrival, HeadBuf};
     let mut buf = HeadBuf::default();
     for piece in pieces {
         match buf.push(piece, limit) {

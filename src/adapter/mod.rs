@@ -6,7 +6,7 @@
 //! watchdog's abort hooks.
 
 pub mod credential;
-pub mod http;
+pub mod http_probe;
 pub mod mcp;
 
 use std::sync::Arc;
@@ -49,7 +49,7 @@ pub trait TargetRun: Send {
 /// The adapter for a target type, if there is one.
 pub fn for_type(kind: TargetType) -> Option<&'static dyn Adapter> {
     if kind.is_http_family() {
-        Some(&http::HttpAdapter)
+        Some(&http_probe::HttpAdapter)
     } else if kind == TargetType::Mcp {
         Some(&mcp::McpAdapter)
     } else {

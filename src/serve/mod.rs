@@ -2,7 +2,7 @@
 //! probes and scrapers, from a loop that runs the checks on its own schedule.
 //!
 //! Three threads besides the engine's workers: the caller's, which serves HTTP
-//! ([`http`], one `poll` loop with bounded connections, head size and timeouts); the refresh
+//! ([`http_server`], one `poll` loop with bounded connections, head size and timeouts); the refresh
 //! loop ([`refresh`]), which runs the engine at start and then [`INTERVAL`] after each run
 //! completes; and the signal thread the caller installed, whose cancellation stops both:
 //! the server at once, the loop as soon as its run has cancelled its checks. Requests read
@@ -12,7 +12,7 @@
 //! other; only `lib.rs` calls it.
 
 pub mod ahp;
-pub mod http;
+pub mod http_server;
 pub mod refresh;
 pub mod snapshot;
 
@@ -128,9 +128,9 @@ pub fn run(
     }
     announce(bound);
     let token = options.token.as_ref();
-    let served = http::serve(
+    let served = http_server::serve(
         &listener,
-        &http::LIMITS,
+        &http_server::LIMITS,
         &wake,
         &|request| ahp::respond(request, &board.view(), token, Instant::now()),
         &ahp::refuse,

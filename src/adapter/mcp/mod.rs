@@ -64,7 +64,7 @@ use failure::McpError;
 use inventory::{Advertised, Inventory};
 use session::Session;
 use transport::Transport;
-use transport::http::HttpTransport;
+use transport::streamable_http::HttpTransport;
 
 use crate::result::Key;
 use std::sync::Arc;

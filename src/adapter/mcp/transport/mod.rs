@@ -15,6 +15,8 @@
 //!
 //! It returns only the `result` of our request, or a [`TransportError`] the protocol logic
 //! classifies. Protocol logic never sees bytes, headers or statuses except through these.
+//! There are two: [`streamable_http::HttpTransport`] (Streamable HTTP) and
+//! [`stdio::StdioTransport`] (a child process).
 //!
 //! # The stdio transport
 //!
@@ -43,8 +45,8 @@
 //!   process); [`Transport::close`] closes stdin, allows a short grace within the budget,
 //!   then terminates the group.
 
-pub mod http;
 pub mod stdio;
+pub mod streamable_http;
 
 use std::time::Duration;
 
@@ -243,7 +245,7 @@ pub trait Transport: Send {
     /// Sends independent requests at once and returns what [`Transport::request`] would have
     /// returned for each, in the same order. HTTP gives each its own connection of the run
     /// beside the first where that is faster than one after another (a round trip costs more
-    /// than a lane: see `http::lanes_pay`); stdio writes them all and matches the responses by
+    /// than a lane: see `streamable_http::lanes_pay`); stdio writes them all and matches the responses by
     /// id. This default sends them one after another.
     fn request_all(
         &mut self,

@@ -53,7 +53,7 @@ pub const LIMITS: Limits = Limits {
 
 /// A parsed request head: the parts the handler reads.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Request<'a> {
+pub struct RequestHead<'a> {
     /// The method, as sent (case-sensitive, as HTTP methods are).
     pub method: &'a str,
     /// The path, without query or fragment.
@@ -61,7 +61,7 @@ pub struct Request<'a> {
     headers: Vec<(&'a str, &'a str)>,
 }
 
-impl<'a> Request<'a> {
+impl<'a> RequestHead<'a> {
     /// Every header line's name and trimmed value, in the order sent.
     pub fn headers(&self) -> &[(&'a str, &'a str)] {
         &self.headers
@@ -76,9 +76,10 @@ impl<'a> Request<'a> {
     }
 }
 
-/// A response: status, headers, body. `Content-Length` and `Connection: close` are added.
+/// The reply to one request: status, headers, body. `Content-Length` and `Connection: close`
+/// are added.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Response {
+pub struct Reply {
     /// The status code.
     pub status: u16,
     /// Header lines, in order.
@@ -87,7 +88,7 @@ pub struct Response {
     pub body: Arc<str>,
 }
 
-impl Response {
+impl Reply {
     /// The status line, headers and blank line.
     fn head(&self) -> Vec<u8> {
         let mut out = format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status));
@@ -131,8 +132,8 @@ pub fn serve(
     listener: &TcpListener,
     limits: &Limits,
     wake: &UnixStream,
-    handle: &dyn Fn(&Request) -> Response,
-    refuse: &dyn Fn(HeadError) -> Response,
+    handle: &dyn Fn(&RequestHead) -> Reply,
+    refuse: &dyn Fn(HeadError) -> Reply,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     wake.set_nonblocking(true)?;
@@ -212,8 +213,8 @@ fn accept(
     listener: &TcpListener,
     limits: &Limits,
     conns: &mut Vec<Conn>,
-    handle: &dyn Fn(&Request) -> Response,
-    refuse: &dyn Fn(HeadError) -> Response,
+    handle: &dyn Fn(&RequestHead) -> Reply,
+    refuse: &dyn Fn(HeadError) -> Reply,
 ) -> bool {
     loop {
         let stream = match listener.accept() {
@@ -288,8 +289,8 @@ impl Conn {
     fn advance(
         &mut self,
         limits: &Limits,
-        handle: &dyn Fn(&Request) -> Response,
-        refuse: &dyn Fn(HeadError) -> Response,
+        handle: &dyn Fn(&RequestHead) -> Reply,
+        refuse: &dyn Fn(HeadError) -> Reply,
     ) -> bool {
         loop {
             match &mut self.phase {
@@ -404,7 +405,7 @@ fn head_end(buf: &[u8], from: usize) -> Option<usize> {
 /// lenient reading would pass on what a client must not send: a control character anywhere
 /// but an HTAB in a header value (a bare CR, a NUL) makes the head malformed (RFC 9112 §2.2,
 /// RFC 9110 §5.5), as does a version other than `HTTP/1.<digit>`.
-pub fn parse_head(head: &[u8]) -> Result<Request<'_>, HeadError> {
+pub fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
     let text = std::str::from_utf8(head).map_err(|_| HeadError::Malformed)?;
     let mut lines = text
         .split('\n')
@@ -438,7 +439,7 @@ pub fn parse_head(head: &[u8]) -> Result<Request<'_>, HeadError> {
         }
         headers.push((name, value.trim_matches([' ', '\t'])));
     }
-    Ok(Request {
+    Ok(RequestHead {
         method,
         path,
         headers,
@@ -564,7 +565,7 @@ mod tests {
 
     #[test]
     fn responses_carry_length_and_close() {
-        let r = Response {
+        let r = Reply {
             status: 405,
             headers: vec![("Allow", "GET".into())],
             body: Arc::from("{}\n"),
