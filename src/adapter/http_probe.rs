@@ -59,22 +59,22 @@ impl Adapter for HttpAdapter {
         Box::new(HttpRun {
             ctx,
             client: Client::new(Reuse::Fresh),
-            probe: None,
+            setup: None,
             passive: None,
         })
     }
 }
 
-/// One target's run: the validated probe, the client and the passive response.
+/// One target's run: the validated setup, the client and the passive response.
 struct HttpRun {
     ctx: Arc<TargetPlan>,
     client: Client,
-    probe: Option<Result<Probe, Observation>>,
+    setup: Option<Result<Setup, Observation>>,
     passive: Option<Passive>,
 }
 
 /// What the configuration check established.
-struct Probe {
+struct Setup {
     endpoint: Endpoint,
     authorization: Option<String>,
     passive_method: Method,
@@ -89,19 +89,19 @@ struct Passive {
 
 impl TargetRun for HttpRun {
     fn configure(&mut self) -> Observation {
-        self.ensure_probe();
-        match &self.probe {
+        self.ensure_setup();
+        match &self.setup {
             None => Observation::new(Status::Unknown),
             Some(Err(obs)) => obs.clone(),
-            Some(Ok(probe)) => {
+            Some(Ok(setup)) => {
                 let mut obs = Observation::healthy()
-                    .with(Key::Method, Fact::Word(probe.passive_method.as_str()));
-                if probe.endpoint.is_https() {
+                    .with(Key::Method, Fact::Word(setup.passive_method.as_str()));
+                if setup.endpoint.is_https() {
                     if let Ok(store) = net::trust::process_store() {
                         store.write_evidence(&mut obs.evidence);
                     }
                 }
-                if let Ok(Some(variable)) = self.client.proxy_variable(&probe.endpoint) {
+                if let Ok(Some(variable)) = self.client.proxy_variable(&setup.endpoint) {
                     obs.evidence.set(Key::Proxy, Fact::Word(variable));
                 }
                 obs
@@ -110,22 +110,22 @@ impl TargetRun for HttpRun {
     }
 
     fn check(&mut self, dim: Dimension, attempt: &Attempt) -> Observation {
-        self.ensure_probe();
+        self.ensure_setup();
         let HttpRun {
             client,
-            probe,
+            setup,
             passive,
             ..
         } = self;
-        let probe = match probe {
-            Some(Ok(probe)) => probe,
+        let setup = match setup {
+            Some(Ok(setup)) => setup,
             Some(Err(obs)) => return obs.clone(),
             None => return Observation::new(Status::Unknown),
         };
         match dim {
-            Dimension::Reachability => reachability(client, probe, passive, attempt),
+            Dimension::Reachability => reachability(client, setup, passive, attempt),
             Dimension::Authentication | Dimension::Protocol => {
-                let obs = match passive_response(client, probe, passive, attempt) {
+                let obs = match passive_response(client, setup, passive, attempt) {
                     Ok(obs) => obs,
                     Err(obs) => return obs,
                 };
@@ -135,14 +135,14 @@ impl TargetRun for HttpRun {
                 let verdict = if dim == Dimension::Authentication {
                     accepts_credentials(p.status)
                 } else {
-                    judge(p.status, &p.headers, &probe.options)
+                    judge(p.status, &p.headers, &setup.options)
                 };
                 match verdict {
                     Ok(()) => obs,
-                    Err(failed) => merge(obs, head_facts(failed, probe, p.status, &p.headers)),
+                    Err(failed) => merge(obs, head_facts(failed, setup, p.status, &p.headers)),
                 }
             }
-            Dimension::Functional => functional(client, probe, attempt),
+            Dimension::Functional => functional(client, setup, attempt),
             _ => Observation::failed(
                 Status::Misconfigured,
                 Reason::Engine(Note::DimensionUnsupported),
@@ -158,15 +158,15 @@ impl TargetRun for HttpRun {
 
 impl HttpRun {
     /// Validates the target once per run (offline).
-    fn ensure_probe(&mut self) {
-        if self.probe.is_none() {
-            self.probe = Some(validate(&self.ctx, &self.client));
+    fn ensure_setup(&mut self) {
+        if self.setup.is_none() {
+            self.setup = Some(validate(&self.ctx, &self.client));
         }
     }
 }
 
 /// The configuration rules. No network.
-fn validate(ctx: &TargetPlan, client: &Client) -> Result<Probe, Observation> {
+fn validate(ctx: &TargetPlan, client: &Client) -> Result<Setup, Observation> {
     let target = &ctx.target;
     let authorization = credential::static_header(&ctx.credential);
     let endpoint = net::preflight(&target.endpoint, authorization.as_deref(), client)?;
@@ -180,7 +180,7 @@ fn validate(ctx: &TargetPlan, client: &Client) -> Result<Probe, Observation> {
         None if matches!(target.kind, TargetType::Gateway | TargetType::Router) => Method::Get,
         None => Method::Head,
     };
-    Ok(Probe {
+    Ok(Setup {
         endpoint,
         authorization,
         passive_method,
@@ -189,15 +189,15 @@ fn validate(ctx: &TargetPlan, client: &Client) -> Result<Probe, Observation> {
 }
 
 /// Control bytes (below 0x20, except TAB) and DEL cannot travel in a header value.
-/// One exchange with the probe's endpoint and credential.
+/// One exchange with the setup's endpoint and credential.
 fn exchange(
     client: &mut Client,
-    probe: &Probe,
+    setup: &Setup,
     method: Method,
     attempt: &Attempt,
 ) -> Result<net::Response, net::NetError> {
-    let mut req = Request::new(method, &probe.endpoint);
-    if let Some(auth) = probe.authorization.as_deref() {
+    let mut req = Request::new(method, &setup.endpoint);
+    if let Some(auth) = setup.authorization.as_deref() {
         req = req.header("Authorization", auth);
     }
     client.send(attempt, &req)
@@ -205,10 +205,10 @@ fn exchange(
 
 /// A failure's observation, with the method that failed and the configured host and port it
 /// was sent to.
-fn failed(f: &net::NetError, probe: &Probe, method: Method) -> Observation {
+fn failed(f: &net::NetError, setup: &Setup, method: Method) -> Observation {
     f.observation()
         .with(Key::Method, Fact::Word(method.as_str()))
-        .with(Key::Address, Fact::Config(probe.endpoint.address()))
+        .with(Key::Address, Fact::Config(setup.endpoint.address()))
 }
 
 /// An observation of a received response: HEALTHY, its stages and status.
@@ -223,15 +223,15 @@ fn responded(resp: &net::Response, method: Method) -> Observation {
 
 fn reachability(
     client: &mut Client,
-    probe: &Probe,
+    setup: &Setup,
     passive: &mut Option<Passive>,
     attempt: &Attempt,
 ) -> Observation {
     *passive = None;
-    match exchange(client, probe, probe.passive_method, attempt) {
-        Err(f) => failed(&f, probe, probe.passive_method),
+    match exchange(client, setup, setup.passive_method, attempt) {
+        Err(f) => failed(&f, setup, setup.passive_method),
         Ok(resp) => {
-            let mut obs = responded(&resp, probe.passive_method);
+            let mut obs = responded(&resp, setup.passive_method);
             obs.latency = resp.timings().latency;
             *passive = Some(Passive {
                 status: resp.status(),
@@ -247,7 +247,7 @@ fn reachability(
 /// HEALTHY observation saying where the response came from, or the failure.
 fn passive_response(
     client: &mut Client,
-    probe: &Probe,
+    setup: &Setup,
     passive: &mut Option<Passive>,
     attempt: &Attempt,
 ) -> Result<Observation, Observation> {
@@ -255,18 +255,18 @@ fn passive_response(
         attempt.mark_response();
         return Ok(Observation::healthy()
             .responded()
-            .with(Key::Method, Fact::Word(probe.passive_method.as_str()))
+            .with(Key::Method, Fact::Word(setup.passive_method.as_str()))
             .with(Key::HttpStatus, Fact::Int(i64::from(p.status)))
             .with(Key::ResponseReused, Fact::Bool(true)));
     }
-    match exchange(client, probe, probe.passive_method, attempt) {
-        Err(f) => Err(failed(&f, probe, probe.passive_method)),
+    match exchange(client, setup, setup.passive_method, attempt) {
+        Err(f) => Err(failed(&f, setup, setup.passive_method)),
         Ok(resp) => {
             *passive = Some(Passive {
                 status: resp.status(),
                 headers: resp.headers().clone(),
             });
-            Ok(responded(&resp, probe.passive_method))
+            Ok(responded(&resp, setup.passive_method))
         }
     }
 }
@@ -320,11 +320,11 @@ fn judge(status: u16, headers: &HeaderMap, options: &HttpOptions) -> Result<(), 
 /// (against the configured endpoint), whether a 401/403 challenged for credentials.
 fn head_facts(
     mut failed: Observation,
-    probe: &Probe,
+    setup: &Setup,
     status: u16,
     headers: &HeaderMap,
 ) -> Observation {
-    net::HeadFacts::of(&probe.endpoint, status, headers).write(&mut failed.evidence);
+    net::HeadFacts::of(&setup.endpoint, status, headers).write(&mut failed.evidence);
     failed
 }
 
@@ -336,19 +336,19 @@ fn merge(mut base: Observation, failed: Observation) -> Observation {
     base
 }
 
-fn functional(client: &mut Client, probe: &Probe, attempt: &Attempt) -> Observation {
-    let resp = match exchange(client, probe, Method::Get, attempt) {
-        Err(f) => return failed(&f, probe, Method::Get),
+fn functional(client: &mut Client, setup: &Setup, attempt: &Attempt) -> Observation {
+    let resp = match exchange(client, setup, Method::Get, attempt) {
+        Err(f) => return failed(&f, setup, Method::Get),
         Ok(resp) => resp,
     };
     let obs = responded(&resp, Method::Get);
-    if let Err(verdict) = judge(resp.status(), resp.headers(), &probe.options) {
+    if let Err(verdict) = judge(resp.status(), resp.headers(), &setup.options) {
         return merge(
             obs,
-            head_facts(verdict, probe, resp.status(), resp.headers()),
+            head_facts(verdict, setup, resp.status(), resp.headers()),
         );
     }
-    let Some(needle) = probe
+    let Some(needle) = setup
         .options
         .body_contains
         .as_deref()
@@ -356,7 +356,7 @@ fn functional(client: &mut Client, probe: &Probe, attempt: &Attempt) -> Observat
     else {
         return obs;
     };
-    let limit = probe.options.max_body_bytes;
+    let limit = setup.options.max_body_bytes;
     let limit_fact = Fact::Int(i64::try_from(limit).unwrap_or(i64::MAX));
     match resp.read_body(limit) {
         Err(f) => merge(obs, f.observation()),

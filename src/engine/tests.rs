@@ -20,9 +20,9 @@ use crate::runtime::Attempt;
 use crate::runtime::Cancel;
 use crate::runtime::sync::lock;
 
-struct Scripted;
+struct ScriptedAdapter;
 
-static SCRIPTED: Scripted = Scripted;
+static SCRIPTED: ScriptedAdapter = ScriptedAdapter;
 
 fn calls() -> &'static Mutex<HashMap<String, Vec<Dimension>>> {
     static CALLS: OnceLock<Mutex<HashMap<String, Vec<Dimension>>>> = OnceLock::new();
@@ -39,7 +39,7 @@ fn lookup(kind: TargetType) -> Option<&'static dyn Adapter> {
     }
 }
 
-impl Adapter for Scripted {
+impl Adapter for ScriptedAdapter {
     fn dimensions(&self) -> &'static [Dimension] {
         &[
             Dimension::Reachability,

@@ -39,7 +39,7 @@ pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
 pub(crate) const CHANNEL_CHUNKS: usize = 4;
 
 /// What the helper thread sends.
-enum Event {
+enum Message {
     Data(Vec<u8>),
     Eof,
     Error(io::Error),
@@ -64,18 +64,18 @@ pub(crate) enum Stop {
 
 /// The stdout side: the channel from the reader thread and the line buffer.
 pub(crate) struct Lines {
-    events: Receiver<Event>,
-    wake: SyncSender<Event>,
+    events: Receiver<Message>,
+    wake: SyncSender<Message>,
     framer: Framer,
     /// Stdout reached its end (or failed).
     eof: bool,
 }
 
 /// The sending half of the stdout channel, until the reader thread takes it.
-pub(crate) struct Feed(SyncSender<Event>);
+pub(crate) struct Feed(SyncSender<Message>);
 
 /// Wakes a [`Lines::recv`] that waits on the channel, so it sees an abort at once.
-pub(crate) struct Waker(SyncSender<Event>);
+pub(crate) struct Waker(SyncSender<Message>);
 
 /// A new stdout channel: the receiving [`Lines`] and the [`Feed`] that
 /// [`Feed::start`] hands to the reader thread.
@@ -103,7 +103,7 @@ impl Feed {
 impl Waker {
     /// Best effort: a full channel already wakes the reader, and a gone one has none.
     pub(crate) fn wake(&self) {
-        match self.0.try_send(Event::Wake) {
+        match self.0.try_send(Message::Wake) {
             Ok(()) | Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {}
         }
     }
@@ -147,16 +147,16 @@ impl Lines {
                 return Err(Stop::Timeout);
             }
             match self.events.recv_timeout(left) {
-                Ok(Event::Data(bytes)) => {
+                Ok(Message::Data(bytes)) => {
                     attempt.mark_response();
                     self.framer.append(&bytes);
                 }
-                Ok(Event::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
-                Ok(Event::Error(e)) => {
+                Ok(Message::Eof) | Err(RecvTimeoutError::Disconnected) => self.eof = true,
+                Ok(Message::Error(e)) => {
                     self.eof = true;
                     return Err(Stop::Io(e));
                 }
-                Ok(Event::Wake) => {}
+                Ok(Message::Wake) => {}
                 Err(RecvTimeoutError::Timeout) => return Err(Stop::Timeout),
             }
         }
@@ -270,12 +270,12 @@ const RETRY_SEND: Duration = Duration::from_millis(10);
 /// While the channel is full (nobody is waiting for a line), stdout is left in its pipe —
 /// the back-pressure that bounds our memory — but stderr keeps being drained, so a child
 /// that logs never blocks on it. Ends when both streams have ended.
-fn pump(mut stdout: ChildStdout, mut stderr: ChildStderr, tx: SyncSender<Event>) {
+fn pump(mut stdout: ChildStdout, mut stderr: ChildStderr, tx: SyncSender<Message>) {
     let mut chunk = vec![0u8; CHUNK_BYTES];
     let mut discard = [0u8; 8 * 1024];
     let (mut out_open, mut err_open) = (true, true);
     // A stdout event waiting for room in the channel.
-    let mut pending: Option<Event> = None;
+    let mut pending: Option<Message> = None;
     loop {
         if let Some(event) = pending.take() {
             match tx.try_send(event) {
@@ -321,13 +321,13 @@ fn pump(mut stdout: ChildStdout, mut stderr: ChildStderr, tx: SyncSender<Event>)
         if out_ready {
             match stdout.read(&mut chunk) {
                 Ok(0) => {
-                    pending = Some(Event::Eof);
+                    pending = Some(Message::Eof);
                     out_open = false;
                 }
-                Ok(n) => pending = Some(Event::Data(chunk[..n].to_vec())),
+                Ok(n) => pending = Some(Message::Data(chunk[..n].to_vec())),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    pending = Some(Event::Error(e));
+                    pending = Some(Message::Error(e));
                     out_open = false;
                 }
             }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::runtime::sync::lock;
 
-type Waker = Box<dyn Fn() + Send>;
+type WakeFn = Box<dyn Fn() + Send>;
 
 /// A cancellation token shared by the whole run. Cloning shares it.
 #[derive(Clone, Default)]
@@ -18,7 +18,7 @@ pub struct Cancel {
 struct Inner {
     cancelled: AtomicBool,
     next: AtomicU64,
-    wakers: Mutex<Vec<(u64, Waker)>>,
+    wakers: Mutex<Vec<(u64, WakeFn)>>,
     sleep: (Mutex<()>, Condvar),
 }
 

@@ -70,15 +70,15 @@ pub mod refusal {
     /// Until the guard drops, this thread's spawns after the next `allowed` fail with
     /// `EAGAIN`, as `pthread_create` does on a host out of threads. Only this thread's:
     /// threads it starts, and other tests, spawn as usual.
-    pub fn after(allowed: usize) -> Guard {
+    pub fn after(allowed: usize) -> RefusalGuard {
         LEFT.with(|left| left.set(Some(allowed)));
-        Guard(())
+        RefusalGuard(())
     }
 
     /// Lifts the refusal when dropped.
-    pub struct Guard(());
+    pub struct RefusalGuard(());
 
-    impl Drop for Guard {
+    impl Drop for RefusalGuard {
         fn drop(&mut self) {
             LEFT.with(|left| left.set(None));
         }

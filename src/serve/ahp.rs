@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use ring::digest::{Context, SHA256, digest};
 
-use super::http_server::{HeadError, Reply, RequestHead};
+use super::http_server::{Answer, HeadError, RequestHead};
 use super::snapshot::View;
 use crate::contract::{Secret, Status};
 use crate::output::metrics::Dialect;
@@ -56,7 +56,7 @@ pub fn valid_token(token: &str) -> bool {
 }
 
 /// The answer to `request` from what the refresh loop published (`view`) at `now`.
-pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: Instant) -> Reply {
+pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: Instant) -> Answer {
     let path = request.path;
     if !PATHS.contains(&path) {
         return error(404, "not_found");
@@ -87,7 +87,7 @@ pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: 
             };
             json(code(status), &envelope(status, None))
         }
-        "/metrics" => Reply {
+        "/metrics" => Answer {
             status: 200,
             headers: common(Dialect::Prometheus.content_type()),
             body: view.metrics.clone(),
@@ -95,7 +95,7 @@ pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: 
         _ => {
             let fresh = view.fresh(now);
             match (detailed, fresh) {
-                (true, Some(s)) => Reply {
+                (true, Some(s)) => Answer {
                     status: code(s.status),
                     headers: common(JSON),
                     body: s.detailed.clone(),
@@ -112,7 +112,7 @@ pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: 
 }
 
 /// The answer to a head the server could not parse.
-pub fn refuse(e: HeadError) -> Reply {
+pub fn refuse(e: HeadError) -> Answer {
     match e {
         HeadError::Malformed => error(400, "bad_request"),
         HeadError::TooLarge => error(431, "request_too_large"),
@@ -159,15 +159,15 @@ fn common(content_type: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn json(status: u16, body: &str) -> Reply {
-    Reply {
+fn json(status: u16, body: &str) -> Answer {
+    Answer {
         status,
         headers: common(JSON),
         body: Arc::from(body),
     }
 }
 
-fn error(status: u16, name: &str) -> Reply {
+fn error(status: u16, name: &str) -> Answer {
     json(
         status,
         &format!("{{\"ahp_version\":\"{VERSION}\",\"error\":\"{name}\"}}\n"),

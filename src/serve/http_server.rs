@@ -79,7 +79,7 @@ impl<'a> RequestHead<'a> {
 /// The reply to one request: status, headers, body. `Content-Length` and `Connection: close`
 /// are added.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reply {
+pub struct Answer {
     /// The status code.
     pub status: u16,
     /// Header lines, in order.
@@ -88,7 +88,7 @@ pub struct Reply {
     pub body: Arc<str>,
 }
 
-impl Reply {
+impl Answer {
     /// The status line, headers and blank line.
     fn head(&self) -> Vec<u8> {
         let mut out = format!("HTTP/1.1 {} {}\r\n", self.status, reason(self.status));
@@ -132,8 +132,8 @@ pub fn serve(
     listener: &TcpListener,
     limits: &Limits,
     wake: &UnixStream,
-    handle: &dyn Fn(&RequestHead) -> Reply,
-    refuse: &dyn Fn(HeadError) -> Reply,
+    handle: &dyn Fn(&RequestHead) -> Answer,
+    refuse: &dyn Fn(HeadError) -> Answer,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     wake.set_nonblocking(true)?;
@@ -213,8 +213,8 @@ fn accept(
     listener: &TcpListener,
     limits: &Limits,
     conns: &mut Vec<Conn>,
-    handle: &dyn Fn(&RequestHead) -> Reply,
-    refuse: &dyn Fn(HeadError) -> Reply,
+    handle: &dyn Fn(&RequestHead) -> Answer,
+    refuse: &dyn Fn(HeadError) -> Answer,
 ) -> bool {
     loop {
         let stream = match listener.accept() {
@@ -289,8 +289,8 @@ impl Conn {
     fn advance(
         &mut self,
         limits: &Limits,
-        handle: &dyn Fn(&RequestHead) -> Reply,
-        refuse: &dyn Fn(HeadError) -> Reply,
+        handle: &dyn Fn(&RequestHead) -> Answer,
+        refuse: &dyn Fn(HeadError) -> Answer,
     ) -> bool {
         loop {
             match &mut self.phase {
@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn responses_carry_length_and_close() {
-        let r = Reply {
+        let r = Answer {
             status: 405,
             headers: vec![("Allow", "GET".into())],
             body: Arc::from("{}\n"),

@@ -116,21 +116,25 @@ mod tests {
     use std::cell::RefCell;
 
     #[derive(Debug, PartialEq)]
-    enum Tick {
+    enum Scheduled {
         Run,
         Pause(Duration),
     }
 
     /// What `repeat` does with `interval` when the `cancel_at`-th pause is cancelled.
-    fn schedule(interval: Duration, cancel_at: usize) -> Vec<Tick> {
+    fn schedule(interval: Duration, cancel_at: usize) -> Vec<Scheduled> {
         let steps = RefCell::new(Vec::new());
         let pause = |d| {
             let mut steps = steps.borrow_mut();
-            steps.push(Tick::Pause(d));
-            steps.iter().filter(|s| matches!(s, Tick::Pause(_))).count() < cancel_at
+            steps.push(Scheduled::Pause(d));
+            steps
+                .iter()
+                .filter(|s| matches!(s, Scheduled::Pause(_)))
+                .count()
+                < cancel_at
         };
         repeat(interval, pause, || {
-            steps.borrow_mut().push(Tick::Run);
+            steps.borrow_mut().push(Scheduled::Run);
             true
         });
         steps.into_inner()
@@ -140,15 +144,15 @@ mod tests {
     fn a_run_at_once_then_the_next_an_interval_after_each_completes() {
         // Each run is called only once the pause after the previous one has returned, so
         // runs never overlap, however long one takes.
-        let thirty = || Tick::Pause(Duration::from_secs(30));
+        let thirty = || Scheduled::Pause(Duration::from_secs(30));
         assert_eq!(
             schedule(super::super::INTERVAL, 3),
             [
-                Tick::Run,
+                Scheduled::Run,
                 thirty(),
-                Tick::Run,
+                Scheduled::Run,
                 thirty(),
-                Tick::Run,
+                Scheduled::Run,
                 thirty()
             ]
         );

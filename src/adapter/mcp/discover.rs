@@ -20,7 +20,7 @@ use crate::runtime::Attempt;
 
 /// What a successful discovery established.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Discovered {
+pub struct DiscoverResult {
     /// Which inventories the server advertises.
     pub advertised: Advertised,
     /// How the discovery response arrived.
@@ -33,7 +33,7 @@ pub fn discover(
     session: &mut Session,
     evidence: &mut Evidence,
     attempt: &Attempt,
-) -> Result<Discovered, McpError> {
+) -> Result<DiscoverResult, McpError> {
     let reply = session.request("server/discover", "", Era::Modern, attempt)?;
     let advertised = validate_discover(&reply.result).inspect_err(|f| {
         if *f == McpError::Version
@@ -42,7 +42,7 @@ pub fn discover(
             evidence.set(Key::ServerVersion, Fact::Revision(newest));
         }
     })?;
-    Ok(Discovered {
+    Ok(DiscoverResult {
         advertised,
         mode: reply.mode,
     })

@@ -283,7 +283,7 @@ mod tests {
     use super::*;
 
     #[derive(Debug, PartialEq, Eq)]
-    struct Outcome {
+    struct Parsed {
         events: Vec<Event>,
         last_id: String,
         retry: Option<u64>,
@@ -291,7 +291,7 @@ mod tests {
         discarded: bool,
     }
 
-    fn run_chunks<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, max: usize) -> Outcome {
+    fn run_chunks<'a>(chunks: impl IntoIterator<Item = &'a [u8]>, max: usize) -> Parsed {
         let mut parser = SseParser::new(max);
         let mut events = Vec::new();
         let mut failed = false;
@@ -306,7 +306,7 @@ mod tests {
         } else {
             parser.finish(&mut events)
         };
-        Outcome {
+        Parsed {
             events,
             last_id: parser.last_event_id().to_owned(),
             retry: parser.retry_ms(),
@@ -317,7 +317,7 @@ mod tests {
 
     /// Parses `stream` whole, one byte at a time and in every two-way split,
     /// asserting that all of them agree.
-    fn run_max(stream: &[u8], max: usize) -> Outcome {
+    fn run_max(stream: &[u8], max: usize) -> Parsed {
         let whole = run_chunks([stream], max);
         let bytewise = run_chunks(stream.chunks(1), max);
         assert_eq!(whole, bytewise, "byte-by-byte differs for {stream:?}");
@@ -329,7 +329,7 @@ mod tests {
         whole
     }
 
-    fn run(stream: &str) -> Outcome {
+    fn run(stream: &str) -> Parsed {
         run_max(stream.as_bytes(), 1 << 20)
     }
 
@@ -341,7 +341,7 @@ mod tests {
         }
     }
 
-    fn data_of(o: &Outcome) -> Vec<&str> {
+    fn data_of(o: &Parsed) -> Vec<&str> {
         o.events.iter().map(|e| e.data.as_str()).collect()
     }
 

@@ -48,9 +48,9 @@ impl Sent {
 
 /// The server's answer to one message: a result's JSON text (ignored for notifications), or
 /// a transport failure.
-pub type Answer = Result<String, TransportError>;
+pub type ScriptedReply = Result<String, TransportError>;
 
-type Server = Box<dyn FnMut(&Sent) -> Answer + Send>;
+type Server = Box<dyn FnMut(&Sent) -> ScriptedReply + Send>;
 
 /// What the scripted transport saw.
 #[derive(Default)]
@@ -72,7 +72,7 @@ pub struct Scripted {
 
 impl Scripted {
     /// An HTTP-like scripted transport answering JSON, without session ids.
-    pub fn new(server: impl FnMut(&Sent) -> Answer + Send + 'static) -> Scripted {
+    pub fn new(server: impl FnMut(&Sent) -> ScriptedReply + Send + 'static) -> Scripted {
         Scripted {
             server: Box::new(server),
             log: Arc::default(),

@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::McpRun;
-use super::testkit::{self, Answer, Frame, Log, Scripted, Sent, attempt, lock, methods, run};
+use super::testkit::{
+    self, Frame, Log, Scripted, ScriptedReply, Sent, attempt, lock, methods, run,
+};
 use super::transport::TransportError;
 use crate::adapter::TargetRun;
 use crate::config::McpOptions;
@@ -26,15 +28,15 @@ const TOOLS: &str = r#"{"tools":[{"name":"search","inputSchema":{"type":"object"
 const RESOURCES: &str = r#"{"resources":[{"name":"ready","uri":"health://ready"}]}"#;
 const PROMPTS: &str = r#"{"prompts":[{"name":"summary"}]}"#;
 
-fn ok(text: &str) -> Answer {
+fn ok(text: &str) -> ScriptedReply {
     Ok(text.to_owned())
 }
 
-fn http(status: u16) -> Answer {
+fn http(status: u16) -> ScriptedReply {
     Err(TransportError::status(status))
 }
 
-fn rpc(code: i64, status: u16) -> Answer {
+fn rpc(code: i64, status: u16) -> ScriptedReply {
     Err(TransportError::Rpc {
         code,
         status: Some(status),
@@ -50,7 +52,10 @@ fn init(version: &str) -> String {
 
 /// A legacy server (the upstream fixture): discovery rejected with `discover`, `initialize`
 /// answered with `version`, one tool, resource and prompt.
-fn legacy_server(discover: Answer, version: &'static str) -> impl FnMut(&Sent) -> Answer {
+fn legacy_server(
+    discover: ScriptedReply,
+    version: &'static str,
+) -> impl FnMut(&Sent) -> ScriptedReply {
     move |m| match m.method.as_str() {
         "server/discover" => discover.clone(),
         "initialize" => Ok(init(version)),
@@ -63,7 +68,7 @@ fn legacy_server(discover: Answer, version: &'static str) -> impl FnMut(&Sent) -
 }
 
 /// A modern server answering discovery with `discover`.
-fn modern_server(discover: Answer) -> impl FnMut(&Sent) -> Answer {
+fn modern_server(discover: ScriptedReply) -> impl FnMut(&Sent) -> ScriptedReply {
     move |m| match m.method.as_str() {
         "server/discover" => discover.clone(),
         "tools/list" => ok(TOOLS),
@@ -645,7 +650,7 @@ fn legacy_classification() {
 
 fn listing(
     era_discover: bool,
-    tools: impl FnMut(&Sent) -> Answer + Send + 'static,
+    tools: impl FnMut(&Sent) -> ScriptedReply + Send + 'static,
     options: McpOptions,
 ) -> Observation {
     let mut tools = tools;
@@ -1034,7 +1039,7 @@ fn the_first_inventory_in_order_that_fails_decides() {
         "nextCursor":"c2"}"#;
     const BAD_TOOL: &str = r#"{"tools":[{"name":" ","inputSchema":{"type":"object"}}]}"#;
     const PAGED_PROMPTS: &str = r#"{"prompts":[{"name":"p"}],"nextCursor":"p2"}"#;
-    let capability = |tools_p2: &'static str, resources: Answer| {
+    let capability = |tools_p2: &'static str, resources: ScriptedReply| {
         let server = move |m: &Sent| match (m.method.as_str(), m.params().get("cursor")) {
             ("server/discover", _) => ok(DISCOVER_OK),
             ("tools/list", None) => ok(PAGED),

@@ -41,24 +41,24 @@ fn nothing_yet() -> View {
 }
 
 /// Sends `head` (the request line and header lines, without the blank line).
-fn send(view: &View, token: Option<&Secret>, head: &str, now: Instant) -> Reply {
+fn send(view: &View, token: Option<&Secret>, head: &str, now: Instant) -> Answer {
     let raw = format!("{head}\r\n\r\n");
     let request = parse_head(raw.as_bytes()).expect("a valid head");
     respond(&request, view, token, now)
 }
 
 /// `GET path` with the right token.
-fn get(view: &View, path: &str, now: Instant) -> Reply {
+fn get(view: &View, path: &str, now: Instant) -> Answer {
     let head = format!("GET {path} HTTP/1.1\r\nAuthorization: Bearer {TOKEN}");
     send(view, Some(&token()), &head, now)
 }
 
-fn body(r: &Reply) -> serde_json::Value {
+fn body(r: &Answer) -> serde_json::Value {
     assert!(r.body.ends_with('\n'), "{}", r.body);
     serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{e}: {}", r.body))
 }
 
-fn header<'a>(r: &'a Reply, name: &str) -> Option<&'a str> {
+fn header<'a>(r: &'a Answer, name: &str) -> Option<&'a str> {
     r.headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::content_block;
 use crate::adapter::TargetRun;
-use crate::adapter::mcp::testkit::{Answer, Log, Scripted, Sent, attempt, lock, methods, run};
+use crate::adapter::mcp::testkit::{
+    Log, Scripted, ScriptedReply, Sent, attempt, lock, methods, run,
+};
 use crate::adapter::mcp::transport::TransportError;
 use crate::config::{McpExpect, McpFunctional, McpOptions};
 use crate::contract::{Dimension, Status};
@@ -32,8 +34,8 @@ fn tool(name: &str, schema: &str, annotations: &str) -> String {
 fn server(
     modern: bool,
     tools: Vec<String>,
-    mut call: impl FnMut(&Sent) -> Answer + Send + 'static,
-) -> impl FnMut(&Sent) -> Answer + Send + 'static {
+    mut call: impl FnMut(&Sent) -> ScriptedReply + Send + 'static,
+) -> impl FnMut(&Sent) -> ScriptedReply + Send + 'static {
     let page = format!(r#"{{"tools":[{}]}}"#, tools.join(","));
     move |m: &Sent| match m.method.as_str() {
         "server/discover" if modern => Ok(DISCOVER.to_owned()),
