@@ -56,7 +56,7 @@ fn run_sse(chunks: &[&[u8]], budget: usize) -> (Vec<sse::Event>, Option<sse::Sse
             return (events, Some(e), parser.last_event_id().to_string());
         }
     }
-    parser.finish(&mut events);
+    parser.finish();
     (events, None, parser.last_event_id().to_string())
 }
 

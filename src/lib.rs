@@ -11,10 +11,11 @@
 //! the only place that wires the layers together and picks the exit code; `main.rs` only
 //! calls [`run`].
 //!
-//! The public modules are what the integration tests drive directly: the child-process
-//! layer ([`process`]) and the health model ([`result`]); [`reference`],
-//! the man page and completions generated from the flag table; and, hidden, `fuzzing`: every
-//! parser of untrusted input, for the fuzz targets in `fuzz/`.
+//! The public surface is what the binary and the fuzz targets need: [`run`] and
+//! [`run_with`] for `main.rs`, [`reference`] (the man page and completions generated from the
+//! flag table, for `make dist`), and, hidden, `fuzzing` (every parser of untrusted input, for
+//! the fuzz targets in `fuzz/`). The tests go through the binary; the only other doors are
+//! hidden ones to the data the documentation tests compare the docs against.
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
@@ -32,20 +33,19 @@ mod login;
 mod net;
 mod oauth;
 mod output;
-pub mod process;
-pub mod result;
+mod process;
+mod result;
 mod run_plan;
 mod runtime;
 mod serve;
 mod signals;
 mod text;
 
-/// The paths of the former bottom layer that the integration tests still use, until their
-/// test kit (issue 23, part B) no longer needs them; not an API.
+/// The lock helper under the path the integration tests still use, until their test kit
+/// (issue 23, part B) has its own; not an API.
 #[doc(hidden)]
 pub mod vocab {
-    pub use crate::contract::{Bound, Secret};
-    pub use crate::runtime::{Attempt, Deadline, sync};
+    pub use crate::runtime::sync;
 }
 
 /// The man page and shell completions, generated from the flag table (`make dist` writes
@@ -56,6 +56,12 @@ pub use cli::reference;
 /// README.md and docs/output.md equal to it; not an API.
 #[doc(hidden)]
 pub use exit::CODES as EXIT_CODES;
+
+/// The registry of evidence keys (`EvidenceKey::ALL`, each with its spelling and meaning), for
+/// the documentation test that keeps the evidence tables of docs/output.md and docs/mcp.md
+/// equal to it; not an API.
+#[doc(hidden)]
+pub use result::Key as EvidenceKey;
 
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};

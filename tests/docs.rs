@@ -58,7 +58,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agenthealth::result::Key;
+use agenthealth::EvidenceKey as Key;
 
 use crate::fake_mcp::{FakeServer, preset};
 use crate::interop::{NotInstalled, StdioKind, StdioServer, interop_dir};

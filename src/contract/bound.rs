@@ -24,18 +24,6 @@ pub enum Bound {
 }
 
 impl Bound {
-    /// Every bound.
-    pub const ALL: [Bound; 8] = [
-        Bound::TimeoutMs,
-        Bound::CheckTimeoutMs,
-        Bound::TimeoutFlag,
-        Bound::BudgetMs,
-        Bound::DeadlineMs,
-        Bound::DeadlineFlag,
-        Bound::RunCap,
-        Bound::Cleanup,
-    ];
-
     /// The setting that sets this bound, as a person would change it.
     pub fn setting(self) -> &'static str {
         match self {
@@ -48,10 +36,5 @@ impl Bound {
             Bound::RunCap => "the 60 s run cap",
             Bound::Cleanup => "the cleanup budget",
         }
-    }
-
-    /// Whether the operator can raise this bound.
-    pub fn adjustable(self) -> bool {
-        !matches!(self, Bound::RunCap | Bound::Cleanup)
     }
 }

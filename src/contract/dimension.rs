@@ -54,11 +54,6 @@ impl Dimension {
     pub fn parse(s: &str) -> Option<Dimension> {
         Dimension::ALL.into_iter().find(|d| d.as_str() == s)
     }
-
-    /// Active dimensions send requests with side effects the operator must opt into.
-    pub fn is_active(self) -> bool {
-        self == Dimension::Functional
-    }
 }
 
 impl fmt::Display for Dimension {

@@ -105,7 +105,7 @@ pub use self::error::{ExitInfo, RecvError, SendError, SpawnError};
 pub(crate) use self::group::EXIT_WAIT;
 pub use self::group::{KILL_WAIT, TERM_WAIT};
 pub use self::lines::MAX_LINE_BYTES;
-pub use self::spawn::{ChildSpec, INHERITED_ENV};
+pub use self::spawn::ChildSpec;
 
 use self::group::Group;
 use self::lines::{Input, Lines, Stop, WriteError};
@@ -201,12 +201,14 @@ impl Child {
         Ok(child)
     }
 
-    /// The child's process id.
+    /// The child's process id (tests look it up in `/proc`).
+    #[cfg(test)]
     pub fn pid(&self) -> u32 {
         self.pid
     }
 
     /// The child's process-group id (equal to its pid).
+    #[cfg(test)]
     pub fn pgid(&self) -> u32 {
         self.pid
     }

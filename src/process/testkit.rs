@@ -5,7 +5,7 @@ use super::ChildSpec;
 
 #[path = "../../tests/support/fixtures.rs"]
 mod fixtures;
-pub(crate) use fixtures::{fixture, python_bin};
+pub(crate) use fixtures::{fixture, fixtures, python_bin};
 
 /// The real interpreter running the fixture `script`, with no mapped variables.
 pub(crate) fn python(script: &str) -> ChildSpec {

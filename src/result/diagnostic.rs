@@ -49,11 +49,6 @@ impl DiagnosticCode {
         }
     }
 
-    /// Whether the code means the target refused our credentials (or their absence).
-    pub fn rejects_credentials(self) -> bool {
-        matches!(self, DiagnosticCode::HttpAuth | DiagnosticCode::McpAuth)
-    }
-
     /// The canonical message shown for this code.
     pub fn message(self) -> &'static str {
         match self {

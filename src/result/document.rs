@@ -94,6 +94,7 @@ pub struct Document {
 
 impl Document {
     /// A document of `results`, its duration not measured.
+    #[cfg(test)]
     pub fn new(results: Vec<NodeResult>) -> Document {
         Document {
             results,

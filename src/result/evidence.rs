@@ -227,11 +227,6 @@ impl Phrase {
         self.0.extend(other.0);
     }
 
-    /// The pieces, in order.
-    pub fn pieces(&self) -> &[Piece] {
-        &self.0
-    }
-
     /// The sentence, with each configuration name passed through `config` (cleaning,
     /// redaction) and everything else verbatim.
     pub fn render(&self, config: &dyn Fn(&str) -> String) -> String {
@@ -354,6 +349,6 @@ mod tests {
         );
         p.map_config(&|_: &str| "[REDACTED]".to_owned());
         assert_eq!(p.to_string(), "argument `[REDACTED][2]`");
-        assert_eq!(p.pieces().len(), 5);
+        assert_eq!(p.0.len(), 5, "the pieces, in order");
     }
 }

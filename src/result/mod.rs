@@ -17,7 +17,7 @@ pub mod evidence;
 pub mod reason;
 
 pub use diagnostic::DiagnosticCode;
-pub use evidence::{Evidence, Fact, Key, Phrase, Piece, RevisionDate};
+pub use evidence::{Evidence, Fact, Key, Phrase, RevisionDate};
 pub use reason::{Note, Reason};
 
 use crate::contract::Status;

@@ -94,8 +94,6 @@ pub enum Note {
     NoAdapter,
     /// A requested dimension is not implemented by the adapter.
     DimensionUnsupported,
-    /// An active check was requested without its explicit opt-in.
-    ActiveNotOptedIn,
     /// Measured latency is over the configured threshold (ms).
     LatencyExceeds(f64),
     /// The configuration check did not finish within its deadline, which `bound` set (the
@@ -126,7 +124,6 @@ impl Note {
             Note::CredentialMissing => "credential environment variable is missing or empty".into(),
             Note::NoAdapter => "no adapter registered for target type".into(),
             Note::DimensionUnsupported => "requested dimension is not supported by adapter".into(),
-            Note::ActiveNotOptedIn => "active check requires explicit opt-in".into(),
             Note::LatencyExceeds(t) => format!("latency exceeds threshold {t:.2}ms"),
             Note::ConfigurationIncomplete(_) => "configuration check did not complete".into(),
             Note::TimedOut {

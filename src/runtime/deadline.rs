@@ -80,6 +80,5 @@ mod tests {
             Bound::TimeoutMs,
             "a tie keeps self"
         );
-        assert!(Bound::TimeoutMs.adjustable() && !Bound::RunCap.adjustable());
     }
 }

@@ -122,13 +122,12 @@ impl SseParser {
 
     /// Ends the current stream (connection closed).
     ///
-    /// Per WHATWG, an event without its terminating blank line, and any
-    /// unterminated last line, are discarded, so nothing is ever appended to
-    /// `_out`. Returns `true` if something was discarded ("stream ended
-    /// mid-event"). The last event id, the retry delay and the byte count are
-    /// kept; the next [`feed`](Self::feed) starts a new stream (a leading
-    /// byte-order mark is stripped again and a size error is cleared).
-    pub fn finish(&mut self, _out: &mut Vec<Event>) -> bool {
+    /// Per WHATWG, an event without its terminating blank line, and any unterminated last
+    /// line, are discarded: ending a stream never completes an event. Returns `true` if
+    /// something was discarded ("stream ended mid-event"). The last event id, the retry
+    /// delay and the byte count are kept; the next [`feed`](Self::feed) starts a new stream
+    /// (a leading byte-order mark is stripped again and a size error is cleared).
+    pub fn finish(&mut self) -> bool {
         let discarded = !self.line.is_empty()
             || !self.data.is_empty()
             || !self.event_type.is_empty()
@@ -301,11 +300,7 @@ mod tests {
                 break;
             }
         }
-        let discarded = if failed {
-            false
-        } else {
-            parser.finish(&mut events)
-        };
+        let discarded = if failed { false } else { parser.finish() };
         Parsed {
             events,
             last_id: parser.last_event_id().to_owned(),
@@ -516,9 +511,9 @@ mod tests {
             )
             .is_ok()
         );
-        assert!(p.finish(&mut out));
+        assert!(p.finish());
         assert!(p.feed(b"\xef\xbb\xbfdata: b\n\n", &mut out).is_ok());
-        assert!(!p.finish(&mut out));
+        assert!(!p.finish());
         assert_eq!(out, vec![ev("message", "a", "1"), ev("message", "b", "1")]);
         assert_eq!(p.retry_ms(), Some(50));
         assert_eq!(p.bytes_seen(), 50);

@@ -20,9 +20,6 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
         Note::DimensionUnsupported => {
             "remove the dimensions this target type does not implement from `checks`".into()
         }
-        Note::ActiveNotOptedIn => {
-            "an active check runs only when `functional` is listed explicitly in `checks`".into()
-        }
         Note::LatencyExceeds(_) => {
             "raise thresholds.latency_ms or investigate the slow response".into()
         }

@@ -424,7 +424,7 @@ impl HttpTransport {
                 TransportError::Network(Box::new(f.observation()))
             })?;
             if n == 0 {
-                parser.finish(&mut events);
+                parser.finish();
                 let resumable = matches!(era, Era::Legacy(_)) && !parser.last_event_id().is_empty();
                 if !resumable {
                     return Err(TransportError::Malformed(Malformed::StreamEnded));
