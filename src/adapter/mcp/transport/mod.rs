@@ -55,11 +55,10 @@ use serde_json::value::RawValue;
 use super::era::{Era, METHOD_NOT_FOUND, Rejection};
 use super::jsonrpc::{self, Incoming};
 use crate::config::McpTransport;
-use crate::contract::Bound;
-use crate::contract::Status;
+use crate::contract::{Bound, Status};
 use crate::net::HeadFacts;
 use crate::process::ExitInfo;
-use crate::result::reason::{Limit, Malformed, Note, Reason, StartProblem};
+use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
 use crate::result::{Observation, Steps};
 use crate::runtime::Attempt;
 
@@ -292,6 +291,44 @@ pub(crate) fn receive(
         .into_iter()
         .map(|(_, received)| received)
         .collect()
+}
+
+/// Takes one message received while the transport waits for the response to `want`, by the
+/// rule of [`receive`]: our response (or the failure it stands for) ends the wait; each server
+/// request is answered through `send`, counted in `answered` ([`answer`]). `None`: keep
+/// waiting.
+pub(crate) fn until_ours(
+    message: Incoming,
+    want: u64,
+    era: Era,
+    status: Option<u16>,
+    answered: &mut usize,
+    send: &mut dyn FnMut(&[u8]),
+) -> Option<Result<Box<RawValue>, TransportError>> {
+    for received in receive(message, want, era, status) {
+        match received {
+            Received::Ours(result) => return Some(result),
+            Received::Answer(body) => {
+                if let Err(e) = answer(answered, || send(&body)) {
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Answers one server request received while a request of ours waits: at most
+/// [`MAX_ANSWERS`] per request (`answered` counts them), one more is malformed. `send` writes
+/// the answer, best effort: its own fate never changes the exchange (a failed write shows up
+/// as whatever the server does next).
+pub(crate) fn answer(answered: &mut usize, send: impl FnOnce()) -> Result<(), TransportError> {
+    if *answered == MAX_ANSWERS {
+        return Err(TransportError::Malformed(Malformed::TooManyServerRequests));
+    }
+    *answered += 1;
+    send();
+    Ok(())
 }
 
 /// [`receive`] while the requests `wanted` are all in flight: each of our responses comes with

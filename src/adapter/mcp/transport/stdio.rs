@@ -22,8 +22,9 @@
 //!     logs belong on stderr;
 //!   - notifications are ignored;
 //!   - in a legacy session a server `ping` is answered with an empty result and any other
-//!     server request with −32601, at most [`MAX_ANSWERS`] per request (one more is
-//!     malformed); during a stateless (2026-07-28) exchange a server request is malformed;
+//!     server request with −32601, at most [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)
+//!     per request (one more is malformed); during a stateless (2026-07-28) exchange a server
+//!     request is malformed;
 //!   - a response with another id is malformed (`response id does not match`). The transport
 //!     never abandons a request on a living process (a timed-out or cancelled attempt kills
 //!     it), so no late answer to an earlier request can arrive: any other id is a server bug.
@@ -57,7 +58,7 @@ use crate::process::{
     Child, ChildSpec, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
 use crate::result::Observation;
-use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, StartProblem};
+use crate::result::reason::{Limit, Malformed, StartProblem};
 use crate::runtime::{Attempt, Deadline};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
@@ -80,7 +81,7 @@ pub struct StdioTransport {
     env: Arc<Vec<(String, Secret)>>,
     child: Option<Child>,
     /// Server requests answered while waiting for the response in flight (at most
-    /// [`MAX_ANSWERS`]).
+    /// [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
     answered: usize,
 }
 
@@ -133,33 +134,15 @@ impl StdioTransport {
             let Some(child) = self.child.as_mut() else {
                 return Err(network(attempt));
             };
-            let line = match child.recv_line(attempt) {
-                Ok(line) => line,
-                Err(RecvError::Timeout | RecvError::Aborted) => return Err(network(attempt)),
-                Err(RecvError::LineTooLong) => {
-                    return Err(TransportError::Limit(Limit::Line));
-                }
-                Err(RecvError::Closed { exit, unterminated }) => {
-                    return Err(if used == 0 && unterminated == 0 {
-                        TransportError::Exited(exit)
-                    } else {
-                        TransportError::Malformed(Malformed::OutputEnded)
-                    });
-                }
-                Err(RecvError::Io(_)) => {
-                    return Err(TransportError::Malformed(Malformed::OutputEnded));
-                }
-            };
+            let line = child
+                .recv_line(attempt)
+                .map_err(|e| stopped(&e, used, attempt))?;
             used = used.saturating_add(line.len().saturating_add(1));
             if used > MAX_RESPONSE_BYTES {
                 return Err(TransportError::Limit(Limit::OutputBeforeResponse));
             }
-            let message = jsonrpc::parse(&line).map_err(|e| {
-                TransportError::Malformed(match e {
-                    FrameError::NotJson => Malformed::NonJsonLine,
-                    _ => Malformed::NotJsonRpc,
-                })
-            })?;
+            let message =
+                jsonrpc::parse(&line).map_err(|e| TransportError::Malformed(not_a_message(&e)))?;
             if let Some(outcome) = self.on_incoming(message, want, out.era, attempt) {
                 return outcome;
             }
@@ -176,54 +159,21 @@ impl StdioTransport {
         outs: &[Outgoing<'_>],
         attempt: &Attempt,
     ) -> Vec<Result<Box<RawValue>, TransportError>> {
-        let mut outcomes: Vec<Option<Result<Box<RawValue>, TransportError>>> =
-            outs.iter().map(|_| None).collect();
-        let mut used = vec![0usize; outs.len()];
-        // Server requests answered, charged like lines to the first request still waiting.
-        let mut answered = vec![0usize; outs.len()];
         let era = outs.first().map_or(Era::Modern, |o| o.era);
         if let Err(e) = self.send_all(outs, attempt) {
             return outs.iter().map(|_| Err(e.clone())).collect();
         }
-        loop {
-            let pending: Vec<usize> = (0..outs.len()).filter(|&i| outcomes[i].is_none()).collect();
-            if pending.is_empty() {
-                break;
-            }
-            let ids: Vec<u64> = pending.iter().map(|&i| outs[i].id.unwrap_or(0)).collect();
-            let everyone = |outcomes: &mut Vec<Option<_>>, e: &dyn Fn(usize) -> TransportError| {
-                for &i in &pending {
-                    outcomes[i] = Some(Err(e(i)));
-                }
-            };
+        let mut flight = InFlight::new(outs);
+        while let Some(pending) = flight.pending() {
+            // Still the process `send_all` started (and registered) above.
             let Some(child) = self.child.as_mut() else {
-                everyone(&mut outcomes, &|_| network(attempt));
+                flight.end(&pending, |_| network(attempt));
                 break;
             };
             let line = match child.recv_line(attempt) {
                 Ok(line) => line,
-                Err(RecvError::Timeout | RecvError::Aborted) => {
-                    everyone(&mut outcomes, &|_| network(attempt));
-                    break;
-                }
-                Err(RecvError::LineTooLong) => {
-                    everyone(&mut outcomes, &|_| TransportError::Limit(Limit::Line));
-                    break;
-                }
-                Err(RecvError::Closed { exit, unterminated }) => {
-                    everyone(&mut outcomes, &|i| {
-                        if used[i] == 0 && unterminated == 0 {
-                            TransportError::Exited(exit)
-                        } else {
-                            TransportError::Malformed(Malformed::OutputEnded)
-                        }
-                    });
-                    break;
-                }
-                Err(RecvError::Io(_)) => {
-                    everyone(&mut outcomes, &|_| {
-                        TransportError::Malformed(Malformed::OutputEnded)
-                    });
+                Err(e) => {
+                    flight.end(&pending, |used| stopped(&e, used, attempt));
                     break;
                 }
             };
@@ -231,91 +181,29 @@ impl StdioTransport {
             let message = match jsonrpc::parse(&line) {
                 Ok(message) => message,
                 Err(e) => {
-                    let why = match e {
-                        FrameError::NotJson => Malformed::NonJsonLine,
-                        _ => Malformed::NotJsonRpc,
-                    };
-                    if let Some(&i) = pending.first() {
-                        used[i] = used[i].saturating_add(size);
-                    }
-                    everyone(&mut outcomes, &|i| {
-                        if used[i] > MAX_RESPONSE_BYTES {
+                    flight.charge(&pending[..1], size);
+                    flight.end(&pending, |used| {
+                        if used > MAX_RESPONSE_BYTES {
                             TransportError::Limit(Limit::OutputBeforeResponse)
                         } else {
-                            TransportError::Malformed(why)
+                            TransportError::Malformed(not_a_message(&e))
                         }
                     });
                     break;
                 }
             };
-            let received = super::receive_among(message, &ids, era, None);
-            // The line counts toward the requests it answers, or else toward the first one
-            // still waiting (the one a server answering in order is working on): each line is
-            // charged once, so all of them together stay within 1 MiB per request.
-            let answers: Vec<usize> = received
-                .iter()
-                .filter_map(|(index, r)| match (index, r) {
-                    (Some(k), Received::Ours(_)) => pending.get(*k).copied(),
-                    _ => None,
-                })
-                .collect();
-            let first = pending.get(..1).unwrap_or_default();
-            let charged = if answers.is_empty() { first } else { &answers };
-            for &i in charged {
-                used[i] = used[i].saturating_add(size);
-            }
-            let over: Vec<usize> = pending
-                .iter()
-                .copied()
-                .filter(|&i| used[i] > MAX_RESPONSE_BYTES)
-                .collect();
-            if !over.is_empty() {
-                for i in over {
-                    outcomes[i] = Some(Err(TransportError::Limit(Limit::OutputBeforeResponse)));
-                }
+            let received = super::receive_among(message, &flight.ids(&pending), era, None);
+            if flight.charge_line(&pending, &received, size) {
                 continue;
             }
-            for (index, r) in received {
-                match (index, r) {
-                    (Some(k), Received::Ours(outcome)) => {
-                        if let Some(&i) = pending.get(k) {
-                            outcomes[i] = Some(outcome);
-                            // What arrived so far answered this request: a deadline that
-                            // passes now with nothing more is no response to the others.
-                            attempt.next_request();
-                        }
-                    }
-                    (None, Received::Ours(outcome)) => {
-                        for &i in &pending {
-                            if outcomes[i].is_none() {
-                                outcomes[i] = Some(outcome.clone());
-                            }
-                        }
-                    }
-                    (_, Received::Answer(_))
-                        if first.iter().any(|&i| answered[i] == MAX_ANSWERS) =>
-                    {
-                        for &i in first {
-                            outcomes[i] = Some(Err(TransportError::Malformed(
-                                Malformed::TooManyServerRequests,
-                            )));
-                        }
-                    }
-                    (_, Received::Answer(body)) => {
-                        for &i in first {
-                            answered[i] += 1;
-                        }
-                        if let Some(child) = self.child.as_mut() {
-                            let _ = child.send(&body, attempt.ends());
-                        }
-                    }
+            let child = &mut self.child;
+            flight.take(&pending, received, attempt, &mut |body| {
+                if let Some(child) = child.as_mut() {
+                    let _ = child.send(body, attempt.ends());
                 }
-            }
+            });
         }
-        outcomes
-            .into_iter()
-            .map(|o| o.unwrap_or_else(|| Err(network(attempt))))
-            .collect()
+        flight.outcomes(attempt)
     }
 
     /// Writes every request of an exchange, one line each, starting the process if needed.
@@ -340,8 +228,7 @@ impl StdioTransport {
         Ok(())
     }
 
-    /// Handles one message received while waiting for the response to `want`; returns the
-    /// outcome once it is our response.
+    /// [`super::until_ours`] over stdio: a server request is answered with a line of its own.
     fn on_incoming(
         &mut self,
         message: Incoming,
@@ -349,24 +236,12 @@ impl StdioTransport {
         era: Era,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        for received in super::receive(message, want, era, None) {
-            match received {
-                Received::Ours(result) => return Some(result),
-                Received::Answer(_) if self.answered == MAX_ANSWERS => {
-                    return Some(Err(TransportError::Malformed(
-                        Malformed::TooManyServerRequests,
-                    )));
-                }
-                // Best effort: a failed write shows up as the end of the output.
-                Received::Answer(body) => {
-                    self.answered += 1;
-                    if let Some(child) = self.child.as_mut() {
-                        let _ = child.send(&body, attempt.ends());
-                    }
-                }
+        let child = &mut self.child;
+        super::until_ours(message, want, era, None, &mut self.answered, &mut |body| {
+            if let Some(child) = child.as_mut() {
+                let _ = child.send(body, attempt.ends());
             }
-        }
-        None
+        })
     }
 
     /// One notification (see [`Transport::notify`]).
@@ -486,6 +361,153 @@ fn network(attempt: &Attempt) -> TransportError {
     TransportError::unanswered(attempt)
 }
 
+/// What ends a request whose wait for a line ended with `e`, after `used` bytes of output
+/// were charged to it: the deadline or an abort is no answer; the end of the output is the
+/// process's exit when nothing at all arrived for the request, else an answer cut short.
+fn stopped(e: &RecvError, used: usize, attempt: &Attempt) -> TransportError {
+    match e {
+        RecvError::Timeout | RecvError::Aborted => network(attempt),
+        RecvError::LineTooLong => TransportError::Limit(Limit::Line),
+        RecvError::Closed { exit, unterminated } if used == 0 && *unterminated == 0 => {
+            TransportError::Exited(*exit)
+        }
+        RecvError::Closed { .. } | RecvError::Io(_) => {
+            TransportError::Malformed(Malformed::OutputEnded)
+        }
+    }
+}
+
+/// Why a line is not a message: not JSON at all (a banner or a log line), or JSON that is not
+/// JSON-RPC.
+fn not_a_message(e: &FrameError) -> Malformed {
+    match e {
+        FrameError::NotJson => Malformed::NonJsonLine,
+        _ => Malformed::NotJsonRpc,
+    }
+}
+
+/// The requests of one [`StdioTransport::exchange_all`]: each one's outcome once it has one,
+/// the output charged to it and the server requests answered on its behalf.
+struct InFlight {
+    ids: Vec<u64>,
+    outcomes: Vec<Option<Result<Box<RawValue>, TransportError>>>,
+    used: Vec<usize>,
+    answered: Vec<usize>,
+}
+
+impl InFlight {
+    fn new(outs: &[Outgoing<'_>]) -> InFlight {
+        InFlight {
+            ids: outs.iter().map(|o| o.id.unwrap_or(0)).collect(),
+            outcomes: outs.iter().map(|_| None).collect(),
+            used: vec![0; outs.len()],
+            answered: vec![0; outs.len()],
+        }
+    }
+
+    /// The requests still waiting, in order; `None` when every one has its outcome.
+    fn pending(&self) -> Option<Vec<usize>> {
+        let pending: Vec<usize> = (0..self.ids.len())
+            .filter(|&i| self.outcomes[i].is_none())
+            .collect();
+        (!pending.is_empty()).then_some(pending)
+    }
+
+    /// The ids of `pending`, in the same order.
+    fn ids(&self, pending: &[usize]) -> Vec<u64> {
+        pending.iter().map(|&i| self.ids[i]).collect()
+    }
+
+    /// Ends every request of `pending` with what `why` makes of the output charged to it.
+    fn end(&mut self, pending: &[usize], why: impl Fn(usize) -> TransportError) {
+        for &i in pending {
+            self.outcomes[i] = Some(Err(why(self.used[i])));
+        }
+    }
+
+    /// Charges a line of `size` bytes to each request of `to`.
+    fn charge(&mut self, to: &[usize], size: usize) {
+        for &i in to {
+            self.used[i] = self.used[i].saturating_add(size);
+        }
+    }
+
+    /// Charges a parsed line: to the requests it answers, or else to the first one still
+    /// waiting (the one a server answering in order is working on), so each line is charged
+    /// once and all of them together stay within 1 MiB per request. Ends every request over
+    /// that limit; whether one was.
+    fn charge_line(
+        &mut self,
+        pending: &[usize],
+        received: &[(Option<usize>, Received)],
+        size: usize,
+    ) -> bool {
+        let answers: Vec<usize> = received
+            .iter()
+            .filter_map(|(index, r)| match (index, r) {
+                (Some(k), Received::Ours(_)) => pending.get(*k).copied(),
+                _ => None,
+            })
+            .collect();
+        let first = pending.get(..1).unwrap_or_default();
+        self.charge(if answers.is_empty() { first } else { &answers }, size);
+        let mut over = false;
+        for &i in pending {
+            if self.used[i] > MAX_RESPONSE_BYTES {
+                self.outcomes[i] = Some(Err(TransportError::Limit(Limit::OutputBeforeResponse)));
+                over = true;
+            }
+        }
+        over
+    }
+
+    /// Takes what one line carried: a response ends its request (one with no request of its
+    /// own ends every request still waiting); a server request is answered through `send` on
+    /// behalf of the first request still waiting ([`super::answer`]).
+    fn take(
+        &mut self,
+        pending: &[usize],
+        received: Vec<(Option<usize>, Received)>,
+        attempt: &Attempt,
+        send: &mut dyn FnMut(&[u8]),
+    ) {
+        for (index, r) in received {
+            match (index, r) {
+                (Some(k), Received::Ours(outcome)) => {
+                    if let Some(&i) = pending.get(k) {
+                        self.outcomes[i] = Some(outcome);
+                        // What arrived so far answered this request: a deadline that passes
+                        // now with nothing more is no response to the others.
+                        attempt.next_request();
+                    }
+                }
+                (None, Received::Ours(outcome)) => {
+                    for &i in pending {
+                        if self.outcomes[i].is_none() {
+                            self.outcomes[i] = Some(outcome.clone());
+                        }
+                    }
+                }
+                (_, Received::Answer(body)) => {
+                    if let Some(&i) = pending.first()
+                        && let Err(e) = super::answer(&mut self.answered[i], || send(&body))
+                    {
+                        self.outcomes[i] = Some(Err(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every request's outcome; one still without (never expected) is no answer.
+    fn outcomes(self, attempt: &Attempt) -> Vec<Result<Box<RawValue>, TransportError>> {
+        self.outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(network(attempt))))
+            .collect()
+    }
+}
+
 /// What the child-process layer starts for `options`, with the mapped `env` (child name,
 /// value).
 fn command(options: &StdioOptions, env: &[(String, Secret)]) -> ChildSpec {
@@ -570,6 +592,7 @@ mod tests {
     use crate::contract::Bound;
     use crate::contract::Status;
     use crate::process::ExitInfo;
+    use crate::result::reason::MAX_ANSWERS;
     use crate::result::{Fact, Key};
     use crate::runtime::Deadline;
     use std::time::Instant;

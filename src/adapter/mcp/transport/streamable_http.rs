@@ -13,9 +13,10 @@
 //!   resumed with at most three `GET`s carrying `Last-Event-ID`, after the server's `retry`
 //!   delay if it fits the deadline. Stateless streams are never resumed.
 //! * Notifications are ignored; in a legacy session the server's `ping` is answered with an
-//!   empty result and every other server request is rejected with −32601, each POSTed back
-//!   on the session — at most [`MAX_ANSWERS`] per response (with its resumptions): one more
-//!   is a protocol violation, so a stream of server requests cannot keep us posting.
+//!   empty result and every other server request is rejected with −32601, each POSTed back on
+//!   the session — at most [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS) per response
+//!   (with its resumptions): one more is a protocol violation, so a stream of server requests
+//!   cannot keep us posting.
 //! * The session id an `initialize` response assigns (exactly one value of 1–4096 visible
 //!   ASCII characters) is deleted at the end of the run, each `DELETE` within
 //!   min(250 ms, what is left of the engine's cleanup budget); so is the session of an
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
-use super::{Mirror, Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
+use super::{Mirror, Outgoing, Probe, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::credential::Authorization;
 use crate::adapter::mcp::era::Era;
 use crate::adapter::mcp::jsonrpc::{self, Incoming};
@@ -50,7 +51,7 @@ use crate::net::{
     self, Client, Endpoint, HeadFacts, HeaderMap, Method, Request, Response, Reuse, Timings,
 };
 use crate::oauth;
-use crate::result::reason::{Limit, MAX_ANSWERS, Malformed};
+use crate::result::reason::{Limit, Malformed};
 use crate::result::{Fact, Key, Observation, Steps};
 use crate::run_plan::{Credential, TargetPlan};
 use crate::runtime::sync::lock;
@@ -93,7 +94,7 @@ pub struct HttpTransport {
     lanes: Vec<HttpTransport>,
     /// What the run's connection has shown of the link.
     link: Link,
-    /// Server requests answered during the exchange in flight (at most [`MAX_ANSWERS`]).
+    /// Server requests answered during the exchange in flight (at most [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
     answered: usize,
 }
 
@@ -376,6 +377,8 @@ impl HttpTransport {
         }
     }
 
+    /// [`super::until_ours`] over HTTP: a server request is answered with a `POST` of its own
+    /// on the session.
     fn on_incoming(
         &mut self,
         message: Incoming,
@@ -383,24 +386,15 @@ impl HttpTransport {
         era: Era,
         attempt: &Attempt,
     ) -> Option<Result<Box<RawValue>, TransportError>> {
-        for received in super::receive(message, want, era, Some(200)) {
-            match received {
-                Received::Ours(result) => return Some(result),
-                Received::Answer(_) if self.answered == MAX_ANSWERS => {
-                    return Some(Err(TransportError::Malformed(
-                        Malformed::TooManyServerRequests,
-                    )));
+        let mut answered = self.answered;
+        let outcome =
+            super::until_ours(message, want, era, Some(200), &mut answered, &mut |body| {
+                if let Ok(response) = self.post("", body, era, Mirror::default(), attempt) {
+                    drain(response);
                 }
-                // Best effort: the answer's own fate never changes the exchange.
-                Received::Answer(body) => {
-                    self.answered += 1;
-                    if let Ok(response) = self.post("", &body, era, Mirror::default(), attempt) {
-                        drain(response);
-                    }
-                }
-            }
-        }
-        None
+            });
+        self.answered = answered;
+        outcome
     }
 
     /// Reads an event stream until our response, resuming a legacy stream when it ends early.
