@@ -50,7 +50,7 @@ use serde_json::value::RawValue;
 
 use super::{Outgoing, Probe, Received, Reply, ResponseMode, Transport, TransportError};
 use crate::adapter::mcp::era::Era;
-use crate::adapter::mcp::jsonrpc::{self, FrameError, Incoming};
+use crate::adapter::mcp::jsonrpc::{self, FrameError};
 use crate::config::McpTransport;
 use crate::config::{McpOptions, StdioOptions, Target};
 use crate::contract::{Bound, LocalResource, Secret};
@@ -143,7 +143,11 @@ impl StdioTransport {
             }
             let message =
                 jsonrpc::parse(&line).map_err(|e| TransportError::Malformed(not_a_message(&e)))?;
-            if let Some(outcome) = self.on_incoming(message, want, out.era, attempt) {
+            let child = &mut self.child;
+            let mut send = |body: &[u8]| write_answer(child, body, attempt);
+            if let Some(outcome) =
+                super::until_ours(message, want, out.era, None, &mut self.answered, &mut send)
+            {
                 return outcome;
             }
         }
@@ -198,9 +202,7 @@ impl StdioTransport {
             }
             let child = &mut self.child;
             flight.take(&pending, received, attempt, &mut |body| {
-                if let Some(child) = child.as_mut() {
-                    let _ = child.send(body, attempt.ends());
-                }
+                write_answer(child, body, attempt);
             });
         }
         flight.outcomes(attempt)
@@ -226,22 +228,6 @@ impl StdioTransport {
             }
         }
         Ok(())
-    }
-
-    /// [`super::until_ours`] over stdio: a server request is answered with a line of its own.
-    fn on_incoming(
-        &mut self,
-        message: Incoming,
-        want: u64,
-        era: Era,
-        attempt: &Attempt,
-    ) -> Option<Result<Box<RawValue>, TransportError>> {
-        let child = &mut self.child;
-        super::until_ours(message, want, era, None, &mut self.answered, &mut |body| {
-            if let Some(child) = child.as_mut() {
-                let _ = child.send(body, attempt.ends());
-            }
-        })
     }
 
     /// One notification (see [`Transport::notify`]).
@@ -273,17 +259,7 @@ impl Transport for StdioTransport {
     }
 
     fn request(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<Reply, TransportError> {
-        // Whatever an aborted exchange met last (the end of output after the kill) is not an
-        // answer.
-        match self.exchange(out, attempt) {
-            Ok(result) => Ok(Reply {
-                result,
-                mode: ResponseMode::Json,
-                session_issued: false,
-            }),
-            Err(_) if attempt.is_aborted() => Err(network(attempt)),
-            Err(e) => Err(e),
-        }
+        reply(self.exchange(out, attempt), attempt)
     }
 
     fn request_all(
@@ -296,15 +272,7 @@ impl Transport for StdioTransport {
         }
         self.exchange_all(outs, attempt)
             .into_iter()
-            .map(|outcome| match outcome {
-                Ok(result) => Ok(Reply {
-                    result,
-                    mode: ResponseMode::Json,
-                    session_issued: false,
-                }),
-                Err(_) if attempt.is_aborted() => Err(network(attempt)),
-                Err(e) => Err(e),
-            })
+            .map(|outcome| reply(outcome, attempt))
             .collect()
     }
 
@@ -353,6 +321,31 @@ fn one_line(body: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         )
     } else {
         std::borrow::Cow::Borrowed(body)
+    }
+}
+
+/// The reply of an exchange's `outcome`. Whatever an aborted exchange met last (the end of
+/// output after the kill) is not an answer.
+fn reply(
+    outcome: Result<Box<RawValue>, TransportError>,
+    attempt: &Attempt,
+) -> Result<Reply, TransportError> {
+    match outcome {
+        Ok(result) => Ok(Reply {
+            result,
+            mode: ResponseMode::Json,
+            session_issued: false,
+        }),
+        Err(_) if attempt.is_aborted() => Err(network(attempt)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the answer to a server request as a line of its own, best effort (see
+/// [`super::answer`]).
+fn write_answer(child: &mut Option<Child>, body: &[u8], attempt: &Attempt) {
+    if let Some(child) = child.as_mut() {
+        let _ = child.send(body, attempt.ends());
     }
 }
 
