@@ -6,7 +6,8 @@
 use super::{Decl, env_ref, http, mcp};
 use crate::config::reader::{Fail, Field, Fields, KeyPath};
 use crate::config::{
-    DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, McpTransport, Origin, Target, TargetType, rules,
+    DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, McpOptions, McpTransport, Origin, Target,
+    TargetType, rules,
 };
 use crate::contract::Dimension;
 
@@ -45,66 +46,33 @@ pub(super) fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail
 }
 
 /// Reads the fields of a target whose key set has been checked; its `deps` are left empty.
+/// The fields are read in the order of [`TARGET_KEYS`], then the rules across sections, so
+/// the first error a file has is the one reported.
 pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
-    let name = fields
-        .require("name")?
-        .at()
-        .nonblank("a non-blank string")?
-        .to_string();
+    let name = nonblank(fields, "name")?;
     let kind = target_type(fields.require("type")?)?;
-    let endpoint = fields
-        .require("endpoint")?
-        .at()
-        .nonblank("a non-blank string")?
-        .to_string();
-
-    let mut id = None;
-    let mut id_path = None;
-    if let Some(f) = fields.get("id") {
-        let s = f.at().str("an id")?;
-        if !rules::is_id(s) {
-            return Err(f.path.fail(
-                "expected an id of 1 to 64 characters from A-Z a-z 0-9 _ . - starting with a \
-                 letter or digit",
-            ));
-        }
-        id = Some(s.to_string());
-        id_path = Some(f.path.clone());
-    }
-
-    let checks = match fields.get("checks") {
-        Some(f) => Some(checks(f)?),
-        None => None,
+    let endpoint = nonblank(fields, "endpoint")?;
+    let (id, id_path) = match fields.get("id") {
+        Some(f) => (Some(id(f)?), Some(f.path.clone())),
+        None => (None, None),
     };
+    let checks = fields.get("checks").map(checks).transpose()?;
     let requested = |d: Dimension| {
         checks
             .as_ref()
             .is_some_and(|c| c.iter().any(|(x, _)| *x == d))
     };
     let explicit = checks.is_some();
-
-    let latency_threshold_ms = match fields.get("thresholds") {
-        Some(f) => thresholds(f)?,
-        None => None,
-    };
+    let latency_threshold_ms = fields.get("thresholds").map(thresholds).transpose()?;
     let timeout_ms =
         setting(fields, "timeout_ms", rules::TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
-    let check_timeouts_ms = match fields.get("check_timeouts_ms") {
-        Some(f) => check_timeouts(f)?,
-        None => Vec::new(),
-    };
+    let check_timeouts_ms = fields.get("check_timeouts_ms").map(check_timeouts);
+    let check_timeouts_ms = check_timeouts_ms.transpose()?.unwrap_or_default();
     let retries = setting(fields, "retries", rules::RETRIES)?.unwrap_or(0);
     let retry_delay_ms =
         setting(fields, "retry_delay_ms", rules::RETRY_DELAY_MS)?.unwrap_or(DEFAULT_RETRY_DELAY_MS);
     let budget_ms = setting(fields, "budget_ms", rules::BUDGET_MS)?;
-
-    let mut bearer_env = None;
-    if let Some(f) = fields.get("auth") {
-        let auth = f.at().map("a mapping with `bearer_env`")?;
-        auth.only(&["bearer_env"])?;
-        bearer_env = Some(env_ref(auth.require("bearer_env")?.at())?.to_string());
-    }
-
+    let bearer_env = fields.get("auth").map(auth).transpose()?;
     let http = match fields.get("http") {
         Some(f) if !kind.is_http_family() => {
             return Err(f.path.fail_key(format!(
@@ -115,7 +83,6 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         Some(f) => Some(http::http(f, explicit, &requested)?),
         None => None,
     };
-
     let mcp = match fields.get("mcp") {
         Some(f) if kind != TargetType::Mcp => {
             return Err(f
@@ -125,49 +92,15 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         Some(f) => Some(mcp::mcp(f, explicit, &requested)?),
         None => None,
     };
-
-    // Rules across sections.
-    if let Some(m) = &mcp {
-        if let Some(auth) = fields.get("auth") {
-            if m.transport == McpTransport::Stdio {
-                return Err(auth.path.fail_key(
-                    "cannot be used with the stdio transport; pass credentials with \
-                     `mcp.stdio.env`",
-                ));
-            }
-            if m.oauth.is_some() {
-                return Err(auth.path.fail_key("cannot be combined with `mcp.oauth`"));
-            }
-        }
-    }
-    if kind == TargetType::Mcp && mcp.as_ref().is_none_or(|m| m.functional.is_none()) {
-        if let Some((_, path)) = checks
-            .as_ref()
-            .and_then(|c| c.iter().find(|(d, _)| *d == Dimension::Functional))
-        {
-            return Err(path.fail("`functional` on an mcp target requires `mcp.functional`"));
-        }
-    }
-
-    // Repeats in `checks` are tolerated; the first occurrence is kept.
-    let checks = checks.map(|c| {
-        let mut dims = Vec::with_capacity(c.len());
-        for (d, _) in c {
-            if !dims.contains(&d) {
-                dims.push(d);
-            }
-        }
-        dims
-    });
-
+    across_sections(fields, kind, checks.as_deref(), mcp.as_ref())?;
     Ok(Decl {
         target: Target {
             id,
             name,
             kind,
             endpoint,
-            checks,
-            latency_threshold_ms,
+            checks: checks.map(first_occurrences),
+            latency_threshold_ms: latency_threshold_ms.flatten(),
             timeout_ms,
             check_timeouts_ms,
             retries: u32::try_from(retries).unwrap_or(0),
@@ -184,6 +117,73 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         id_path,
         deps: Vec::new(),
     })
+}
+
+/// A required non-blank string.
+fn nonblank(fields: &Fields<'_>, key: &str) -> Result<String, Fail> {
+    let value = fields.require(key)?.at().nonblank("a non-blank string")?;
+    Ok(value.to_string())
+}
+
+/// `id`: 1 to 64 characters of the id alphabet.
+fn id(f: &Field<'_>) -> Result<String, Fail> {
+    let s = f.at().str("an id")?;
+    if !rules::is_id(s) {
+        return Err(f.path.fail(
+            "expected an id of 1 to 64 characters from A-Z a-z 0-9 _ . - starting with a \
+             letter or digit",
+        ));
+    }
+    Ok(s.to_string())
+}
+
+/// `auth`: the name of the variable holding a static bearer token.
+fn auth(f: &Field<'_>) -> Result<String, Fail> {
+    let auth = f.at().map("a mapping with `bearer_env`")?;
+    auth.only(&["bearer_env"])?;
+    Ok(env_ref(auth.require("bearer_env")?.at())?.to_string())
+}
+
+/// The rules across sections: `auth` against the MCP transport and OAuth, `functional`
+/// against `mcp.functional`.
+fn across_sections(
+    fields: &Fields<'_>,
+    kind: TargetType,
+    checks: Option<&[(Dimension, KeyPath)]>,
+    mcp: Option<&McpOptions>,
+) -> Result<(), Fail> {
+    if let (Some(m), Some(auth)) = (mcp, fields.get("auth")) {
+        if m.transport == McpTransport::Stdio {
+            return Err(auth.path.fail_key(
+                "cannot be used with the stdio transport; pass credentials with \
+                 `mcp.stdio.env`",
+            ));
+        }
+        if m.oauth.is_some() {
+            return Err(auth.path.fail_key("cannot be combined with `mcp.oauth`"));
+        }
+    }
+    if kind == TargetType::Mcp && mcp.is_none_or(|m| m.functional.is_none()) {
+        if let Some((_, path)) = checks
+            .unwrap_or_default()
+            .iter()
+            .find(|(d, _)| *d == Dimension::Functional)
+        {
+            return Err(path.fail("`functional` on an mcp target requires `mcp.functional`"));
+        }
+    }
+    Ok(())
+}
+
+/// `checks` without its repeats: they are tolerated, and the first occurrence is kept.
+fn first_occurrences(checks: Vec<(Dimension, KeyPath)>) -> Vec<Dimension> {
+    let mut dims = Vec::with_capacity(checks.len());
+    for (d, _) in checks {
+        if !dims.contains(&d) {
+            dims.push(d);
+        }
+    }
+    dims
 }
 
 /// An optional whole-number setting within `range`.
