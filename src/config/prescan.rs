@@ -262,6 +262,7 @@ impl Scanner<'_> {
     /// Reads tokens up to the end of the line (flow collections may span lines, and are
     /// followed to their end); returns what the line ended with.
     fn line_tokens(&mut self) -> Result<Tail, TooDeep> {
+        // Whether a node may start here (after an indicator, a key, or at the line's start).
         let mut node_start = true;
         let mut tail = Tail::Open;
         loop {
@@ -275,112 +276,118 @@ impl Scanner<'_> {
                         return Ok(tail);
                     }
                     node_start = true;
-                    continue;
                 }
-                b'\r' => {
-                    self.i += 1;
-                    continue;
-                }
-                b'#' => {
-                    // Only reached after whitespace or at the start of a token: a comment.
-                    while !matches!(self.peek(0), b'\n' | 0) {
-                        self.i += 1;
-                    }
-                    continue;
-                }
-                _ => {}
-            }
-            let column = self.column();
-            tail = Tail::Open;
-            if self.flow == 0 && matches!(c, b'-' | b'?' | b':') && is_blank_or_end(self.peek(1)) {
-                if c != b':' {
-                    self.block_entry(column, None)?;
-                }
-                self.i += 1;
-                node_start = true;
-                continue;
-            }
-            match c {
-                b'[' | b'{' => {
-                    self.flow += 1;
-                    self.check_depth()?;
-                    self.i += 1;
-                    node_start = true;
-                    continue;
-                }
-                b']' | b'}' => {
-                    self.flow = self.flow.saturating_sub(1);
-                    self.i += 1;
-                    node_start = self.key_after(column, None)?;
-                    continue;
-                }
-                b',' if self.flow > 0 => {
-                    self.i += 1;
-                    node_start = true;
-                    continue;
-                }
-                b':' if self.flow > 0 => {
-                    self.i += 1;
-                    node_start = true;
-                    continue;
-                }
-                _ => {}
-            }
-            if !node_start {
-                // Whatever else follows a complete node here is not ours to judge.
-                self.skip_token();
-                continue;
-            }
-            match c {
-                b'!' | b'&' => {
-                    let start = self.i;
-                    self.skip_token();
-                    let token = &self.b[start..self.i];
-                    if token.starts_with(b"!!") || token.starts_with(b"!<") {
-                        self.found.push(Finding {
-                            kind: Yaml11::Tag,
-                            start,
-                            end: self.i,
-                        });
-                    }
-                    // The node follows.
-                }
-                b'*' => {
-                    self.skip_token();
-                    node_start = false;
-                }
-                b'"' | b'\'' => {
-                    let key = self.quoted(c);
-                    node_start = self.key_after(column, key)?;
-                }
-                b'|' | b'>' if self.flow == 0 => {
-                    while !matches!(self.peek(0), b'\n' | 0) {
-                        self.i += 1;
-                    }
-                    tail = Tail::BlockScalar;
-                }
+                b'\r' => self.i += 1,
+                // Only reached after whitespace or at the start of a token: a comment.
+                b'#' => self.skip_to_line_end(),
                 _ => {
-                    let (start, end, is_key) = self.plain();
-                    let text = &self.b[start..end];
-                    // A key's value follows it.
-                    node_start = is_key;
-                    if is_binary(text) {
-                        self.found.push(Finding {
-                            kind: Yaml11::Binary,
-                            start,
-                            end,
-                        });
-                    }
-                    if is_key {
-                        if self.flow == 0 {
-                            let key = String::from_utf8_lossy(text).into_owned();
-                            self.block_entry(column, Some(key))?;
+                    let column = self.column();
+                    tail = Tail::Open;
+                    node_start = match self.indicator(c, column)? {
+                        Some(starts) => starts,
+                        // Whatever else follows a complete node here is not ours to judge.
+                        None if !node_start => {
+                            self.skip_token();
+                            false
                         }
-                    } else if self.flow == 0 {
-                        tail = Tail::Plain;
-                    }
+                        None => self.node(c, column, &mut tail)?,
+                    };
                 }
             }
+        }
+    }
+
+    /// Steps over a structural indicator at the current position (`-`, `?`, `:` in block
+    /// context; brackets; `,` and `:` in flow) and says whether a node may start after it;
+    /// `None` when `c` is none.
+    fn indicator(&mut self, c: u8, column: usize) -> Result<Option<bool>, TooDeep> {
+        if self.flow == 0 && matches!(c, b'-' | b'?' | b':') && is_blank_or_end(self.peek(1)) {
+            if c != b':' {
+                self.block_entry(column, None)?;
+            }
+            self.i += 1;
+            return Ok(Some(true));
+        }
+        Ok(match c {
+            b'[' | b'{' => {
+                self.flow += 1;
+                self.check_depth()?;
+                self.i += 1;
+                Some(true)
+            }
+            b']' | b'}' => {
+                self.flow = self.flow.saturating_sub(1);
+                self.i += 1;
+                Some(self.key_after(column, None)?)
+            }
+            b',' | b':' if self.flow > 0 => {
+                self.i += 1;
+                Some(true)
+            }
+            _ => None,
+        })
+    }
+
+    /// Reads the start of a node at `column` — a tag or anchor (the node follows), an alias,
+    /// a quoted or plain scalar (perhaps a key), a block scalar's header — recording what
+    /// YAML 1.1 would read differently and setting `tail` for a line-ending scalar. Returns
+    /// whether a node may still start after it (a key's value, or the node after a tag).
+    fn node(&mut self, c: u8, column: usize, tail: &mut Tail) -> Result<bool, TooDeep> {
+        match c {
+            b'!' | b'&' => {
+                let start = self.i;
+                self.skip_token();
+                let token = &self.b[start..self.i];
+                if token.starts_with(b"!!") || token.starts_with(b"!<") {
+                    self.found.push(Finding {
+                        kind: Yaml11::Tag,
+                        start,
+                        end: self.i,
+                    });
+                }
+                Ok(true)
+            }
+            b'*' => {
+                self.skip_token();
+                Ok(false)
+            }
+            b'"' | b'\'' => {
+                let key = self.quoted(c);
+                self.key_after(column, key)
+            }
+            b'|' | b'>' if self.flow == 0 => {
+                self.skip_to_line_end();
+                *tail = Tail::BlockScalar;
+                Ok(true)
+            }
+            _ => {
+                let (start, end, is_key) = self.plain();
+                let text = &self.b[start..end];
+                if is_binary(text) {
+                    self.found.push(Finding {
+                        kind: Yaml11::Binary,
+                        start,
+                        end,
+                    });
+                }
+                if is_key {
+                    if self.flow == 0 {
+                        let key = String::from_utf8_lossy(text).into_owned();
+                        self.block_entry(column, Some(key))?;
+                    }
+                } else if self.flow == 0 {
+                    *tail = Tail::Plain;
+                }
+                // A key's value follows it.
+                Ok(is_key)
+            }
+        }
+    }
+
+    /// Steps to the end of the line (a comment, a block scalar's header).
+    fn skip_to_line_end(&mut self) {
+        while !matches!(self.peek(0), b'\n' | 0) {
+            self.i += 1;
         }
     }
 
