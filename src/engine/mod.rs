@@ -86,16 +86,7 @@ fn run_capped(
     cap: Duration,
 ) -> Document {
     let config = &plan.config;
-    let start = Instant::now();
-    let capped = Deadline::new(start + cap, Bound::RunCap);
-    let clock = node::Clock {
-        start,
-        // The run deadline keeps its own bound when it equals the cap: it is what the
-        // operator set.
-        run_deadline: config.deadline.map_or(capped, |d| {
-            Deadline::new(start + Duration::from_millis(d.ms), d.bound()).min(capped)
-        }),
-    };
+    let clock = run_clock(config, cap);
     let order = execution_order(config);
     let total = order.len();
     let (tx, rx) = mpsc::channel::<Msg>();
@@ -113,7 +104,7 @@ fn run_capped(
         next: AtomicUsize::new(0),
         tx,
         cancel: cancel.clone(),
-        watchdog: watchdog.clone(),
+        watchdog,
         adapters,
         clock,
     });
@@ -121,45 +112,9 @@ fn run_capped(
     let spawned = (0..workers)
         .take_while(|_| spawn_worker(&shared, None).is_ok())
         .count();
-
     let mut outcomes: Vec<Option<NodeOutcome>> = vec![None; config.nodes.len()];
-    let mut done = 0;
-    // Every call, cleanup included, ends by its deadline (≤ the run deadline) plus the
-    // grace; past that, whatever has not reported is left behind.
-    let give_up = clock.run_deadline.at() + 2 * watchdog::GRACE;
-    while done < total && spawned > 0 {
-        let now = Instant::now();
-        let tick = watchdog.tick(now);
-        for (mut node, ended) in tick.abandoned {
-            // The stuck thread keeps the adapter state; the node goes on with a fresh one.
-            node.pending.record(None, ended);
-            if let Err(Some(node)) = spawn_worker(&shared, Some(node)) {
-                // No thread for it: the node ends with what it has, and says why.
-                let _ = shared.tx.send(Msg::Done(node.id, node.pending.starved()));
-            }
-        }
-        if now >= give_up {
-            break;
-        }
-        let wait = tick
-            .next
-            .unwrap_or(give_up)
-            .min(give_up)
-            .min(now + PROGRESS_EVERY)
-            .saturating_duration_since(now);
-        watchdog.sleep_until(now + wait);
-        match rx.recv_timeout(wait) {
-            Ok(Msg::Done(id, outcome)) => {
-                if let Some(slot) = outcomes.get_mut(id) {
-                    *slot = Some(outcome);
-                }
-                done += 1;
-                progress(done, total);
-            }
-            Ok(Msg::Wake) => {}
-            Err(mpsc::RecvTimeoutError::Timeout) => progress(done, total),
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
+    if spawned > 0 {
+        collect(&shared, &rx, &mut outcomes, total, progress);
     }
     // A node that never reported: no thread could be started at all, or its call outlived
     // the run deadline by more than the grace.
@@ -182,7 +137,72 @@ fn run_capped(
         .collect();
     Document {
         results: aggregate::project(config, &outcomes),
-        duration_ms: Some(start.elapsed().as_secs_f64() * 1000.0),
+        duration_ms: Some(clock.start.elapsed().as_secs_f64() * 1000.0),
+    }
+}
+
+/// The run's clock, started now: the run deadline (`deadline_ms`, `--deadline`), or the cap
+/// when it is earlier or there is none.
+fn run_clock(config: &Config, cap: Duration) -> node::Clock {
+    let start = Instant::now();
+    let capped = Deadline::new(start + cap, Bound::RunCap);
+    node::Clock {
+        start,
+        // The run deadline keeps its own bound when it equals the cap: it is what the
+        // operator set.
+        run_deadline: config.deadline.map_or(capped, |d| {
+            Deadline::new(start + Duration::from_millis(d.ms), d.bound()).min(capped)
+        }),
+    }
+}
+
+/// Collects the `total` nodes' outcomes into `outcomes` as the workers report them, ticking
+/// the watchdog (a node whose call ignored its cut goes on on a fresh worker) and reporting
+/// progress, until every node has reported or the run deadline is past by twice the grace.
+fn collect(
+    shared: &Arc<Shared>,
+    rx: &mpsc::Receiver<Msg>,
+    outcomes: &mut [Option<NodeOutcome>],
+    total: usize,
+    progress: OnProgress,
+) {
+    let mut done = 0;
+    // Every call, cleanup included, ends by its deadline (≤ the run deadline) plus the
+    // grace; past that, whatever has not reported is left behind.
+    let give_up = shared.clock.run_deadline.at() + 2 * watchdog::GRACE;
+    while done < total {
+        let now = Instant::now();
+        let tick = shared.watchdog.tick(now);
+        for (mut node, ended) in tick.abandoned {
+            // The stuck thread keeps the adapter state; the node goes on with a fresh one.
+            node.pending.record(None, ended);
+            if let Err(Some(node)) = spawn_worker(shared, Some(node)) {
+                // No thread for it: the node ends with what it has, and says why.
+                let _ = shared.tx.send(Msg::Done(node.id, node.pending.starved()));
+            }
+        }
+        if now >= give_up {
+            break;
+        }
+        let wait = tick
+            .next
+            .unwrap_or(give_up)
+            .min(give_up)
+            .min(now + PROGRESS_EVERY)
+            .saturating_duration_since(now);
+        shared.watchdog.sleep_until(now + wait);
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Done(id, outcome)) => {
+                if let Some(slot) = outcomes.get_mut(id) {
+                    *slot = Some(outcome);
+                }
+                done += 1;
+                progress(done, total);
+            }
+            Ok(Msg::Wake) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => progress(done, total),
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
     }
 }
 
