@@ -85,40 +85,11 @@ pub fn man_page() -> String {
          contract.",
     ));
     out.push_str("\n.SH COMMANDS\n");
-    for (name, synopsis, summary) in VERBS {
-        out.push_str(&format!(
-            ".TP\n.B agenthealth {}\n{}",
-            roff(synopsis),
-            roff(summary)
-        ));
-        let flags: Vec<String> = FLAGS
-            .iter()
-            .filter(|f| !f.verbs.is_empty() && f.verbs.contains(name))
-            .map(|f| format!("\\-\\-{}", roff(f.long)))
-            .collect();
-        if !flags.is_empty() {
-            out.push_str(&format!(" (options: {})", flags.join(", ")));
-        }
-        out.push('\n');
-    }
+    commands(&mut out);
     out.push_str(
         ".SH OPTIONS\nOptions may come before or after the arguments; \\-\\- ends options.\n",
     );
-    for f in FLAGS {
-        let mut name = String::new();
-        if let Some(s) = f.short {
-            name.push_str(&format!("\\fB\\-{s}\\fR, "));
-        }
-        name.push_str(&format!("\\fB\\-\\-{}\\fR", roff(f.long)));
-        if let Some(v) = f.value_name() {
-            name.push_str(&format!(" \\fI{}\\fR", roff(v)));
-        }
-        out.push_str(&format!(".TP\n{name}\n{}", roff(f.doc)));
-        if !f.verbs.is_empty() {
-            out.push_str(&format!(" ({})", f.verbs.join(", ")));
-        }
-        out.push('\n');
-    }
+    options(&mut out);
     out.push_str(".SH TARGET TYPES\n");
     out.push_str(&roff(&format!(
         "{}. Adapters: {}; the other types load and report MISCONFIGURED.",
@@ -135,6 +106,57 @@ pub fn man_page() -> String {
         ));
     }
     out.push_str(".SH ENVIRONMENT\n");
+    environment(&mut out);
+    out.push_str(".SH SEE ALSO\n");
+    out.push_str(&roff(
+        "README.md and docs/ in the release archive's source: configuration.md, mcp.md, \
+         oauth.md, graph.md, output.md, deployment.md.",
+    ));
+    out.push('\n');
+    out
+}
+
+/// The man page's COMMANDS: each verb's synopsis, summary and options.
+fn commands(out: &mut String) {
+    for (name, synopsis, summary) in VERBS {
+        out.push_str(&format!(
+            ".TP\n.B agenthealth {}\n{}",
+            roff(synopsis),
+            roff(summary)
+        ));
+        let flags: Vec<String> = FLAGS
+            .iter()
+            .filter(|f| !f.verbs.is_empty() && f.verbs.contains(name))
+            .map(|f| format!("\\-\\-{}", roff(f.long)))
+            .collect();
+        if !flags.is_empty() {
+            out.push_str(&format!(" (options: {})", flags.join(", ")));
+        }
+        out.push('\n');
+    }
+}
+
+/// The man page's OPTIONS: every flag, its value and the verbs it applies to.
+fn options(out: &mut String) {
+    for f in FLAGS {
+        let mut name = String::new();
+        if let Some(s) = f.short {
+            name.push_str(&format!("\\fB\\-{s}\\fR, "));
+        }
+        name.push_str(&format!("\\fB\\-\\-{}\\fR", roff(f.long)));
+        if let Some(v) = f.value_name() {
+            name.push_str(&format!(" \\fI{}\\fR", roff(v)));
+        }
+        out.push_str(&format!(".TP\n{name}\n{}", roff(f.doc)));
+        if !f.verbs.is_empty() {
+            out.push_str(&format!(" ({})", f.verbs.join(", ")));
+        }
+        out.push('\n');
+    }
+}
+
+/// The man page's ENVIRONMENT: the variables agenthealth reads of its own.
+fn environment(out: &mut String) {
     for (name, what) in [
         (
             "SSL_CERT_FILE, SSL_CERT_DIR",
@@ -151,13 +173,6 @@ pub fn man_page() -> String {
     ] {
         out.push_str(&format!(".TP\n.B {}\n{}\n", roff(name), roff(what)));
     }
-    out.push_str(".SH SEE ALSO\n");
-    out.push_str(&roff(
-        "README.md and docs/ in the release archive's source: configuration.md, mcp.md, \
-         oauth.md, graph.md, output.md, deployment.md.",
-    ));
-    out.push('\n');
-    out
 }
 
 /// Text made safe for roff: backslashes and dashes escaped, no line starting with a
