@@ -29,52 +29,13 @@ pub(super) fn http(
         ..HttpOptions::default()
     };
     if let Some(m) = map.get("method") {
-        out.method = Some(match m.at().str("`HEAD` or `GET`")? {
-            "HEAD" => HttpMethod::Head,
-            "GET" => HttpMethod::Get,
-            _ => return Err(m.path.fail("expected `HEAD` or `GET` (upper case)")),
-        });
+        out.method = Some(method(m)?);
     }
     if let Some(s) = map.get("expected_status") {
-        let items = s.at().list("a non-empty list of HTTP status codes")?;
-        if items.is_empty() {
-            return Err(s.path.fail(format!(
-                "expected at least one status code from {} to {}",
-                rules::HTTP_STATUS.min,
-                rules::HTTP_STATUS.max
-            )));
-        }
-        let mut codes = Vec::with_capacity(items.len());
-        for (path, node) in items {
-            let code = At { node, path: &path }.whole(rules::HTTP_STATUS)?;
-            codes.push(u16::try_from(code).unwrap_or(200));
-        }
-        out.expected_status = Some(codes);
+        out.expected_status = Some(expected_status(s)?);
     }
     if let Some(h) = map.get("headers") {
-        let headers = h.at().map("a mapping of header name to expected value")?;
-        let mut seen = HashSet::with_capacity(headers.fields.len());
-        for entry in &headers.fields {
-            if !is_token(entry.name) {
-                return Err(entry.path.fail_key("header name must be an RFC 7230 token"));
-            }
-            if !seen.insert(entry.name.to_ascii_lowercase()) {
-                return Err(entry
-                    .path
-                    .fail_key("duplicate header name (header names are case-insensitive)"));
-            }
-            let value = entry.at().str("a string")?;
-            if value
-                .chars()
-                .any(|c| (c < ' ' && c != '\t') || c == '\u{7f}')
-            {
-                return Err(entry
-                    .path
-                    .fail("header value must not contain control characters other than TAB"));
-            }
-            out.headers
-                .push((entry.name.to_string(), value.to_string()));
-        }
+        out.headers = headers(h)?;
     }
     if let Some(b) = map.get("body_contains") {
         let text = b.at().str("a string")?;
@@ -100,6 +61,61 @@ pub(super) fn http(
                 .path
                 .fail_key("requires `protocol` or `functional` in the explicit `checks`"));
         }
+    }
+    Ok(out)
+}
+
+/// `method`: the passive probe's, `HEAD` or `GET`.
+fn method(m: &Field<'_>) -> Result<HttpMethod, Fail> {
+    match m.at().str("`HEAD` or `GET`")? {
+        "HEAD" => Ok(HttpMethod::Head),
+        "GET" => Ok(HttpMethod::Get),
+        _ => Err(m.path.fail("expected `HEAD` or `GET` (upper case)")),
+    }
+}
+
+/// `expected_status`: a non-empty list of status codes.
+fn expected_status(s: &Field<'_>) -> Result<Vec<u16>, Fail> {
+    let items = s.at().list("a non-empty list of HTTP status codes")?;
+    if items.is_empty() {
+        return Err(s.path.fail(format!(
+            "expected at least one status code from {} to {}",
+            rules::HTTP_STATUS.min,
+            rules::HTTP_STATUS.max
+        )));
+    }
+    let mut codes = Vec::with_capacity(items.len());
+    for (path, node) in items {
+        let code = At { node, path: &path }.whole(rules::HTTP_STATUS)?;
+        codes.push(u16::try_from(code).unwrap_or(200));
+    }
+    Ok(codes)
+}
+
+/// `headers`: names (tokens, unique ignoring case) and the exact values expected.
+fn headers(h: &Field<'_>) -> Result<Vec<(String, String)>, Fail> {
+    let headers = h.at().map("a mapping of header name to expected value")?;
+    let mut seen = HashSet::with_capacity(headers.fields.len());
+    let mut out = Vec::with_capacity(headers.fields.len());
+    for entry in &headers.fields {
+        if !is_token(entry.name) {
+            return Err(entry.path.fail_key("header name must be an RFC 7230 token"));
+        }
+        if !seen.insert(entry.name.to_ascii_lowercase()) {
+            return Err(entry
+                .path
+                .fail_key("duplicate header name (header names are case-insensitive)"));
+        }
+        let value = entry.at().str("a string")?;
+        if value
+            .chars()
+            .any(|c| (c < ' ' && c != '\t') || c == '\u{7f}')
+        {
+            return Err(entry
+                .path
+                .fail("header value must not contain control characters other than TAB"));
+        }
+        out.push((entry.name.to_string(), value.to_string()));
     }
     Ok(out)
 }

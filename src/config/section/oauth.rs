@@ -32,37 +32,12 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
         .nonblank("a non-blank client id")?
         .to_string();
     let g = map.require("grant")?;
-    let grants = ["client_credentials", "refresh_token", "authorization_code"];
-    let grant = match g.at().str("an OAuth grant")? {
-        "client_credentials" => OAuthGrant::ClientCredentials,
-        "refresh_token" => OAuthGrant::RefreshToken,
-        "authorization_code" => OAuthGrant::AuthorizationCode,
-        other => return Err(g.path.fail(rules::unknown("grant", &grants, other))),
-    };
-    let client_secret_env = match map.get("client_secret_env") {
-        Some(e) => Some(env_ref(e.at())?.to_string()),
-        None => None,
-    };
-    let refresh_token_env = match map.get("refresh_token_env") {
-        Some(e) => Some(env_ref(e.at())?.to_string()),
-        None => None,
-    };
-    let token_file = match map.get("token_file") {
-        Some(t) => {
-            let s = no_nul(t.at(), "a non-blank file path")?;
-            if rules::is_blank(s) {
-                return Err(t
-                    .path
-                    .fail("expected a non-blank file path, found a blank string"));
-            }
-            Some(s.to_string())
-        }
-        None => None,
-    };
-    let scopes = match map.get("scopes") {
-        Some(s) => scopes(s)?,
-        None => Vec::new(),
-    };
+    let grant = grant(g)?;
+    let env = |key| map.get(key).map(|e| Ok(env_ref(e.at())?.to_string()));
+    let client_secret_env = env("client_secret_env").transpose()?;
+    let refresh_token_env = env("refresh_token_env").transpose()?;
+    let token_file = map.get("token_file").map(token_file).transpose()?;
+    let scopes = map.get("scopes").map(scopes).transpose()?.unwrap_or_default();
     let redirect_port = match map.get("redirect_port") {
         Some(p) => Some(u16::try_from(p.at().whole(rules::PORT)?).unwrap_or(0)),
         None => None,
@@ -102,6 +77,28 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
         scopes,
         redirect_port,
     })
+}
+
+/// `grant`: one of the three this client speaks.
+fn grant(g: &Field<'_>) -> Result<OAuthGrant, Fail> {
+    let grants = ["client_credentials", "refresh_token", "authorization_code"];
+    match g.at().str("an OAuth grant")? {
+        "client_credentials" => Ok(OAuthGrant::ClientCredentials),
+        "refresh_token" => Ok(OAuthGrant::RefreshToken),
+        "authorization_code" => Ok(OAuthGrant::AuthorizationCode),
+        other => Err(g.path.fail(rules::unknown("grant", &grants, other))),
+    }
+}
+
+/// `token_file`: a non-blank path without NUL.
+fn token_file(t: &Field<'_>) -> Result<String, Fail> {
+    let s = no_nul(t.at(), "a non-blank file path")?;
+    if rules::is_blank(s) {
+        return Err(t
+            .path
+            .fail("expected a non-blank file path, found a blank string"));
+    }
+    Ok(s.to_string())
 }
 
 /// `scopes`: unique RFC 6749 scope tokens (printable ASCII, no space, `"` or `\`).
