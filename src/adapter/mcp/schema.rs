@@ -147,10 +147,10 @@ impl Subject {
 }
 
 impl Violation {
-    /// The violation as one sentence naming the path and the rule, with a property name
-    /// shown only when `shown` vouches for it (otherwise `<property>`, or no name at all for
-    /// a missing required property). Names shown become [`crate::result::Piece::Config`]: for evidence,
-    /// `shown` must only vouch for names the configuration holds.
+    /// The violation as one sentence naming the path and the rule, with a property name shown
+    /// only when `shown` vouches for it (otherwise `<property>`, or no name at all for a
+    /// missing required property). Names shown become [`crate::result::Piece::Config`]: for
+    /// evidence, `shown` must only vouch for names the configuration holds.
     pub fn phrase(&self, subject: Subject, shown: &dyn Fn(&str) -> bool) -> Phrase {
         let schema = subject.schema();
         let mut p = if self.path.is_empty() {
@@ -161,81 +161,57 @@ impl Violation {
             p.word("`")
         };
         match &self.rule {
-            Rule::NotDeclared => {
-                p = p
-                    .word(" is not declared by ")
-                    .word(schema)
-                    .word(", which forbids additional properties");
-            }
-            Rule::MissingRequired { name } if shown(name) => {
-                p = p
-                    .word(" lacks the property `")
-                    .config(name.clone())
-                    .word("`, which ")
-                    .word(schema)
-                    .word(" requires");
-            }
-            Rule::MissingRequired { .. } => {
-                p = p.word(" lacks a required property of ").word(schema);
-            }
-            Rule::WrongType { expected } => {
-                p = p
-                    .word(" has a type that ")
-                    .word(schema)
-                    .word(" does not allow (expected ");
-                let last = expected.len().saturating_sub(1);
-                for (i, name) in expected.iter().enumerate() {
-                    if i > 0 {
-                        p = p.word(if i == last { " or " } else { ", " });
-                    }
-                    p = p.word(name);
+            Rule::MissingRequired { name } if shown(name) => p
+                .word(" lacks the property `")
+                .config(name.clone())
+                .word("`, which ")
+                .word(schema)
+                .word(" requires"),
+            rule => {
+                let (before, after) = rule.around_schema();
+                p = p.word(before).word(schema);
+                if !after.is_empty() {
+                    p = p.word(after);
                 }
-                p = p.word(")");
+                if let Rule::WrongType { expected } = rule {
+                    let last = expected.len().saturating_sub(1);
+                    for (i, name) in expected.iter().enumerate() {
+                        if i > 0 {
+                            p = p.word(if i == last { " or " } else { ", " });
+                        }
+                        p = p.word(name);
+                    }
+                    p = p.word(")");
+                }
+                p
             }
-            Rule::NotInEnum => {
-                p = p
-                    .word(" is not one of the values ")
-                    .word(schema)
-                    .word(" allows")
-            }
-            Rule::ConstMismatch => {
-                p = p
-                    .word(" differs from the value ")
-                    .word(schema)
-                    .word(" requires");
-            }
-            Rule::BelowMinimum => {
-                p = p
-                    .word(" is below the minimum ")
-                    .word(schema)
-                    .word(" allows");
-            }
-            Rule::AboveMaximum => {
-                p = p
-                    .word(" is above the maximum ")
-                    .word(schema)
-                    .word(" allows");
-            }
-            Rule::TooShort => p = p.word(" is shorter than ").word(schema).word(" allows"),
-            Rule::TooLong => p = p.word(" is longer than ").word(schema).word(" allows"),
-            Rule::NoAlternativeMatched => {
-                p = p
-                    .word(" matches none of the alternatives (anyOf) in ")
-                    .word(schema);
-            }
-            Rule::NotExactlyOneMatched => {
-                p = p
-                    .word(" matches none of the alternatives (oneOf) in ")
-                    .word(schema);
-            }
-            Rule::AllOfFailed => {
-                p = p
-                    .word(" does not satisfy every subschema (allOf) in ")
-                    .word(schema);
-            }
-            Rule::Forbidden => p = p.word(" is not permitted by ").word(schema),
         }
-        p
+    }
+}
+
+impl Rule {
+    /// The words before and after the schema in a violation's sentence ("… is below the
+    /// minimum the tool's inputSchema allows"; a wrong type goes on with the types expected).
+    /// A missing property that may be named says more, in [`Violation::phrase`].
+    fn around_schema(&self) -> (&'static str, &'static str) {
+        match self {
+            Rule::NotDeclared => (
+                " is not declared by ",
+                ", which forbids additional properties",
+            ),
+            Rule::MissingRequired { .. } => (" lacks a required property of ", ""),
+            Rule::WrongType { .. } => (" has a type that ", " does not allow (expected "),
+            Rule::NotInEnum => (" is not one of the values ", " allows"),
+            Rule::ConstMismatch => (" differs from the value ", " requires"),
+            Rule::BelowMinimum => (" is below the minimum ", " allows"),
+            Rule::AboveMaximum => (" is above the maximum ", " allows"),
+            Rule::TooShort => (" is shorter than ", " allows"),
+            Rule::TooLong => (" is longer than ", " allows"),
+            Rule::NoAlternativeMatched => (" matches none of the alternatives (anyOf) in ", ""),
+            Rule::NotExactlyOneMatched => (" matches none of the alternatives (oneOf) in ", ""),
+            Rule::AllOfFailed => (" does not satisfy every subschema (allOf) in ", ""),
+            Rule::Forbidden => (" is not permitted by ", ""),
+        }
     }
 }
 

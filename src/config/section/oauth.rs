@@ -37,7 +37,11 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
     let client_secret_env = env("client_secret_env").transpose()?;
     let refresh_token_env = env("refresh_token_env").transpose()?;
     let token_file = map.get("token_file").map(token_file).transpose()?;
-    let scopes = map.get("scopes").map(scopes).transpose()?.unwrap_or_default();
+    let scopes = map
+        .get("scopes")
+        .map(scopes)
+        .transpose()?
+        .unwrap_or_default();
     let redirect_port = match map.get("redirect_port") {
         Some(p) => Some(u16::try_from(p.at().whole(rules::PORT)?).unwrap_or(0)),
         None => None,
