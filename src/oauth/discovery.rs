@@ -73,31 +73,77 @@ pub(crate) fn discover(
     let issuer_url = pinned_issuer(issuer)?;
     let resource = url::resource_uri(endpoint);
 
-    // 1. The challenge: the HEAD's, else the POST's.
+    let found = challenge(client, endpoint, attempt)?;
+    let protected = protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
+    // The pinned issuer's metadata.
+    let server = url::server_metadata_candidates(&issuer_url)
+        .iter()
+        .filter_map(|c| fetch(client, c, attempt))
+        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer))
+        .ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))
+        .and_then(|doc| server_metadata(&doc, issuer_url.is_https()))?;
+    // The scope: the configured one, else the challenge's, else what the resource supports.
+    let scope = if !configured_scopes.is_empty() {
+        Some(configured_scopes.join(" "))
+    } else if let Some(challenged) = found.scope {
+        Some(challenged)
+    } else {
+        strings(protected.get("scopes_supported"))
+            .filter(|s| !s.is_empty())
+            .map(|s| s.join(" "))
+    };
+    Ok(Discovered {
+        resource,
+        scope,
+        server,
+    })
+}
+
+/// The endpoint's challenge: the `HEAD`'s, else that of an unauthenticated `POST` answered
+/// 401.
+fn challenge(
+    client: &mut Client,
+    endpoint: &Endpoint,
+    attempt: &Attempt,
+) -> Result<Challenge, OAuthError> {
     let head = client
         .send(
             attempt,
             &Request::new(Method::Head, endpoint).header("accept", "application/json"),
         )
         .map_err(|f| OAuthError::Network(Box::new(f)))?;
-    let mut found = challenge_of(&head);
+    let found = challenge_of(&head);
     drop(head);
-    if found == Challenge::default() {
-        let post = client
-            .send(
-                attempt,
-                &Request::new(Method::Post, endpoint)
-                    .header("content-type", "application/json")
-                    .header("accept", "application/json, text/event-stream")
-                    .body(CHALLENGE_PROBE),
-            )
-            .map_err(|f| OAuthError::Network(Box::new(f)))?;
-        if post.status() == 401 {
-            found = challenge_of(&post);
-        }
+    if found != Challenge::default() {
+        return Ok(found);
     }
+    let post = client
+        .send(
+            attempt,
+            &Request::new(Method::Post, endpoint)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(CHALLENGE_PROBE),
+        )
+        .map_err(|f| OAuthError::Network(Box::new(f)))?;
+    Ok(if post.status() == 401 {
+        challenge_of(&post)
+    } else {
+        found
+    })
+}
 
-    // 2. Protected-resource metadata.
+/// The protected-resource metadata (RFC 9728): from the challenge's same-origin
+/// `resource_metadata`, else the well-known locations; it must name `resource` and list the
+/// pinned `issuer`.
+fn protected_resource(
+    client: &mut Client,
+    endpoint: &Endpoint,
+    found: &Challenge,
+    resource: &str,
+    issuer: &str,
+    attempt: &Attempt,
+) -> Result<serde_json::Map<String, Value>, OAuthError> {
     let candidates = match &found.resource_metadata {
         Some(named) => {
             let same_origin =
@@ -113,7 +159,7 @@ pub(crate) fn discover(
         .iter()
         .find_map(|c| fetch(client, c, attempt))
         .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMetadata))?;
-    if protected.get("resource").and_then(Value::as_str) != Some(resource.as_str()) {
+    if protected.get("resource").and_then(Value::as_str) != Some(resource) {
         return Err(OAuthError::step(OAuthStep::ResourceMismatch));
     }
     let listed = protected
@@ -123,30 +169,7 @@ pub(crate) fn discover(
     if !listed {
         return Err(OAuthError::step(OAuthStep::IssuerNotListed));
     }
-
-    // 3. The pinned issuer's metadata.
-    let server = url::server_metadata_candidates(&issuer_url)
-        .iter()
-        .filter_map(|c| fetch(client, c, attempt))
-        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer))
-        .ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))
-        .and_then(|doc| server_metadata(&doc, issuer_url.is_https()))?;
-
-    // 4. The scope.
-    let scope = if !configured_scopes.is_empty() {
-        Some(configured_scopes.join(" "))
-    } else if let Some(challenged) = found.scope {
-        Some(challenged)
-    } else {
-        strings(protected.get("scopes_supported"))
-            .filter(|s| !s.is_empty())
-            .map(|s| s.join(" "))
-    };
-    Ok(Discovered {
-        resource,
-        scope,
-        server,
-    })
+    Ok(protected)
 }
 
 /// The `Bearer` challenge of an answer's `WWW-Authenticate` headers.
