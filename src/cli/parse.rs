@@ -134,16 +134,6 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
         return run(name == "doctor", stdio_source(name, low, options)?);
     }
     match (verb.as_str(), &low.positional[1..]) {
-        ("version", []) => Ok(Command::Version),
-        ("version", _) => Err(usage("version")),
-        ("help", []) => Ok(Command::Help(None)),
-        ("help", [v]) if VERBS.iter().any(|(name, _, _)| name == v) => {
-            Ok(Command::Help(Some(v.clone())))
-        }
-        ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
-        ("help", _) => Err(usage("help [verb]")),
-        ("validate", [file]) => Ok(Command::Validate(ConfigSource::from_arg(file))),
-        ("validate", _) => Err(usage("validate <config.yaml|->")),
         ("check", [file]) => run(false, file_source(given, "check", file)?),
         ("check", _) => Err(usage("check <config.yaml|->")),
         ("doctor", [file]) => run(true, file_source(given, "doctor <config.yaml>", file)?),
@@ -157,6 +147,24 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             run(false, adhoc_source("ping", kind, endpoint, options)?)
         }
         ("ping", _) => Err(usage("ping <type> <endpoint>")),
+        (verb, args) => not_a_run(verb, args, low),
+    }
+}
+
+/// The verbs that run no checks of their own: `version`, `help`, `validate`, `serve` (whose
+/// loop does) and `login`; anything else is no verb.
+fn not_a_run(verb: &str, args: &[String], low: &LowArgs) -> Result<Command, UsageError> {
+    match (verb, args) {
+        ("version", []) => Ok(Command::Version),
+        ("version", _) => Err(usage("version")),
+        ("help", []) => Ok(Command::Help(None)),
+        ("help", [v]) if VERBS.iter().any(|(name, _, _)| name == v) => {
+            Ok(Command::Help(Some(v.clone())))
+        }
+        ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
+        ("help", _) => Err(usage("help [verb]")),
+        ("validate", [file]) => Ok(Command::Validate(ConfigSource::from_arg(file))),
+        ("validate", _) => Err(usage("validate <config.yaml|->")),
         ("serve", [file]) => Ok(Command::Serve(ServeArgs {
             config: PathBuf::from(file),
             listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
