@@ -102,24 +102,23 @@ pub(crate) fn authorize(
         .map_err(|_| OAuthError::step(OAuthStep::Callback))?
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let mut params = vec![
-        ("response_type", "code"),
-        ("client_id", settings.client_id.as_str()),
-        ("redirect_uri", redirect_uri.as_str()),
-        ("code_challenge", challenge.as_str()),
-        ("code_challenge_method", "S256"),
-        ("state", state.as_str()),
-        ("resource", discovered.resource.as_str()),
-    ];
-    if let Some(scope) = discovered.scope.as_deref() {
-        params.push(("scope", scope));
-    }
-    let base = authorization_endpoint.uri().to_string();
-    let joiner = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{joiner}{}", form(&params));
-    writeln!(out, "Open this URL to authorize AgentHealth:\n{url}")
-        .and_then(|()| out.flush())
-        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
+    let url = authorization_url(
+        &authorization_endpoint,
+        &[
+            ("response_type", "code"),
+            ("client_id", settings.client_id.as_str()),
+            ("redirect_uri", redirect_uri.as_str()),
+            ("code_challenge", challenge.as_str()),
+            ("code_challenge_method", "S256"),
+            ("state", state.as_str()),
+            ("resource", discovered.resource.as_str()),
+        ],
+        discovered.scope.as_deref(),
+    );
+    say(
+        out,
+        &format!("Open this URL to authorize AgentHealth:\n{url}"),
+    )?;
 
     let expect = Expected {
         host: format!("127.0.0.1:{port}"),
@@ -141,12 +140,30 @@ pub(crate) fn authorize(
         &step(),
     )?;
     save(token_file, &token, settings, login.endpoint, &step())?;
-    writeln!(
+    say(
         out,
-        "OAuth login complete; credentials saved to the configured token file."
+        "OAuth login complete; credentials saved to the configured token file.",
     )
-    .and_then(|()| out.flush())
-    .map_err(|_| OAuthError::step(OAuthStep::Callback))
+}
+
+/// The authorization endpoint with its own query kept, then `params` and the `scope`, if
+/// any.
+fn authorization_url(endpoint: &Endpoint, params: &[(&str, &str)], scope: Option<&str>) -> String {
+    let mut params = params.to_vec();
+    if let Some(scope) = scope {
+        params.push(("scope", scope));
+    }
+    let base = endpoint.uri().to_string();
+    let joiner = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{joiner}{}", form(&params))
+}
+
+/// Writes a line for the person logging in (a writer that fails is a failed callback step:
+/// nobody would see the URL).
+fn say(out: &mut dyn Write, line: &str) -> Result<(), OAuthError> {
+    writeln!(out, "{line}")
+        .and_then(|()| out.flush())
+        .map_err(|_| OAuthError::step(OAuthStep::Callback))
 }
 
 /// What a callback must carry.
