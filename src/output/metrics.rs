@@ -86,64 +86,65 @@ pub const FAMILIES: [&str; 6] = [
 /// The metrics of `doc` (the last completed run's document, already redacted; `None`
 /// before the first run) and `runs`.
 pub fn render(doc: Option<&Document>, runs: &Runs, dialect: Dialect) -> String {
-    let targets = doc.map(fold).unwrap_or_default();
     let mut out = String::new();
-    let [
-        target_status,
-        check_status,
-        latency,
-        duration,
-        timestamp,
-        runs_total,
-    ] = FAMILIES;
+    targets(&mut out, &doc.map(fold).unwrap_or_default());
+    run(&mut out, runs, dialect);
+    if dialect == Dialect::OpenMetrics {
+        out.push_str("# EOF\n");
+    }
+    out
+}
 
+/// The families of the targets: each one's status, its checks' statuses and its latency.
+fn targets(out: &mut String, targets: &[Folded]) {
+    let [target_status, check_status, latency, ..] = FAMILIES;
     family(
-        &mut out,
+        out,
         target_status,
         "gauge",
         "1 for the target's status in the last run, 0 for the other statuses",
     );
-    for t in &targets {
+    for t in targets {
         for s in Status::ALL {
-            sample(&mut out, target_status, &[("target", &t.name)], s, t.status);
+            sample(out, target_status, &[("target", &t.name)], s, t.status);
         }
     }
     family(
-        &mut out,
+        out,
         check_status,
         "gauge",
         "1 for the check's status in the last run, 0 for the other statuses",
     );
-    for t in &targets {
+    for t in targets {
         for (dim, status) in &t.checks {
             let labels = [("target", t.name.as_str()), ("check", dim.as_str())];
             for s in Status::ALL {
-                sample(&mut out, check_status, &labels, s, *status);
+                sample(out, check_status, &labels, s, *status);
             }
         }
     }
     family(
-        &mut out,
+        out,
         latency,
         "gauge",
         "reachability latency of the target in the last run",
     );
-    for t in &targets {
+    for t in targets {
         if let Some(seconds) = t.latency {
-            line(&mut out, latency, &[("target", &t.name)], &number(seconds));
+            line(out, latency, &[("target", &t.name)], &number(seconds));
         }
     }
-    family(&mut out, duration, "gauge", "wall time of the last run");
+}
+
+/// The families of the runs: the last one's wall time and end, and how many completed.
+fn run(out: &mut String, runs: &Runs, dialect: Dialect) {
+    let [.., duration, timestamp, runs_total] = FAMILIES;
+    family(out, duration, "gauge", "wall time of the last run");
     if let Some(last) = runs.last {
-        line(
-            &mut out,
-            duration,
-            &[],
-            &number(last.duration.as_secs_f64()),
-        );
+        line(out, duration, &[], &number(last.duration.as_secs_f64()));
     }
     family(
-        &mut out,
+        out,
         timestamp,
         "gauge",
         "when the last run finished, seconds since the Unix epoch",
@@ -153,18 +154,14 @@ pub fn render(doc: Option<&Document>, runs: &Runs, dialect: Dialect) -> String {
             .finished_at
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default();
-        line(&mut out, timestamp, &[], &number(since.as_secs_f64()));
+        line(out, timestamp, &[], &number(since.as_secs_f64()));
     }
     let counter = match dialect {
         Dialect::Prometheus => runs_total,
         Dialect::OpenMetrics => runs_total.trim_end_matches("_total"),
     };
-    family(&mut out, counter, "counter", "health-check runs completed");
-    line(&mut out, runs_total, &[], &runs.total.to_string());
-    if dialect == Dialect::OpenMetrics {
-        out.push_str("# EOF\n");
-    }
-    out
+    family(out, counter, "counter", "health-check runs completed");
+    line(out, runs_total, &[], &runs.total.to_string());
 }
 
 /// One label set of `agenthealth_target_status`: a top-level target name.
