@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::cli::UsageError;
 use crate::config::LoadError;
+use crate::output::Invalid;
 use crate::text::clean;
 
 /// A failure of the tool itself (never a health result).
@@ -15,6 +16,8 @@ pub enum Error {
     Config(LoadError),
     /// Results could not be written.
     Write,
+    /// The run's document breaks the v1 contract's rules, so none was written.
+    InvalidDocument(Invalid),
     /// `login` did not save credentials.
     Login(LoginError),
     /// `serve` could not start, or failed.
@@ -60,6 +63,10 @@ impl fmt::Display for Error {
             Error::Usage(e) => write!(f, "{e}"),
             Error::Config(e) => write!(f, "invalid configuration: {e}"),
             Error::Write => f.write_str("cannot write health results"),
+            Error::InvalidDocument(why) => write!(
+                f,
+                "the result document breaks the v1 contract ({why}); nothing was written"
+            ),
             Error::Login(e) => write!(f, "{e}"),
             Error::Serve(e) => write!(f, "{e}"),
         }
@@ -74,7 +81,7 @@ impl Error {
         let message = match self {
             Error::Config(e) => format!("invalid configuration: {}", e.render(redact)),
             // Our own words only: nothing to redact, nothing a short secret may garble.
-            Error::Write => self.to_string(),
+            Error::Write | Error::InvalidDocument(_) => self.to_string(),
             other => redact(&other.to_string()),
         };
         clean(&format!("agenthealth: {message}"))

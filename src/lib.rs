@@ -215,7 +215,7 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
         unicode: args.format == Format::Terminal && locale_is_utf8(),
     };
     let text = output::render(&doc, args.format, style, args.doctor, run)
-        .map_err(|_| ToolFailure::redacted(Error::Write, &redactor))?;
+        .map_err(|why| ToolFailure::redacted(Error::InvalidDocument(why), &redactor))?;
     // `--quiet`: the document was built and validated all the same; only the exit code says.
     if !args.quiet {
         write_stdout(&text).map_err(|e| ToolFailure::redacted(e, &redactor))?;
@@ -331,6 +331,17 @@ mod tests {
                 )
             );
         }
+    }
+
+    #[test]
+    fn an_invalid_document_is_reported_as_one_not_as_a_write_error() {
+        let e = Error::InvalidDocument(crate::output::Invalid::TooDeep);
+        assert_eq!(
+            line(&e, &Redactor::new(["64"])),
+            "agenthealth: the result document breaks the v1 contract (dependencies nest deeper \
+             than 64 levels); nothing was written"
+        );
+        assert_ne!(e.to_string(), Error::Write.to_string());
     }
 
     #[test]

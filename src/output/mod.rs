@@ -47,6 +47,18 @@ pub enum Invalid {
     Encoding,
 }
 
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Invalid::Empty => "it has no result",
+            Invalid::BlankName => "a target name is blank",
+            Invalid::Latency => "a latency is negative or not a finite number",
+            Invalid::TooDeep => "dependencies nest deeper than 64 levels",
+            Invalid::Encoding => "it could not be serialized",
+        })
+    }
+}
+
 /// The contract's output rules, checked before any byte is written. Statuses, dimensions,
 /// types, codes and steps are closed enums, valid by construction; what remains is checked
 /// here.
