@@ -246,11 +246,16 @@ fn milliseconds(value: &str, range: rules::Range) -> Recorded<u64> {
 }
 
 fn update_bearer_env(low: &mut LowArgs, value: &str) {
-    low.bearer_env = Some(if rules::is_env_name(value) {
+    low.bearer_env = Some(env_name(value));
+}
+
+/// The name of an environment variable (`--bearer-env`, `--token-env`), never its value.
+fn env_name(value: &str) -> Recorded<String> {
+    if rules::is_env_name(value) {
         Ok(value.to_string())
     } else {
         Err("must name an environment variable (non-blank, no `=`)".into())
-    });
+    }
 }
 
 fn update_listen(low: &mut LowArgs, value: &str) {
@@ -278,11 +283,7 @@ fn parse_listen(value: &str) -> Option<std::net::SocketAddr> {
 }
 
 fn update_token_env(low: &mut LowArgs, value: &str) {
-    low.token_env = Some(if rules::is_env_name(value) {
-        Ok(value.to_string())
-    } else {
-        Err("must name an environment variable (non-blank, no `=`)".into())
-    });
+    low.token_env = Some(env_name(value));
 }
 
 fn update_interval_ms(low: &mut LowArgs, value: &str) {

@@ -200,8 +200,10 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
         node: root,
         path: &path,
     }
-    .map("a mapping with `version` and `targets`")?;
-    doc.only(&["version", "targets", "concurrency", "deadline_ms"])?;
+    .section(
+        "a mapping with `version` and `targets`",
+        &["version", "targets", "concurrency", "deadline_ms"],
+    )?;
 
     let v = doc.require("version")?;
     if v.at().str("the string `v1`")? != "v1" {

@@ -234,6 +234,13 @@ impl<'a> At<'a, '_> {
         Ok(out)
     }
 
+    /// [`At::map`] with no key but those in `known` ([`Fields::only`]): a section's mapping.
+    pub(crate) fn section(&self, what: &str, known: &[&str]) -> Result<Fields<'a>, Fail> {
+        let fields = self.map(what)?;
+        fields.only(known)?;
+        Ok(fields)
+    }
+
     /// The value must be a mapping with string keys, no duplicates and no merge keys.
     pub(crate) fn map(&self, what: &str) -> Result<Fields<'a>, Fail> {
         let Node::Map(entries) = self.node else {
@@ -307,6 +314,11 @@ impl<'a> Fields<'a> {
     pub(crate) fn require(&self, key: &str) -> Result<&Field<'a>, Fail> {
         self.get(key)
             .ok_or_else(|| self.path.fail(format!("missing required key `{key}`")))
+    }
+
+    /// The required field `key`, a non-blank string (`what` names it in the message).
+    pub(crate) fn nonblank(&self, key: &str, what: &str) -> Result<String, Fail> {
+        Ok(self.require(key)?.at().nonblank(what)?.to_string())
     }
 
     /// Rejects the first key not in `known`, suggesting the nearest known key.

@@ -19,6 +19,11 @@ pub(crate) struct Range {
 }
 
 impl Range {
+    /// `min..=max`.
+    const fn new(min: u64, max: u64) -> Range {
+        Range { min, max }
+    }
+
     /// Whether `n` is accepted.
     pub(crate) const fn contains(self, n: u64) -> bool {
         self.min <= n && n <= self.max
@@ -26,42 +31,24 @@ impl Range {
 }
 
 /// `timeout_ms`, each `check_timeouts_ms` value and `--timeout`: one attempt's deadline.
-pub(crate) const TIMEOUT_MS: Range = Range {
-    min: 1,
-    max: 300_000,
-};
+pub(crate) const TIMEOUT_MS: Range = Range::new(1, 300_000);
 /// `retries`: extra attempts of a passive check that got no response.
-pub(crate) const RETRIES: Range = Range { min: 0, max: 3 };
+pub(crate) const RETRIES: Range = Range::new(0, 3);
 /// `retry_delay_ms`.
-pub(crate) const RETRY_DELAY_MS: Range = Range {
-    min: 0,
-    max: 60_000,
-};
+pub(crate) const RETRY_DELAY_MS: Range = Range::new(0, 60_000);
 /// `budget_ms`: a node's own checks, retries and queue waits.
-pub(crate) const BUDGET_MS: Range = Range {
-    min: 1,
-    max: 60_000,
-};
+pub(crate) const BUDGET_MS: Range = Range::new(1, 60_000);
 /// `deadline_ms` and `--deadline`: the whole run (checks, retries, dependencies, cleanup),
 /// never above the 60 s cap on every run.
-pub(crate) const DEADLINE_MS: Range = Range {
-    min: 1,
-    max: 60_000,
-};
+pub(crate) const DEADLINE_MS: Range = Range::new(1, 60_000);
 /// `http.max_body_bytes`.
-pub(crate) const BODY_BYTES: Range = Range {
-    min: 1,
-    max: 1_048_576,
-};
+pub(crate) const BODY_BYTES: Range = Range::new(1, 1_048_576);
 /// `http.expected_status` items: the final statuses a server may answer with.
-pub(crate) const HTTP_STATUS: Range = Range { min: 200, max: 599 };
+pub(crate) const HTTP_STATUS: Range = Range::new(200, 599);
 /// `mcp.oauth.redirect_port` (0 = ephemeral).
-pub(crate) const PORT: Range = Range {
-    min: 0,
-    max: 65_535,
-};
+pub(crate) const PORT: Range = Range::new(0, 65_535);
 /// `concurrency`: the contract's 1–16, extended.
-pub(crate) const CONCURRENCY: Range = Range { min: 1, max: 256 };
+pub(crate) const CONCURRENCY: Range = Range::new(1, 256);
 /// Upper bound of `mcp.functional.arguments_json`, in bytes: the call's arguments travel in
 /// one request, and a probe has no business sending more.
 pub(crate) const MAX_ARGUMENTS_JSON_BYTES: usize = 65_536;

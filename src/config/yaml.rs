@@ -433,6 +433,15 @@ impl<'de> de::Visitor<'de> for Seek<'_> {
     }
 }
 
+/// Visits of a scalar that stop at it, as every visit of [`Here`] does.
+macro_rules! stop_at_scalars {
+    ($($visit:ident($value:ty)),* $(,)?) => {
+        $(fn $visit<E: de::Error>(self, _: $value) -> Result<(), E> {
+            self.stop()
+        })*
+    };
+}
+
 /// The destination: every visit is an error, which `yaml_serde` marks with the node's start.
 struct Here<'a> {
     found: &'a Cell<bool>,
@@ -452,27 +461,15 @@ impl<'de> de::Visitor<'de> for Here<'_> {
         f.write_str("the node being located")
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        self.stop()
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        self.stop()
-    }
+    stop_at_scalars!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_i128(i128),
+        visit_u128(u128),
+        visit_f64(f64),
+        visit_str(&str),
+    );
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         self.stop()
     }

@@ -1,7 +1,5 @@
 //! Health dimensions: what a check looks at, in the order the engine runs them.
 
-use std::fmt;
-
 /// A health dimension. The declaration order is the order in which the engine runs them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Dimension {
@@ -53,12 +51,6 @@ impl Dimension {
     /// Parses the configuration spelling.
     pub fn parse(s: &str) -> Option<Dimension> {
         Dimension::ALL.into_iter().find(|d| d.as_str() == s)
-    }
-}
-
-impl fmt::Display for Dimension {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -25,6 +25,19 @@ pub mod secret;
 pub mod status;
 pub mod target;
 
+/// `Display` as the word's one spelling (`as_str`), for the words that are printed.
+macro_rules! display_as_spelled {
+    ($($word:ty),*) => {$(
+        impl std::fmt::Display for $word {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_spelled!(Status, Dimension, TargetType);
+
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use format::Format;

@@ -1,7 +1,5 @@
 //! Health statuses, in the contract's severity order.
 
-use std::fmt;
-
 /// A health status, ordered from best to worst (`Ord` follows the contract's severity order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
@@ -50,12 +48,6 @@ impl Status {
     /// The worst of a set of statuses; an empty set is UNKNOWN.
     pub fn worst<I: IntoIterator<Item = Status>>(statuses: I) -> Status {
         statuses.into_iter().max().unwrap_or(Status::Unknown)
-    }
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -1,7 +1,5 @@
 //! Target types and dependency relationships of the v1 contract.
 
-use std::fmt;
-
 /// Edge labels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
@@ -131,11 +129,5 @@ impl TargetType {
             .map(|t| t.as_str())
             .collect::<Vec<_>>()
             .join(sep)
-    }
-}
-
-impl fmt::Display for TargetType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }

@@ -132,46 +132,42 @@ pub fn classify_io(err: &io::Error, expired: bool) -> NetFailure {
     {
         return classify_tls(tls);
     }
-    if err.get_ref().is_some_and(|e| e.is::<NoResolver>()) {
+    if no_lookup(err) == Some(&NoLookup::NoResolver) {
         return NetFailure::DnsNoResolver;
     }
     classify_io_kind(err.kind())
 }
 
-/// The lookup was not attempted: no resolver configuration, and the name is not a host of
-/// the hosts file. Carried inside the `io::Error` the resolver returns; the failure
-/// classification recognises it.
-#[derive(Debug)]
-pub(crate) struct NoResolver;
+/// Why a name lookup was not attempted, carried through ureq inside the `io::Error` the
+/// resolver returns, so the failure classification recognises it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum NoLookup {
+    /// No resolver configuration, and the name is not a host of the hosts file.
+    NoResolver,
+    /// No thread could be started for the lookup: the local resource, not the peer.
+    NoThread,
+}
 
-impl std::fmt::Display for NoResolver {
+impl std::fmt::Display for NoLookup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no resolver configuration")
+        f.write_str(match self {
+            NoLookup::NoResolver => "no resolver configuration",
+            NoLookup::NoThread => "no thread for the name lookup",
+        })
     }
 }
 
-impl std::error::Error for NoResolver {}
+impl std::error::Error for NoLookup {}
 
-/// No thread could be started for a name lookup: carried through ureq as an I/O error so
-/// the exchange reports the local resource, not the peer.
-#[derive(Debug)]
-pub(crate) struct NoLookupThread;
-
-impl std::fmt::Display for NoLookupThread {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no thread for the name lookup")
-    }
+/// The [`NoLookup`] an I/O error carries, if any.
+pub(crate) fn no_lookup(err: &io::Error) -> Option<&NoLookup> {
+    err.get_ref().and_then(|e| e.downcast_ref::<NoLookup>())
 }
-
-impl std::error::Error for NoLookupThread {}
 
 /// The local resource an I/O error says ran out: descriptors or memory when a socket could
 /// not be opened, a thread when a lookup could not start.
 fn local_resource(err: &io::Error) -> Option<LocalResource> {
-    if err
-        .get_ref()
-        .is_some_and(|e| e.downcast_ref::<NoLookupThread>().is_some())
-    {
+    if no_lookup(err) == Some(&NoLookup::NoThread) {
         return Some(LocalResource::Threads);
     }
     err.raw_os_error().and_then(LocalResource::of_open)
@@ -264,7 +260,7 @@ mod tests {
             NetFailure::LocalResource(LocalResource::FileDescriptors)
         );
         assert_eq!(status_for(kind, false), Status::Unknown);
-        let thread = Error::Io(io::Error::other(NoLookupThread));
+        let thread = Error::Io(io::Error::other(NoLookup::NoThread));
         assert_eq!(
             classify(&thread, false),
             NetFailure::LocalResource(LocalResource::Threads)

@@ -32,7 +32,7 @@ use crate::result::Stage;
 use crate::runtime::sync::lock;
 use crate::runtime::threads;
 
-use super::failure::{NoLookupThread, NoResolver};
+use super::failure::{NoLookup, no_lookup};
 use super::stages::Recorder;
 
 /// A remembered lookup: host, port, addresses.
@@ -127,7 +127,7 @@ impl Resolver for StageResolver {
         } else if cannot_look_up(host, self.files.0, self.files.1) {
             Err(Error::Io(std::io::Error::new(
                 std::io::ErrorKind::NotFound,
-                NoResolver,
+                NoLookup::NoResolver,
             )))
         } else {
             // A lookup that fails (the system resolver's "no such name", "no nameserver",
@@ -135,7 +135,7 @@ impl Resolver for StageResolver {
             // only running out of time, or of threads, stays what it is.
             lookup(uri, config, timeout).map_err(|e| match &e {
                 Error::Timeout(_) => e,
-                Error::Io(io) if io.get_ref().is_some_and(|i| i.is::<NoLookupThread>()) => e,
+                Error::Io(io) if no_lookup(io) == Some(&NoLookup::NoThread) => e,
                 _ => Error::HostNotFound,
             })
         };
@@ -150,9 +150,9 @@ impl Resolver for StageResolver {
 /// A lookup through the system resolver on a thread of our own, abandoned at `timeout`.
 ///
 /// `getaddrinfo` cannot be interrupted, so it runs on a helper thread (as ureq's own resolver
-/// does) — but one started through [`threads::spawn`], with a sized stack and without
-/// panicking when no thread can be had: that is [`NoLookupThread`], a local resource, not a
-/// DNS failure. The thread does ureq's synchronous lookup (address family, address count).
+/// does) — but one started through [`threads::spawn`], with a sized stack and without panicking
+/// when no thread can be had: that is [`NoLookup::NoThread`], a local resource, not a DNS
+/// failure. The thread does ureq's synchronous lookup (address family, address count).
 fn lookup(uri: &Uri, config: &Config, timeout: NextTimeout) -> Result<ResolvedSocketAddrs, Error> {
     let (tx, rx) = mpsc::sync_channel(1);
     let (uri, config) = (uri.clone(), config.clone());
@@ -160,7 +160,7 @@ fn lookup(uri: &Uri, config: &Config, timeout: NextTimeout) -> Result<ResolvedSo
         let found = DefaultResolver::default().resolve(&uri, &config, NextTimeout::default());
         let _ = tx.send(found);
     })
-    .map_err(|_| Error::Io(io::Error::other(NoLookupThread)))?;
+    .map_err(|_| Error::Io(io::Error::other(NoLookup::NoThread)))?;
     let wait = if timeout.after.is_not_happening() {
         None
     } else {

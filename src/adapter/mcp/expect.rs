@@ -121,18 +121,19 @@ pub fn check(
         Err(f) => failures.push(f),
     };
     for (pointer, value) in &expect.json {
-        let fail = |why| Failed {
-            kind: "json",
-            pointer: Some(pointer.clone()),
-            expected: value.to_string(),
-            why,
-        };
-        tally(match document.map(|d| d.pointer(pointer)) {
-            None => Err(fail(Why::NoDocument)),
-            Some(None) => Err(fail(Why::Missing)),
-            Some(Some(found)) if json_equal(found, value) => Ok(()),
-            Some(Some(_)) => Err(fail(Why::Differs)),
-        });
+        tally(at_pointer(
+            document,
+            "json",
+            pointer,
+            value.to_string(),
+            |found| {
+                if json_equal(found, value) {
+                    Ok(())
+                } else {
+                    Err(Why::Differs)
+                }
+            },
+        ));
     }
     if let Some(text) = &expect.text_contains {
         tally(if texts.iter().any(|t| t.contains(text.as_str())) {
@@ -147,27 +148,46 @@ pub fn check(
         });
     }
     for (pointer, seconds) in &expect.fresh_within_s {
-        let fail = |why| Failed {
-            kind: "fresh_within_s",
-            pointer: Some(pointer.clone()),
-            expected: seconds.to_string(),
-            why,
-        };
-        tally(match document.map(|d| d.pointer(pointer)) {
-            None => Err(fail(Why::NoDocument)),
-            Some(None) => Err(fail(Why::Missing)),
-            Some(Some(found)) => match found.as_str().and_then(rfc3339::parse) {
-                None => Err(fail(Why::NotATimestamp)),
-                Some(t) if rfc3339::age_seconds(t, now) > *seconds => Err(fail(Why::Stale)),
+        let expected = seconds.to_string();
+        tally(at_pointer(
+            document,
+            "fresh_within_s",
+            pointer,
+            expected,
+            |found| match found.as_str().and_then(rfc3339::parse) {
+                None => Err(Why::NotATimestamp),
+                Some(t) if rfc3339::age_seconds(t, now) > *seconds => Err(Why::Stale),
                 Some(_) => Ok(()),
             },
-        });
+        ));
     }
     let n = failures.len();
     Outcome {
         met,
         failed: failures.into_iter().next().map(|first| (first, n)),
     }
+}
+
+/// An expectation of `kind` on the value at `pointer` of `document`: no document and no
+/// value there fail it, and `judge` says what the value found means.
+fn at_pointer(
+    document: Option<&Value>,
+    kind: &'static str,
+    pointer: &str,
+    expected: String,
+    judge: impl FnOnce(&Value) -> Result<(), Why>,
+) -> Result<(), Failed> {
+    let found = match document.map(|d| d.pointer(pointer)) {
+        None => Err(Why::NoDocument),
+        Some(None) => Err(Why::Missing),
+        Some(Some(found)) => judge(found),
+    };
+    found.map_err(|why| Failed {
+        kind,
+        pointer: Some(pointer.to_string()),
+        expected,
+        why,
+    })
 }
 
 #[cfg(test)]

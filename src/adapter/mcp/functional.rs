@@ -47,7 +47,7 @@ use super::failure::McpError;
 use super::inventory::{self, Inventory, Tool};
 use super::param_headers;
 use super::result_shape;
-use super::schema::{self, Subject};
+use super::schema::{self, Segment, Subject};
 use super::session::Session;
 use super::transport::TransportError;
 use crate::config::{McpFunctional, McpOptions};
@@ -172,17 +172,9 @@ fn argument_violation(phrase: Phrase) -> Observation {
 
 /// "argument `a.b` cannot be sent in its Mcp-Param header …".
 fn unmirrorable(path: &[String], shown: &dyn Fn(&str) -> bool) -> Phrase {
+    let path: Vec<Segment> = path.iter().cloned().map(Segment::Property).collect();
     let mut p = Phrase::new().word("argument `");
-    for (i, name) in path.iter().enumerate() {
-        if i > 0 {
-            p = p.word(".");
-        }
-        p = if shown(name) {
-            p.config(name.clone())
-        } else {
-            p.word("<property>")
-        };
-    }
+    p.append(schema::path_phrase(&path, shown));
     p.word(
         "` cannot be sent in the Mcp-Param header its x-mcp-header annotation asks for \
          (a string, a boolean, or an integer within ±(2^53 − 1))",

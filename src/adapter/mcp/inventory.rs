@@ -256,22 +256,20 @@ impl Found {
             Kind::Resources => {
                 identity(&entry, "name", "resource name")?;
                 let uri = identity(&entry, "uri", "resource uri")?;
-                inventory
-                    .resources
-                    .get_or_insert_with(Vec::new)
-                    .push(uri.clone());
-                Ok(Some(uri))
+                Ok(Some(listed(&mut inventory.resources, uri)))
             }
             Kind::Prompts => {
                 let name = identity(&entry, "name", "prompt name")?;
-                inventory
-                    .prompts
-                    .get_or_insert_with(Vec::new)
-                    .push(name.clone());
-                Ok(Some(name))
+                Ok(Some(listed(&mut inventory.prompts, name)))
             }
         }
     }
+}
+
+/// Adds `identity` to a listed inventory (created by its first entry) and returns it.
+fn listed(list: &mut Option<Vec<String>>, identity: String) -> String {
+    list.get_or_insert_with(Vec::new).push(identity.clone());
+    identity
 }
 
 /// A member that must be a non-blank string.

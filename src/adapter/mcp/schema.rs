@@ -234,7 +234,7 @@ fn is_safe_name(name: &str) -> bool {
 }
 
 /// `a.b[2].c`; a property name `shown` does not vouch for becomes `<property>`.
-fn path_phrase(path: &[Segment], shown: &dyn Fn(&str) -> bool) -> Phrase {
+pub fn path_phrase(path: &[Segment], shown: &dyn Fn(&str) -> bool) -> Phrase {
     let mut p = Phrase::new();
     for (i, segment) in path.iter().enumerate() {
         match segment {
@@ -428,22 +428,19 @@ impl Validator {
                 }
             }
         }
-        if let Some(Value::Array(any)) = schema.get("anyOf")
-            && !any.is_empty()
-            && !any
-                .iter()
-                .any(|subschema| self.check(subschema, instance, path, depth + 1).is_ok())
-        {
-            return violation(path, Rule::NoAlternativeMatched);
-        }
-        // Only "none matched" is reported; see the module documentation.
-        if let Some(Value::Array(one)) = schema.get("oneOf")
-            && !one.is_empty()
-            && !one
-                .iter()
-                .any(|subschema| self.check(subschema, instance, path, depth + 1).is_ok())
-        {
-            return violation(path, Rule::NotExactlyOneMatched);
+        // Only "none matched" is reported for `oneOf`; see the module documentation.
+        for (keyword, rule) in [
+            ("anyOf", Rule::NoAlternativeMatched),
+            ("oneOf", Rule::NotExactlyOneMatched),
+        ] {
+            if let Some(Value::Array(alternatives)) = schema.get(keyword)
+                && !alternatives.is_empty()
+                && !alternatives
+                    .iter()
+                    .any(|subschema| self.check(subschema, instance, path, depth + 1).is_ok())
+            {
+                return violation(path, rule);
+            }
         }
         Ok(())
     }

@@ -11,13 +11,10 @@ const EXPECT_KEYS: &[&str] = &["json", "text_contains", "fresh_within_s"];
 /// Reads `mcp.functional`. `safe: true` is required, not defaulted: a tool call can change
 /// something, and only the operator can say it does not.
 pub(super) fn functional(f: &Field<'_>) -> Result<McpFunctional, Fail> {
-    let map = f.at().map("a mapping with `tool` and `safe: true`")?;
-    map.only(FUNCTIONAL_KEYS)?;
-    let tool = map
-        .require("tool")?
+    let map = f
         .at()
-        .nonblank("a non-blank tool name")?
-        .to_string();
+        .section("a mapping with `tool` and `safe: true`", FUNCTIONAL_KEYS)?;
+    let tool = map.nonblank("tool", "a non-blank tool name")?;
     let safe = map.get("safe").ok_or_else(|| {
         map.path
             .fail("missing required key `safe`; a functional call must be declared `safe: true`")
@@ -61,8 +58,7 @@ fn arguments_json(f: &Field<'_>) -> Result<String, Fail> {
 
 /// `expect`: JSON values at pointers, a text fragment, fresh timestamps at pointers.
 fn expect(f: &Field<'_>) -> Result<McpExpect, Fail> {
-    let map = f.at().map("a mapping of expectations")?;
-    map.only(EXPECT_KEYS)?;
+    let map = f.at().section("a mapping of expectations", EXPECT_KEYS)?;
     let mut out = McpExpect::default();
     if let Some(j) = map.get("json") {
         let json = j.at().map("a mapping of JSON Pointer to expected value")?;

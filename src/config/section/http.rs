@@ -22,8 +22,7 @@ pub(super) fn http(
     explicit: bool,
     requested: &dyn Fn(Dimension) -> bool,
 ) -> Result<HttpOptions, Fail> {
-    let map = f.at().map("a mapping of HTTP options")?;
-    map.only(HTTP_KEYS)?;
+    let map = f.at().section("a mapping of HTTP options", HTTP_KEYS)?;
     let mut out = HttpOptions {
         max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         ..HttpOptions::default()

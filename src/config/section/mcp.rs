@@ -25,8 +25,7 @@ pub(super) fn mcp(
     explicit: bool,
     requested: &dyn Fn(Dimension) -> bool,
 ) -> Result<McpOptions, Fail> {
-    let map = f.at().map("a mapping of MCP options")?;
-    map.only(MCP_KEYS)?;
+    let map = f.at().section("a mapping of MCP options", MCP_KEYS)?;
     let mut out = McpOptions::default();
     if let Some(t) = map.get("transport") {
         out.transport = match t.at().str("`http` or `stdio`")? {

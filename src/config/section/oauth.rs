@@ -19,18 +19,9 @@ const OAUTH_KEYS: &[&str] = &[
 
 /// Reads `mcp.oauth`, then checks that the grant has what it needs to get a token.
 pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
-    let map = f.at().map("a mapping of OAuth settings")?;
-    map.only(OAUTH_KEYS)?;
-    let issuer = map
-        .require("issuer")?
-        .at()
-        .nonblank("a non-blank issuer URL")?
-        .to_string();
-    let client_id = map
-        .require("client_id")?
-        .at()
-        .nonblank("a non-blank client id")?
-        .to_string();
+    let map = f.at().section("a mapping of OAuth settings", OAUTH_KEYS)?;
+    let issuer = map.nonblank("issuer", "a non-blank issuer URL")?;
+    let client_id = map.nonblank("client_id", "a non-blank client id")?;
     let g = map.require("grant")?;
     let grant = grant(g)?;
     let env = |key| map.get(key).map(|e| Ok(env_ref(e.at())?.to_string()));

@@ -9,8 +9,7 @@ const STDIO_KEYS: &[&str] = &["command", "args", "directory", "env"];
 /// Reads `mcp.stdio`. Every string may reach an argv, a path or the environment, so none may
 /// hold a NUL byte.
 pub(super) fn stdio(f: &Field<'_>) -> Result<StdioOptions, Fail> {
-    let map = f.at().map("a mapping with `command`")?;
-    map.only(STDIO_KEYS)?;
+    let map = f.at().section("a mapping with `command`", STDIO_KEYS)?;
     let c = map.require("command")?;
     let command = no_nul(c.at(), "a non-blank command")?;
     if rules::is_blank(command) {

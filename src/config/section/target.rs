@@ -49,9 +49,9 @@ pub(super) fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail
 /// The fields are read in the order of [`TARGET_KEYS`], then the rules across sections, so
 /// the first error a file has is the one reported.
 pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
-    let name = nonblank(fields, "name")?;
+    let name = fields.nonblank("name", "a non-blank string")?;
     let kind = target_type(fields.require("type")?)?;
-    let endpoint = nonblank(fields, "endpoint")?;
+    let endpoint = fields.nonblank("endpoint", "a non-blank string")?;
     let (id, id_path) = match fields.get("id") {
         Some(f) => (Some(id(f)?), Some(f.path.clone())),
         None => (None, None),
@@ -119,12 +119,6 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
     })
 }
 
-/// A required non-blank string.
-fn nonblank(fields: &Fields<'_>, key: &str) -> Result<String, Fail> {
-    let value = fields.require(key)?.at().nonblank("a non-blank string")?;
-    Ok(value.to_string())
-}
-
 /// `id`: 1 to 64 characters of the id alphabet.
 fn id(f: &Field<'_>) -> Result<String, Fail> {
     let s = f.at().str("an id")?;
@@ -139,8 +133,9 @@ fn id(f: &Field<'_>) -> Result<String, Fail> {
 
 /// `auth`: the name of the variable holding a static bearer token.
 fn auth(f: &Field<'_>) -> Result<String, Fail> {
-    let auth = f.at().map("a mapping with `bearer_env`")?;
-    auth.only(&["bearer_env"])?;
+    let auth = f
+        .at()
+        .section("a mapping with `bearer_env`", &["bearer_env"])?;
     Ok(env_ref(auth.require("bearer_env")?.at())?.to_string())
 }
 
@@ -219,8 +214,9 @@ fn checks(f: &Field<'_>) -> Result<Vec<(Dimension, KeyPath)>, Fail> {
 
 /// `thresholds`: only `latency_ms` so far.
 fn thresholds(f: &Field<'_>) -> Result<Option<f64>, Fail> {
-    let t = f.at().map("a mapping with `latency_ms`")?;
-    t.only(&["latency_ms"])?;
+    let t = f
+        .at()
+        .section("a mapping with `latency_ms`", &["latency_ms"])?;
     match t.get("latency_ms") {
         Some(l) => {
             let what = "a finite number of milliseconds ≥ 0";
