@@ -385,52 +385,56 @@ impl<'de> de::Visitor<'de> for Seek<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let Some((&PathStep::Index(i), rest)) = self.steps.split_first() else {
-            return Err(de::Error::custom("not found"));
-        };
+        let (i, rest) = self.split(false)?;
         for _ in 0..i {
-            if seq.next_element::<IgnoredAny>()?.is_none() {
-                return Err(de::Error::custom("not found"));
-            }
+            seq.next_element::<IgnoredAny>()?.ok_or_else(not_found)?;
         }
-        let next = Seek {
-            steps: rest,
-            at_key: self.at_key,
-            found: self.found,
-        };
-        match seq.next_element_seed(next)? {
-            Some(()) => Ok(()),
-            None => Err(de::Error::custom("not found")),
-        }
+        seq.next_element_seed(self.down(rest))?
+            .ok_or_else(not_found)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Some((&PathStep::Entry(i), rest)) = self.steps.split_first() else {
-            return Err(de::Error::custom("not found"));
-        };
+        let (i, rest) = self.split(true)?;
         for _ in 0..i {
-            if map.next_key::<IgnoredAny>()?.is_none() {
-                return Err(de::Error::custom("not found"));
-            }
+            map.next_key::<IgnoredAny>()?.ok_or_else(not_found)?;
             map.next_value::<IgnoredAny>()?;
         }
         if rest.is_empty() && self.at_key {
             map.next_key_seed(Seek {
-                steps: rest,
                 at_key: false,
-                found: self.found,
+                ..self.down(rest)
             })?;
-            return Err(de::Error::custom("not found"));
+            return Err(not_found());
         }
-        if map.next_key::<IgnoredAny>()?.is_none() {
-            return Err(de::Error::custom("not found"));
+        map.next_key::<IgnoredAny>()?.ok_or_else(not_found)?;
+        map.next_value_seed(self.down(rest))
+    }
+}
+
+impl<'a> Seek<'a> {
+    /// The position this step takes — of a mapping's entry when `entry`, else of a list's
+    /// item — and the steps after it.
+    fn split<E: de::Error>(&self, entry: bool) -> Result<(usize, &'a [PathStep]), E> {
+        match self.steps.split_first() {
+            Some((&PathStep::Entry(i), rest)) if entry => Ok((i, rest)),
+            Some((&PathStep::Index(i), rest)) if !entry => Ok((i, rest)),
+            _ => Err(not_found()),
         }
-        map.next_value_seed(Seek {
+    }
+
+    /// The seek for the steps after this one.
+    fn down(&self, rest: &'a [PathStep]) -> Seek<'a> {
+        Seek {
             steps: rest,
             at_key: self.at_key,
             found: self.found,
-        })
+        }
     }
+}
+
+/// The path leads nowhere (never expected for paths built from the same text).
+fn not_found<E: de::Error>() -> E {
+    E::custom("not found")
 }
 
 /// Visits of a scalar that stop at it, as every visit of [`Here`] does.

@@ -47,11 +47,6 @@ impl Dimension {
             Dimension::Dependency => "dependency",
         }
     }
-
-    /// Parses the configuration spelling.
-    pub fn parse(s: &str) -> Option<Dimension> {
-        Dimension::ALL.into_iter().find(|d| d.as_str() == s)
-    }
 }
 
 #[cfg(test)]

@@ -37,11 +37,6 @@ impl Format {
             Format::OpenMetrics => "openmetrics",
         }
     }
-
-    /// Parses the spelling (exact, lower case).
-    pub fn parse(s: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.as_str() == s)
-    }
 }
 
 #[cfg(test)]

@@ -38,6 +38,21 @@ macro_rules! display_as_spelled {
 
 display_as_spelled!(Status, Dimension, TargetType);
 
+/// `parse`: the word spelled exactly `s` (the spelling of configurations and the command
+/// line), found in the word's `ALL`.
+macro_rules! parse_by_spelling {
+    ($($word:ty),*) => {$(
+        impl $word {
+            /// The word spelled exactly `s`.
+            pub fn parse(s: &str) -> Option<$word> {
+                <$word>::ALL.into_iter().find(|w| w.as_str() == s)
+            }
+        }
+    )*};
+}
+
+parse_by_spelling!(Dimension, Format, Revision, TargetType);
+
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use format::Format;

@@ -51,11 +51,6 @@ impl Revision {
         }
     }
 
-    /// The supported revision spelled exactly `s`.
-    pub fn parse(s: &str) -> Option<Revision> {
-        Revision::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
     /// Whether this is the stateless revision.
     pub fn is_modern(self) -> bool {
         self == Revision::MODERN

@@ -95,11 +95,6 @@ impl TargetType {
         }
     }
 
-    /// Parses the configuration spelling.
-    pub fn parse(s: &str) -> Option<TargetType> {
-        TargetType::ALL.into_iter().find(|t| t.as_str() == s)
-    }
-
     /// The types the HTTP adapter checks, which alone may carry an `http` section.
     pub const HTTP_FAMILY: [TargetType; 4] = [
         TargetType::Http,

@@ -15,6 +15,10 @@ use ureq::unversioned::transport::{
 use crate::result::Stage;
 
 use super::stages::Recorder;
+
+/// What one stage of the connector chain gives the next: its transport, or `None` (ureq's
+/// `Connector::connect`).
+pub(crate) type Connected<T> = Result<Option<T>, Error>;
 use super::tcp::{self, TcpTransport};
 
 /// Our TCP connection ([`tcp::connect`]), timed.
@@ -31,11 +35,7 @@ impl TimedTcp {
 impl<In: Transport> Connector<In> for TimedTcp {
     type Out = Either<In, TcpTransport>;
 
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, Error> {
+    fn connect(&self, details: &ConnectionDetails, chained: Option<In>) -> Connected<Self::Out> {
         if let Some(tunnel) = chained {
             // A proxy tunnel is already open: nothing to connect.
             return Ok(Some(Either::A(tunnel)));
@@ -67,11 +67,7 @@ impl FirstByte {
 impl<In: Transport> Connector<In> for FirstByte {
     type Out = Either<In, Watched<In>>;
 
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, Error> {
+    fn connect(&self, details: &ConnectionDetails, chained: Option<In>) -> Connected<Self::Out> {
         let Some(inner) = chained else {
             return Ok(None);
         };

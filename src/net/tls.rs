@@ -21,6 +21,7 @@ use crate::result::Stage;
 
 use super::buffers::ConnBuffers;
 
+use super::connect::Connected;
 use super::stages::Recorder;
 use super::trust;
 
@@ -74,11 +75,7 @@ impl TlsStage {
 impl<In: Transport> Connector<In> for TlsStage {
     type Out = Either<In, TlsTransport>;
 
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, Error> {
+    fn connect(&self, details: &ConnectionDetails, chained: Option<In>) -> Connected<Self::Out> {
         let Some(transport) = chained else {
             return Ok(None);
         };

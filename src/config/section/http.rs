@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 
+use super::Requested;
 use crate::config::reader::{At, Fail, Field};
 use crate::config::{DEFAULT_MAX_BODY_BYTES, HttpMethod, HttpOptions, rules};
 use crate::contract::Dimension;
@@ -15,13 +16,8 @@ const HTTP_KEYS: &[&str] = &[
     "max_body_bytes",
 ];
 
-/// Reads `http`. `explicit` says whether the target lists its `checks`, `requested` which;
-/// a setting no requested dimension would read is an error rather than silently unused.
-pub(super) fn http(
-    f: &Field<'_>,
-    explicit: bool,
-    requested: &dyn Fn(Dimension) -> bool,
-) -> Result<HttpOptions, Fail> {
+/// Reads `http` for a target whose `checks` request `requested`.
+pub(super) fn http(f: &Field<'_>, requested: &Requested<'_>) -> Result<HttpOptions, Fail> {
     let map = f.at().section("a mapping of HTTP options", HTTP_KEYS)?;
     let mut out = HttpOptions {
         max_body_bytes: DEFAULT_MAX_BODY_BYTES,
@@ -39,7 +35,7 @@ pub(super) fn http(
     if let Some(b) = map.get("body_contains") {
         let text = b.at().str("a string")?;
         if !text.is_empty() {
-            if !requested(Dimension::Functional) {
+            if !requested.has(Dimension::Functional) {
                 return Err(b
                     .path
                     .fail_key("requires `functional` listed explicitly in `checks`"));
@@ -50,7 +46,10 @@ pub(super) fn http(
     if let Some(m) = map.get("max_body_bytes") {
         out.max_body_bytes = m.at().whole(rules::BODY_BYTES)?;
     }
-    if explicit && !requested(Dimension::Protocol) && !requested(Dimension::Functional) {
+    if requested.explicit()
+        && !requested.has(Dimension::Protocol)
+        && !requested.has(Dimension::Functional)
+    {
         let culprit = match map.get("expected_status") {
             Some(s) => Some(s),
             None => map.get("headers").filter(|_| !out.headers.is_empty()),

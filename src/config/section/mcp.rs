@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::{functional, oauth, stdio};
+use super::{Requested, functional, oauth, stdio};
 use crate::config::reader::{Fail, Field};
 use crate::config::{McpOptions, McpTransport, rules};
 use crate::contract::Dimension;
@@ -19,12 +19,8 @@ const MCP_KEYS: &[&str] = &[
     "oauth",
 ];
 
-/// Reads `mcp`. `explicit` and `requested` are the target's `checks`, as for `http`.
-pub(super) fn mcp(
-    f: &Field<'_>,
-    explicit: bool,
-    requested: &dyn Fn(Dimension) -> bool,
-) -> Result<McpOptions, Fail> {
+/// Reads `mcp` for a target whose `checks` request `requested`.
+pub(super) fn mcp(f: &Field<'_>, requested: &Requested<'_>) -> Result<McpOptions, Fail> {
     let map = f.at().section("a mapping of MCP options", MCP_KEYS)?;
     let mut out = McpOptions::default();
     if let Some(t) = map.get("transport") {
@@ -60,14 +56,14 @@ pub(super) fn mcp(
         }
     }
     if let Some(r) = first_requirement {
-        if explicit && !requested(Dimension::Capability) {
+        if requested.explicit() && !requested.has(Dimension::Capability) {
             return Err(r
                 .path
                 .fail_key("requires `capability` in the explicit `checks`"));
         }
     }
     if let Some(func) = map.get("functional") {
-        if !requested(Dimension::Functional) {
+        if !requested.has(Dimension::Functional) {
             return Err(func
                 .path
                 .fail_key("requires `functional` listed explicitly in `checks`"));

@@ -18,6 +18,23 @@ mod target;
 
 use crate::config::reader::{At, Fail, KeyPath};
 use crate::config::{Relationship, Target, rules};
+use crate::contract::Dimension;
+
+/// What a target's `checks` requests, which its sections' settings must serve: a setting no
+/// requested dimension would read is an error rather than silently unused.
+pub(super) struct Requested<'a>(Option<&'a [(Dimension, KeyPath)]>);
+
+impl Requested<'_> {
+    /// Whether the target lists its `checks` (else it runs the passive defaults).
+    fn explicit(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// Whether the target's `checks` lists `d`.
+    fn has(&self, d: Dimension) -> bool {
+        self.0.is_some_and(|c| c.iter().any(|(x, _)| *x == d))
+    }
+}
 
 /// A target as declared, before the graph is assembled.
 #[derive(Debug)]

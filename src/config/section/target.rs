@@ -3,7 +3,7 @@
 //! `functional` against `mcp.functional`). Its `dependencies` are read by the caller, after
 //! everything here.
 
-use super::{Decl, env_ref, http, mcp};
+use super::{Decl, Requested, env_ref, http, mcp};
 use crate::config::reader::{Fail, Field, Fields, KeyPath};
 use crate::config::{
     DEFAULT_RETRY_DELAY_MS, DEFAULT_TIMEOUT_MS, McpOptions, McpTransport, Origin, Target,
@@ -57,12 +57,7 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         None => (None, None),
     };
     let checks = fields.get("checks").map(checks).transpose()?;
-    let requested = |d: Dimension| {
-        checks
-            .as_ref()
-            .is_some_and(|c| c.iter().any(|(x, _)| *x == d))
-    };
-    let explicit = checks.is_some();
+    let requested = Requested(checks.as_deref());
     let latency_threshold_ms = fields.get("thresholds").map(thresholds).transpose()?;
     let timeout_ms =
         setting(fields, "timeout_ms", rules::TIMEOUT_MS)?.unwrap_or(DEFAULT_TIMEOUT_MS);
@@ -80,7 +75,7 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
                 TargetType::names(&TargetType::HTTP_FAMILY, ", ")
             )));
         }
-        Some(f) => Some(http::http(f, explicit, &requested)?),
+        Some(f) => Some(http::http(f, &requested)?),
         None => None,
     };
     let mcp = match fields.get("mcp") {
@@ -89,7 +84,7 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
                 .path
                 .fail_key("`mcp` options are only allowed on mcp targets"));
         }
-        Some(f) => Some(mcp::mcp(f, explicit, &requested)?),
+        Some(f) => Some(mcp::mcp(f, &requested)?),
         None => None,
     };
     across_sections(fields, kind, checks.as_deref(), mcp.as_ref())?;
