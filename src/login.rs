@@ -9,9 +9,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::contract::OAuthGrant;
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
-use crate::oauth::{self, Grant, OAuthError};
+use crate::oauth::{self, OAuthError};
 use crate::result::reason::OAuthStep;
 use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
@@ -32,7 +33,7 @@ pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error>
     let Credential::OAuth(settings) = &target.credential else {
         return Err(Error::Login(LoginError::NotAuthorizationCode));
     };
-    if settings.grant != Grant::AuthorizationCode {
+    if settings.grant != OAuthGrant::AuthorizationCode {
         return Err(Error::Login(LoginError::NotAuthorizationCode));
     }
     if !target.missing_env.is_empty() {

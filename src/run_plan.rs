@@ -12,9 +12,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, OAuthGrant, OAuthOptions, Target};
+use crate::config::{Config, OAuthOptions, Target};
 use crate::contract::Secret;
-use crate::oauth::{Grant, Settings};
+use crate::oauth::Settings;
 use crate::runtime::SecretLog;
 
 /// A configuration ready to run.
@@ -136,11 +136,7 @@ fn settings(options: &OAuthOptions, value: &mut dyn FnMut(&str) -> Option<Secret
     Settings {
         issuer: options.issuer.clone(),
         client_id: options.client_id.clone(),
-        grant: match options.grant {
-            OAuthGrant::ClientCredentials => Grant::ClientCredentials,
-            OAuthGrant::RefreshToken => Grant::RefreshToken,
-            OAuthGrant::AuthorizationCode => Grant::AuthorizationCode,
-        },
+        grant: options.grant,
         client_secret: options.client_secret_env.as_deref().and_then(&mut *value),
         refresh_token: options.refresh_token_env.as_deref().and_then(&mut *value),
         token_file: options.token_file.as_ref().map(PathBuf::from),

@@ -20,7 +20,7 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 
-use crate::contract::{Bound, Dimension, Relationship, TargetType};
+use crate::contract::{Bound, Dimension, OAuthGrant, Relationship, TargetType};
 
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};
@@ -254,15 +254,6 @@ pub struct StdioOptions {
     pub directory: Option<String>,
     /// Child env name → host env var name.
     pub env: Vec<(String, String)>,
-}
-
-/// OAuth grants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(missing_docs)]
-pub enum OAuthGrant {
-    ClientCredentials,
-    RefreshToken,
-    AuthorizationCode,
 }
 
 /// `mcp.oauth`, as configured (the plan resolves its variables).

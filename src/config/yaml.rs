@@ -235,6 +235,15 @@ struct NodeVisitor<'b> {
     budget: &'b Budget,
 }
 
+impl<'b> NodeVisitor<'b> {
+    /// The seed of a child node, charged to the same budget.
+    fn seed(&self) -> NodeSeed<'b> {
+        NodeSeed {
+            budget: self.budget,
+        }
+    }
+}
+
 impl<'de> de::Visitor<'de> for NodeVisitor<'_> {
     type Value = Node;
 
@@ -289,9 +298,7 @@ impl<'de> de::Visitor<'de> for NodeVisitor<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
         self.budget.charge(0)?;
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(NodeSeed {
-            budget: self.budget,
-        })? {
+        while let Some(item) = seq.next_element_seed(self.seed())? {
             items.push(item);
         }
         Ok(Node::Seq(items))
@@ -300,12 +307,8 @@ impl<'de> de::Visitor<'de> for NodeVisitor<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
         self.budget.charge(0)?;
         let mut entries = Vec::new();
-        while let Some(key) = map.next_key_seed(NodeSeed {
-            budget: self.budget,
-        })? {
-            let value = map.next_value_seed(NodeSeed {
-                budget: self.budget,
-            })?;
+        while let Some(key) = map.next_key_seed(self.seed())? {
+            let value = map.next_value_seed(self.seed())?;
             entries.push((key, value));
         }
         Ok(Node::Map(entries))

@@ -10,7 +10,8 @@
 //! * [`Secret`]: a value that must never be printed;
 //! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
-//! * [`Format`]: how results are written (`--format`).
+//! * [`Format`]: how results are written (`--format`);
+//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
@@ -19,6 +20,7 @@
 pub mod bound;
 pub mod dimension;
 pub mod format;
+pub mod grant;
 pub mod resource;
 pub mod revision;
 pub mod secret;
@@ -51,11 +53,12 @@ macro_rules! parse_by_spelling {
     )*};
 }
 
-parse_by_spelling!(Dimension, Format, Revision, TargetType);
+parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
 
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use format::Format;
+pub use grant::OAuthGrant;
 pub use resource::LocalResource;
 pub use revision::Revision;
 pub use secret::Secret;

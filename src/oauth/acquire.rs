@@ -24,21 +24,10 @@ use super::discovery::{self, Discovered};
 use super::store::{self, Binding};
 use super::token::{self, ClientAuth, Token};
 use super::url;
-use crate::contract::Secret;
+use crate::contract::{OAuthGrant, Secret};
 use crate::net::{Client, Endpoint};
 use crate::result::reason::OAuthStep;
 use crate::runtime::{Attempt, SecretLog};
-
-/// How a token is obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Grant {
-    /// The client-credentials extension: a confidential client's own token.
-    ClientCredentials,
-    /// A refresh token supplied from outside (`refresh_token_env`) or saved.
-    RefreshToken,
-    /// Authorization code through `agenthealth login`, then refreshes.
-    AuthorizationCode,
-}
 
 /// `mcp.oauth` with its secrets resolved (by the plan).
 #[derive(Clone, Debug)]
@@ -48,7 +37,7 @@ pub(crate) struct Settings {
     /// The pre-registered client id.
     pub client_id: String,
     /// The grant.
-    pub grant: Grant,
+    pub grant: OAuthGrant,
     /// `client_secret_env`'s value, for a confidential client.
     pub client_secret: Option<Secret>,
     /// `refresh_token_env`'s value.
@@ -143,19 +132,19 @@ impl Authorizer {
     ) -> Result<Token, OAuthError> {
         let settings = Arc::clone(&self.settings);
         let refresh = match settings.grant {
-            Grant::ClientCredentials => None,
-            Grant::RefreshToken => Some(
+            OAuthGrant::ClientCredentials => None,
+            OAuthGrant::RefreshToken => Some(
                 refresh
                     .or_else(|| settings.refresh_token.clone())
                     .ok_or_else(|| OAuthError::step(OAuthStep::NoRefreshToken))?,
             ),
-            Grant::AuthorizationCode => Some(
+            OAuthGrant::AuthorizationCode => Some(
                 refresh
                     .or_else(|| settings.refresh_token.clone())
                     .ok_or(OAuthError::LoginRequired)?,
             ),
         };
-        if settings.grant == Grant::ClientCredentials && settings.client_secret.is_none() {
+        if settings.grant == OAuthGrant::ClientCredentials && settings.client_secret.is_none() {
             // The loader requires client_secret_env; an empty value is refused by the plan.
             return Err(OAuthError::step(OAuthStep::AuthMethod));
         }

@@ -31,7 +31,7 @@ pub(crate) mod store;
 pub(crate) mod token;
 pub(crate) mod url;
 
-pub(crate) use acquire::{Authorizer, Grant, Settings};
+pub(crate) use acquire::{Authorizer, Settings};
 
 use crate::contract::Status;
 use crate::net;

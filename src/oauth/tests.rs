@@ -11,10 +11,11 @@ use std::time::{Duration, Instant, SystemTime};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::acquire::{Authorizer, Grant, Settings};
+use super::acquire::{Authorizer, Settings};
 use super::store::{self, Binding};
 use super::token::Token;
 use super::{OAuthError, check_offline, url};
+use crate::contract::OAuthGrant;
 use crate::contract::{Bound, Secret};
 use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
 use crate::net::testkit::{with_watchdog, within};
@@ -140,7 +141,7 @@ fn token_reply(doc: Value) -> Reply {
         .body(doc.to_string())
 }
 
-fn settings(fake: &Fake, grant: Grant) -> Settings {
+fn settings(fake: &Fake, grant: OAuthGrant) -> Settings {
     Settings {
         issuer: fake.root.clone(),
         client_id: "registered-client".into(),
@@ -183,7 +184,7 @@ fn value<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
 #[test]
 fn client_credentials_with_basic_for_the_resource_and_reused_within_the_run() {
     let fake = Fake::start(good);
-    let s = settings(&fake, Grant::ClientCredentials);
+    let s = settings(&fake, OAuthGrant::ClientCredentials);
     let secrets = SecretLog::new();
     let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), secrets.clone());
     let mut client = Client::new(Reuse::Fresh);
@@ -239,7 +240,7 @@ fn client_secret_post_when_basic_is_not_listed() {
         }
         w
     });
-    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert!(r.is_ok(), "{r:?}");
     let form = fake.form();
     assert_eq!(value(&form, "client_id"), Some("registered-client"));
@@ -253,7 +254,7 @@ fn client_secret_post_when_basic_is_not_listed() {
         }
         w
     });
-    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert_eq!(step_of(&r), Some(OAuthStep::AuthMethod));
     assert!(fake.requests("/token").is_empty());
 }
@@ -261,7 +262,7 @@ fn client_secret_post_when_basic_is_not_listed() {
 #[test]
 fn scope_precedence_configured_then_challenge_then_metadata() {
     let fake = Fake::start(good);
-    let mut s = settings(&fake, Grant::ClientCredentials);
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
     s.scopes = vec!["a".into(), "b".into()];
     let _ = authorize(&fake, s);
     assert_eq!(value(&fake.form(), "scope"), Some("a b"));
@@ -271,7 +272,7 @@ fn scope_precedence_configured_then_challenge_then_metadata() {
         ),
         ..good(root)
     });
-    let _ = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let _ = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert_eq!(value(&fake.form(), "scope"), Some("meta"));
 }
 
@@ -282,7 +283,7 @@ fn a_challenge_sent_only_to_post_is_read_from_one_unauthenticated_ping() {
         challenge: Some(r#"Bearer scope="from-post""#.into()),
         ..good(root)
     });
-    let (got, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (got, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert!(got.is_ok(), "{got:?}");
     assert_eq!(value(&fake.form(), "scope"), Some("from-post"));
     let mcp = fake.requests("/mcp");
@@ -296,7 +297,7 @@ fn a_challenge_sent_only_to_post_is_read_from_one_unauthenticated_ping() {
 
     // A challenge on HEAD is enough: no POST is sent.
     let fake = Fake::start(good);
-    let _ = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let _ = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     let methods: Vec<String> = fake
         .requests("/mcp")
         .into_iter()
@@ -311,7 +312,7 @@ fn a_token_without_expires_in_lives_five_minutes_and_the_granted_scope_rules_reu
         token: token_reply(json!({"access_token":"t","token_type":"bearer"})),
         ..good(root)
     });
-    let mut s = settings(&fake, Grant::ClientCredentials);
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
     // More scopes asked than granted: the token is still reused.
     s.scopes = vec!["read".into(), "admin".into()];
     let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
@@ -345,7 +346,7 @@ fn without_a_named_location_the_well_known_ones_are_tried_in_order() {
         }
         w
     });
-    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
         fake.requests("/.well-known/oauth-protected-resource/mcp")
@@ -464,7 +465,7 @@ fn each_binding_rule_is_its_own_failure() {
             mutate(&mut w, root);
             w
         });
-        let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+        let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
         assert_eq!(step_of(&r), Some(*want), "{r:?}");
         assert!(
             fake.requests("/token").is_empty(),
@@ -489,7 +490,7 @@ fn a_redirected_challenge_request_is_not_followed() {
         );
         w
     });
-    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert!(r.is_ok(), "{r:?}");
     assert!(fake.requests("/elsewhere").is_empty(), "not followed");
     assert_eq!(
@@ -516,7 +517,7 @@ fn a_path_issuer_is_found_through_openid_discovery() {
             .insert("/tenant/.well-known/openid-configuration".into(), doc);
         w
     });
-    let mut s = settings(&fake, Grant::ClientCredentials);
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
     s.issuer = format!("{}/tenant", fake.root);
     let (r, _) = authorize(&fake, s);
     assert!(r.is_ok(), "{r:?}");
@@ -531,7 +532,7 @@ fn a_path_issuer_is_found_through_openid_discovery() {
 #[test]
 fn offline_rules_refuse_insecure_issuers_and_endpoints() {
     let fake = Fake::start(good);
-    let mut s = settings(&fake, Grant::ClientCredentials);
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
     assert!(check_offline(&s, &fake.endpoint()).is_ok());
     for issuer in [
         "http://auth.example.com",
@@ -585,7 +586,7 @@ fn token_endpoint_errors_keep_only_a_known_code_and_the_status() {
             token: reply.clone(),
             ..good(root)
         });
-        let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+        let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
         match r {
             Err(OAuthError::Step {
                 step: OAuthStep::TokenEndpoint(error),
@@ -606,7 +607,7 @@ fn a_redirect_from_the_token_endpoint_is_not_followed() {
         token: Reply::status(307).header("Location", &format!("{root}/steal")),
         ..good(root)
     });
-    let (r, _) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert!(matches!(
         r,
         Err(OAuthError::Step {
@@ -624,7 +625,7 @@ fn malformed_token_answers_are_token_response_failures_and_still_redacted() {
         token: token_reply(json!({"access_token":"leaked value","token_type":"Bearer"})),
         ..good(root)
     });
-    let (r, secrets) = authorize(&fake, settings(&fake, Grant::ClientCredentials));
+    let (r, secrets) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert_eq!(step_of(&r), Some(OAuthStep::TokenResponse));
     assert!(
         secrets
@@ -644,7 +645,7 @@ fn a_silent_authorization_server_is_cut_at_the_deadline() {
             w.overrides.insert(path.into(), Reply::HangBeforeHead);
             w
         });
-        let s = settings(&fake, Grant::ClientCredentials);
+        let s = settings(&fake, OAuthGrant::ClientCredentials);
         let timeout = Duration::from_millis(400);
         let (r, took) = with_watchdog(timeout, |attempt| {
             let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
@@ -670,7 +671,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// A public client (no secret) of `fake` that logs in and keeps its tokens in `token_file`.
 fn public_client(fake: &Fake, token_file: PathBuf) -> Settings {
-    let mut s = settings(fake, Grant::AuthorizationCode);
+    let mut s = settings(fake, OAuthGrant::AuthorizationCode);
     s.client_secret = None;
     s.token_file = Some(token_file);
     s
@@ -878,12 +879,12 @@ fn an_expired_saved_token_is_refreshed_and_the_rotation_persisted() {
 fn login_credentials_missing_is_login_required_without_traffic() {
     let fake = Fake::start(good);
     let dir = scratch("login-required");
-    let mut s = settings(&fake, Grant::AuthorizationCode);
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
     s.token_file = Some(dir.join("absent.json"));
     let (r, _) = authorize(&fake, s);
     assert!(matches!(r, Err(OAuthError::LoginRequired)), "{r:?}");
     assert!(fake.server.requests().is_empty());
-    let mut s = settings(&fake, Grant::RefreshToken);
+    let mut s = settings(&fake, OAuthGrant::RefreshToken);
     s.refresh_token = None;
     let (r, _) = authorize(&fake, s);
     assert_eq!(step_of(&r), Some(OAuthStep::NoRefreshToken));
@@ -893,7 +894,7 @@ fn login_credentials_missing_is_login_required_without_traffic() {
 #[test]
 fn refresh_token_grant_uses_the_configured_refresh_token() {
     let fake = Fake::start(good);
-    let mut s = settings(&fake, Grant::RefreshToken);
+    let mut s = settings(&fake, OAuthGrant::RefreshToken);
     s.client_secret = None;
     s.refresh_token = Some(Secret::new("env-refresh".into()));
     let (r, _) = authorize(&fake, s);
@@ -1059,7 +1060,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
 fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let fake = Fake::start(good);
     let dir = scratch("login-iss");
-    let mut s = settings(&fake, Grant::AuthorizationCode);
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
     s.token_file = Some(dir.join("user.json"));
     let endpoint = fake.endpoint();
     let (tx, rx) = std::sync::mpsc::channel::<String>();

@@ -72,8 +72,9 @@ use std::sync::Arc;
 use crate::adapter::{Adapter, TargetRun};
 use crate::run_plan::TargetPlan;
 
-use crate::config::{McpOptions, McpTransport, OAuthGrant};
+use crate::config::{McpOptions, McpTransport};
 use crate::contract::Bound;
+use crate::contract::OAuthGrant;
 use crate::contract::{Dimension, Status};
 use crate::result::reason::{McpFailure, Misconfig, Note, Reason};
 use crate::result::{Evidence, Fact, Observation};

@@ -941,7 +941,8 @@ fn client_credentials_extension_is_declared() {
 fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
     use super::McpRun;
     use super::testkit::target;
-    use crate::config::{Config, OAuthGrant, OAuthOptions};
+    use crate::config::{Config, OAuthOptions};
+    use crate::contract::OAuthGrant;
     use crate::result::Key;
     use crate::run_plan::RunPlan;
     let oauth = |issuer: &str| McpOptions {

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use super::{env_ref, no_nul};
 use crate::config::reader::{Fail, Field};
-use crate::config::{OAuthGrant, OAuthOptions, rules};
+use crate::config::{OAuthOptions, rules};
+use crate::contract::OAuthGrant;
 
 const OAUTH_KEYS: &[&str] = &[
     "issuer",
@@ -76,13 +77,11 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
 
 /// `grant`: one of the three this client speaks.
 fn grant(g: &Field<'_>) -> Result<OAuthGrant, Fail> {
-    let grants = ["client_credentials", "refresh_token", "authorization_code"];
-    match g.at().str("an OAuth grant")? {
-        "client_credentials" => Ok(OAuthGrant::ClientCredentials),
-        "refresh_token" => Ok(OAuthGrant::RefreshToken),
-        "authorization_code" => Ok(OAuthGrant::AuthorizationCode),
-        other => Err(g.path.fail(rules::unknown("grant", &grants, other))),
-    }
+    let s = g.at().str("an OAuth grant")?;
+    OAuthGrant::parse(s).ok_or_else(|| {
+        let grants = OAuthGrant::ALL.map(OAuthGrant::as_str);
+        g.path.fail(rules::unknown("grant", &grants, s))
+    })
 }
 
 /// `token_file`: a non-blank path without NUL.
