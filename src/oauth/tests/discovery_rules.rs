@@ -1,0 +1,297 @@
+//! Discovery: the challenge, the protected resource's metadata and the pinned issuer's, each
+//! rule its own failure, and the offline rules on issuers and endpoints.
+
+use super::*;
+
+#[test]
+fn without_a_named_location_the_well_known_ones_are_tried_in_order() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        w.challenge = Some(r#"Bearer scope="read""#.into());
+        let doc = w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+        if let Some(doc) = doc {
+            w.docs
+                .insert("/.well-known/oauth-protected-resource".into(), doc);
+        }
+        w
+    });
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(
+        fake.requests("/.well-known/oauth-protected-resource/mcp")
+            .len(),
+        1,
+        "path-inserted first"
+    );
+    assert_eq!(
+        fake.requests("/.well-known/oauth-protected-resource").len(),
+        1
+    );
+}
+
+/// What the world of `root` becomes, for one case.
+type Mutate = fn(&mut World, &str);
+
+/// Each case, applied to a good world, fails discovery at its step: no token request is made
+/// and no redirect is followed.
+#[track_caller]
+fn fails_at(cases: &[(Mutate, OAuthStep)]) {
+    for (mutate, want) in cases {
+        let mutate = *mutate;
+        let fake = Fake::start(move |root| {
+            let mut w = good(root);
+            mutate(&mut w, root);
+            w
+        });
+        let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
+        assert_eq!(step_of(&r), Some(*want), "{r:?}");
+        assert!(
+            fake.requests("/token").is_empty(),
+            "{want:?}: no token request"
+        );
+        assert!(
+            fake.requests("/elsewhere").is_empty(),
+            "redirects are not followed"
+        );
+    }
+}
+
+/// The protected resource's metadata comes from the endpoint's origin, names the endpoint as
+/// its resource and lists the pinned issuer.
+#[test]
+fn the_protected_resource_is_found_on_its_own_origin_and_names_the_resource_and_issuer() {
+    fails_at(&[
+        (
+            |w, _| {
+                w.challenge = Some(r#"Bearer resource_metadata="http://127.0.0.2:9/prm""#.into())
+            },
+            OAuthStep::ResourceMetadataOrigin,
+        ),
+        (
+            |w, _| {
+                w.challenge = None;
+                w.docs.clear();
+            },
+            OAuthStep::ResourceMetadata,
+        ),
+        (
+            |w, _| {
+                if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+                    d["resource"] = json!("http://127.0.0.1/other");
+                }
+            },
+            OAuthStep::ResourceMismatch,
+        ),
+        (
+            |w, root| {
+                if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+                    d["authorization_servers"] = json!([format!("{root}/")]);
+                }
+            },
+            OAuthStep::IssuerNotListed,
+        ),
+    ]);
+}
+
+/// The issuer's metadata names that issuer, and its endpoints are secure.
+#[test]
+fn the_issuers_metadata_is_its_own_with_secure_endpoints() {
+    fails_at(&[
+        (
+            |w, _| {
+                if let Some(d) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+                    d["issuer"] = json!("https://untrusted.example");
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
+        (
+            |w, _| {
+                if let Some(d) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+                    d["token_endpoint"] = json!("http://auth.example.com/token");
+                }
+            },
+            OAuthStep::InsecureEndpoint,
+        ),
+    ]);
+}
+
+/// A metadata document over 64 KiB, or one that redirects, is no metadata.
+#[test]
+fn oversized_or_redirected_metadata_is_never_read() {
+    fails_at(&[
+        (
+            |w, _| {
+                w.overrides.insert(
+                    "/.well-known/oauth-protected-resource/mcp".into(),
+                    Reply::status(200)
+                        .header("Content-Type", "application/json")
+                        .body(format!("{{\"pad\":\"{}\"}}", "x".repeat(70 * 1024))),
+                );
+            },
+            OAuthStep::ResourceMetadata,
+        ),
+        (
+            |w, root| {
+                w.overrides.insert(
+                    "/.well-known/oauth-protected-resource/mcp".into(),
+                    Reply::status(302).header("Location", &format!("{root}/elsewhere")),
+                );
+            },
+            OAuthStep::ResourceMetadata,
+        ),
+        (
+            |w, root| {
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    w.overrides.insert(
+                        doc.into(),
+                        Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+                    );
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
+        (
+            |w, _| {
+                // Valid metadata, but over the 64 KiB a metadata document may take.
+                for doc in [
+                    "/.well-known/oauth-authorization-server",
+                    "/.well-known/openid-configuration",
+                ] {
+                    if let Some(d) = w.docs.get_mut(doc) {
+                        d["pad"] = json!("x".repeat(70 * 1024));
+                    }
+                }
+            },
+            OAuthStep::ServerMetadata,
+        ),
+    ]);
+}
+
+/// A redirect in answer to the challenge request is not followed either: it is no challenge,
+/// and discovery goes on from the well-known locations on the endpoint's own origin.
+#[test]
+fn a_redirected_challenge_request_is_not_followed() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        w.overrides.insert(
+            "/mcp".into(),
+            Reply::status(307).header("Location", &format!("{root}/elsewhere")),
+        );
+        w
+    });
+    let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
+    assert!(r.is_ok(), "{r:?}");
+    assert!(fake.requests("/elsewhere").is_empty(), "not followed");
+    assert_eq!(
+        value(&fake.form(), "scope"),
+        Some("meta"),
+        "no challenge read"
+    );
+}
+
+#[test]
+fn a_path_issuer_is_found_through_openid_discovery() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        let issuer = format!("{root}/tenant");
+        if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+            d["authorization_servers"] = json!([issuer]);
+        }
+        let mut doc = w
+            .docs
+            .remove("/.well-known/oauth-authorization-server")
+            .unwrap_or_default();
+        doc["issuer"] = json!(issuer);
+        w.docs
+            .insert("/tenant/.well-known/openid-configuration".into(), doc);
+        w
+    });
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
+    s.issuer = format!("{}/tenant", fake.root);
+    let (r, _) = authorize(&fake, s);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(
+        fake.requests("/.well-known/oauth-authorization-server/tenant")
+            .len(),
+        1,
+        "RFC 8414 first"
+    );
+}
+
+#[test]
+fn offline_rules_refuse_insecure_issuers_and_endpoints() {
+    let fake = Fake::start(good);
+    let mut s = settings(&fake, OAuthGrant::ClientCredentials);
+    assert!(check_offline(&s, &fake.endpoint()).is_ok());
+    for issuer in [
+        "http://auth.example.com",
+        "https://a.example/?x=1",
+        "ftp://127.0.0.1",
+    ] {
+        s.issuer = issuer.into();
+        let e = check_offline(&s, &fake.endpoint());
+        assert!(
+            matches!(
+                e,
+                Err(OAuthError::Step {
+                    step: OAuthStep::Issuer,
+                    ..
+                })
+            ),
+            "{issuer}"
+        );
+    }
+    s.issuer = "https://auth.example.com".into();
+    let plain = Endpoint::parse("http://mcp.example.com/mcp").expect("endpoint");
+    assert!(matches!(
+        check_offline(&s, &plain),
+        Err(OAuthError::Step {
+            step: OAuthStep::Endpoint,
+            ..
+        })
+    ));
+}
+
+/// Under an HTTPS issuer every authorization-server endpoint is HTTPS, loopback included; a
+/// loopback issuer may name plain-HTTP loopback endpoints; a plain-HTTP authorization endpoint
+/// elsewhere is refused like a token endpoint.
+#[test]
+fn an_https_issuer_needs_https_endpoints_even_on_loopback() {
+    use crate::oauth::discovery::server_metadata;
+    let doc = |token: &str, authorize: &str| {
+        json!({"token_endpoint": token, "authorization_endpoint": authorize})
+            .as_object()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let step = |r: Result<_, OAuthError>| match r {
+        Ok(_) => None,
+        Err(OAuthError::Step { step, .. }) => Some(step),
+        Err(other) => panic!("{other:?}"),
+    };
+    let https = doc(
+        "https://auth.example/token",
+        "https://auth.example/authorize",
+    );
+    assert_eq!(step(server_metadata(&https, true)), None);
+    let loopback = doc("http://127.0.0.1:9/token", "http://127.0.0.1:9/authorize");
+    assert_eq!(
+        step(server_metadata(&loopback, true)),
+        Some(OAuthStep::InsecureEndpoint)
+    );
+    assert_eq!(step(server_metadata(&loopback, false)), None);
+    let plain_authorize = doc(
+        "https://auth.example/token",
+        "http://auth.example/authorize",
+    );
+    for https_issuer in [true, false] {
+        assert_eq!(
+            step(server_metadata(&plain_authorize, https_issuer)),
+            Some(OAuthStep::InsecureEndpoint)
+        );
+    }
+}
