@@ -706,7 +706,7 @@ mod tests {
         }
     }
 
-    use crate::adapter::mcp::testkit::XorShift;
+    use crate::adapter::mcp::testing::XorShift;
 
     #[test]
     fn garbage_never_panics() {

@@ -52,7 +52,7 @@ pub mod sse;
 pub mod transport;
 
 #[cfg(test)]
-mod testkit;
+mod testing;
 #[cfg(test)]
 mod tests;
 

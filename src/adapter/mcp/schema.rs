@@ -1098,7 +1098,7 @@ mod tests {
         assert!(!text.contains("SECRET"), "{text}");
     }
 
-    use crate::adapter::mcp::testkit::XorShift;
+    use crate::adapter::mcp::testing::XorShift;
 
     fn random_value(rng: &mut XorShift, depth: usize) -> Value {
         const KEYS: &[&str] = &[

@@ -568,7 +568,7 @@ mod tests {
         assert_eq!(p.bytes_seen(), 17 * 64 * 1024 + 11);
     }
 
-    use crate::adapter::mcp::testkit::XorShift;
+    use crate::adapter::mcp::testing::XorShift;
 
     #[test]
     fn garbage_never_panics_and_chunking_never_matters() {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{Value, json};
 
 use super::McpRun;
-use super::testkit::{
+use super::testing::{
     self, Frame, Log, Scripted, ScriptedReply, Sent, attempt, lock, methods, run,
 };
 use super::transport::TransportError;
@@ -940,7 +940,7 @@ fn client_credentials_extension_is_declared() {
 #[test]
 fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
     use super::McpRun;
-    use super::testkit::target;
+    use super::testing::target;
     use crate::config::{Config, OAuthOptions};
     use crate::contract::OAuthGrant;
     use crate::result::Key;
@@ -990,7 +990,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
 #[test]
 fn endpoints_are_validated_offline() {
     use super::McpRun;
-    use super::testkit::{context, target};
+    use super::testing::{context, target};
     for (endpoint, ok) in [
         ("http://localhost:3000/mcp", true),
         ("https://example.com/mcp?x=1", true),
@@ -1015,10 +1015,10 @@ fn endpoints_are_validated_offline() {
 #[test]
 fn refused_credentials_are_typed_rejections() {
     let refuse = |_: &Sent| http(401);
-    let mut target = testkit::target(options());
+    let mut target = testing::target(options());
     target.bearer_env = Some("MCP_TOKEN".into());
     let mut run = McpRun::new(
-        testkit::context(target),
+        testing::context(target),
         Some(Box::new(Scripted::new(refuse))),
     );
     let o = run.check(Dimension::Authentication, &attempt());

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::content_block;
 use crate::adapter::TargetRun;
-use crate::adapter::mcp::testkit::{
+use crate::adapter::mcp::testing::{
     Log, Scripted, ScriptedReply, Sent, attempt, lock, methods, run,
 };
 use crate::adapter::mcp::transport::TransportError;

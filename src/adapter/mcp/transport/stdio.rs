@@ -924,7 +924,7 @@ mod tests {
     #[test]
     fn a_session_that_received_nothing_is_discarded() {
         use crate::adapter::TargetRun;
-        use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
+        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
         use crate::contract::Dimension;
         use crate::result::DiagnosticCode;
         let scripted = Scripted::new(|_| Err(TransportError::Exited(ExitInfo::Code(1)))).stdio();
@@ -946,7 +946,7 @@ mod tests {
     #[test]
     fn an_expired_attempt_discards_the_session() {
         use crate::adapter::TargetRun;
-        use crate::adapter::mcp::testkit::{Scripted, attempt, lock, methods, run};
+        use crate::adapter::mcp::testing::{Scripted, attempt, lock, methods, run};
         use crate::contract::Dimension;
         const DISCOVER: &str = r#"{"supportedVersions":["2026-07-28"],"capabilities":{}}"#;
         let scripted = Scripted::new(|_| Ok(DISCOVER.to_owned())).stdio();

@@ -29,10 +29,10 @@ fn run_for(
     each: Duration,
 ) -> Vec<crate::result::Observation> {
     use crate::adapter::Adapter;
-    use crate::adapter::mcp::{McpAdapter, testkit};
-    let mut target = testkit::target(options);
+    use crate::adapter::mcp::{McpAdapter, testing};
+    let mut target = testing::target(options);
     target.endpoint = server.url("/mcp");
-    let mut ctx = (*testkit::context(target)).clone();
+    let mut ctx = (*testing::context(target)).clone();
     ctx.credential = credential;
     let mut run = McpAdapter.start(Arc::new(ctx));
     assert_eq!(run.configure().status, Status::Healthy);
