@@ -14,8 +14,8 @@
 //!   directly with its argument array. A file that is neither an ELF binary nor a `#!`
 //!   script is rejected ([`SpawnError::NotExecutable`]), never handed to `/bin/sh` (glibc's
 //!   `execvp` would do that on `ENOEXEC`).
-//! - **A clean environment.** Only [`INHERITED_ENV`] (when set in this process) plus the
-//!   mapped variables reach the child.
+//! - **A clean environment.** Only [`INHERITED_ENV`](spawn::INHERITED_ENV) (when set in this
+//!   process) plus the mapped variables reach the child.
 //! - **Own process group.** The child leads a new process group (`pgid == pid`). Termination
 //!   signals the whole group, so descendants that stay in it die with it. Servers must not
 //!   leave that group: what escapes it is beyond reach.
@@ -133,9 +133,9 @@ impl Child {
     /// - `argv[0]` is the program as configured.
     /// - The working directory is `command.directory` when set.
     /// - The file must be an executable regular file starting with `\x7fELF` or `#!`.
-    /// - The environment is cleared; [`INHERITED_ENV`] is copied from this process where set
-    ///   (the only process-environment read in this layer), then `command.env` (child name,
-    ///   value) is added, overriding inherited names.
+    /// - The environment is cleared; [`INHERITED_ENV`](spawn::INHERITED_ENV) is copied from
+    ///   this process where set (the only process-environment read in this layer), then
+    ///   `command.env` (child name, value) is added, overriding inherited names.
     /// - stdin, stdout and stderr are pipes; stderr is drained and discarded by a thread;
     ///   stdin is non-blocking on this side. The child starts with no signal blocked (see
     ///   "Signal mask" in the module documentation); std resets `SIGPIPE`.

@@ -9,8 +9,8 @@
 //!   stack), [`WORKER_STACK`] for the engine's workers, which run the adapters.
 //! * **Failure is an answer.** [`spawn`] returns the error instead of panicking (std's
 //!   `thread::spawn` panics, and a release build aborts on a panic), so a host out of threads
-//!   or memory gives a result that says so ([`super::LocalResource::Threads`]) rather than no
-//!   document at all.
+//!   or memory gives a result that says so ([`crate::contract::LocalResource::Threads`]) rather
+//!   than no document at all.
 
 use std::io;
 use std::thread;

@@ -149,8 +149,9 @@ impl Subject {
 impl Violation {
     /// The violation as one sentence naming the path and the rule, with a property name shown
     /// only when `shown` vouches for it (otherwise `<property>`, or no name at all for a
-    /// missing required property). Names shown become [`crate::result::Piece::Config`]: for
-    /// evidence, `shown` must only vouch for names the configuration holds.
+    /// missing required property). Names shown become
+    /// [`crate::result::evidence::Piece::Config`]: for evidence, `shown` must only vouch for
+    /// names the configuration holds.
     pub fn phrase(&self, subject: Subject, shown: &dyn Fn(&str) -> bool) -> Phrase {
         let schema = subject.schema();
         let mut p = if self.path.is_empty() {
