@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use crate::fake_mcp::{FakeServer, preset};
 use crate::process::{fixture, python_bin};
-use crate::support::http_server::{Reply, Server};
 use crate::util::{Outcome, TempDir, bin, command, run};
+use agenthealth_testkit::fake_mcp::{FakeServer, preset};
+use agenthealth_testkit::http_server::{Reply, Server};
 
 /// `o` returned within `ms` plus a second.
 fn within(o: &Outcome, ms: u64) {

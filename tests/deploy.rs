@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::empty_root::EmptyRoot;
-use crate::fake_mcp::{FakeConfig, FakeServer, preset};
 use crate::interop::interop_dir;
-use crate::support::tls::{TestCa, server_wrap};
 use crate::tools;
 use crate::util::{TempDir, run};
+use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer, preset};
+use agenthealth_testkit::tls::{TestCa, server_wrap};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

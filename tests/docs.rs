@@ -25,7 +25,7 @@
 //!
 //! Where a command runs:
 //!
-//! * **Server.** One fake MCP server (`tests/support/fake_mcp`, the one `make demo` runs) per
+//! * **Server.** One fake MCP server (`tests/kit/src/fake_mcp`, the one `make demo` runs) per
 //!   document, on 127.0.0.1 and a port the system picks. [`ROUTES`] says what it serves. In
 //!   commands and in written files, `127.0.0.1:PORT` becomes its address.
 //! * **Working directory.** A fresh temporary directory per document, laid out like the
@@ -60,9 +60,9 @@ use std::process::{Command, Stdio};
 
 use agenthealth::result::Key;
 
-use crate::fake_mcp::{FakeServer, preset};
 use crate::interop::{NotInstalled, StdioKind, StdioServer, interop_dir};
 use crate::util::{TempDir, bin};
+use agenthealth_testkit::fake_mcp::{FakeServer, preset};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

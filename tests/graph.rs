@@ -13,12 +13,12 @@ use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 use serde_json::Value;
 
-use crate::fake_mcp::{FakeConfig, FakeServer};
-use crate::support::http_server::{Reply, Server, closed_port};
 use crate::util::{Outcome, TempDir, command, run};
+use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer};
+use agenthealth_testkit::http_server::{Reply, Server, closed_port};
 
 const MARGIN: Duration = Duration::from_secs(1);
 
@@ -662,7 +662,7 @@ targets:
 
 #[test]
 fn the_graph_example_runs_against_the_fake_server() {
-    let Some(missing_tool) = crate::fake_mcp::preset("missing-tool") else {
+    let Some(missing_tool) = agenthealth_testkit::fake_mcp::preset("missing-tool") else {
         panic!("preset missing-tool")
     };
     let fake = FakeServer::start(FakeConfig {

@@ -7,11 +7,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 use serde_json::{Value, json};
 
-use crate::support::http_server::{Reply, Request as Recorded, Server};
 use crate::util::{Outcome, TempDir, command, run_env};
+use agenthealth_testkit::http_server::{Reply, Request as Recorded, Server};
 
 const TOKEN: &str = "acquired-sensitive-value";
 const REFRESH: &str = "rotated-sensitive-value";

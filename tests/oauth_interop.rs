@@ -25,13 +25,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-use crate::interop::oauth::oauth_browser::{Browser, Decision};
-use crate::interop::oauth::oauth_http;
 use crate::interop::oauth::{
     AsOptions, AuthServer, BASIC, BOTH_RS, Client, Conformance, NATIVE, ODD, POST, ProtectedServer,
     Rs, SECRETS, WEB, WEB_REDIRECT,
 };
 use crate::util::{Outcome, TempDir, bin, command, run_env};
+use agenthealth_testkit::oauth_browser::{Browser, Decision};
+use agenthealth_testkit::oauth_http;
 
 /// The two eras, as the revision a target pins and the `era` evidence it yields.
 const ERAS: [(&str, &str); 2] = [("2026-07-28", "modern"), ("2025-11-25", "legacy")];

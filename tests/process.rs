@@ -17,7 +17,7 @@ use agenthealth::vocab::{Attempt, Bound, Deadline, Secret};
 /// Slack on every time bound.
 pub(crate) const MARGIN: Duration = Duration::from_secs(1);
 
-pub(crate) use crate::support::fixtures::{fixture, fixtures, python_bin};
+pub(crate) use agenthealth_testkit::fixtures::{fixture, fixtures, python_bin};
 
 fn python(script: &str, args: &[&str]) -> Command {
     let mut all = vec![fixture(script)];

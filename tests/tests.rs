@@ -31,7 +31,4 @@ mod mcp_modes;
 mod mcp_selection;
 mod oauth;
 mod oauth_interop;
-mod support;
 mod tools;
-
-use support::fake_mcp;

@@ -20,7 +20,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use agenthealth::vocab::sync::lock;
+use crate::lock;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 

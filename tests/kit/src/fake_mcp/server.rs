@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use agenthealth::vocab::sync::lock;
+use crate::lock;
 
 use super::config::{Action, FakeConfig, On};
 use super::http_server::{

@@ -21,14 +21,8 @@
 //! [`Server`] stops it: the accept loop is woken by a self-connection, open sockets are shut
 //! down (which ends every hold and hang), and waits in [`Conn::wait`] return at once.
 //!
-//! Std only (and `serde_json`-free), so unit tests include it with `#[path]` (see
-//! `src/net/testkit.rs`) and integration tests and examples through `tests/support/mod.rs`.
-//! The one thing it takes from its includer is `super::lock`, the crate's poison-tolerant
-//! lock (`agenthealth::vocab::sync::lock`), which the crate's unit tests and the others
-//! reach by different paths.
-
-// Each including target uses a different part of this API.
-#![allow(dead_code, unused_imports)]
+//! Std only (and `serde_json`-free): the unit tests reach it through `src/net/testkit.rs`,
+//! the integration tests and examples as `agenthealth_testkit::http_server`.
 
 mod reply;
 mod wire;
@@ -46,7 +40,7 @@ pub use wire::{LAST_CHUNK, Request, chunk, head_bytes, reason, write_full, write
 
 use wire::{Framing, Io, ReadError};
 
-use super::lock;
+use crate::lock;
 
 /// Most connections served at once; more are answered 503 and closed.
 pub const MAX_CONNECTIONS: usize = 256;

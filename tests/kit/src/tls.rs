@@ -1,7 +1,5 @@
 //! TLS for the test servers: certificates made in the test with rcgen (ring), and a rustls
-//! server session to wrap [`Server`](super::http_server::Server) connections in.
-
-#![allow(dead_code)]
+//! server session to wrap [`Server`](crate::http_server::Server) connections in.
 
 use std::io;
 use std::sync::Arc;
@@ -14,7 +12,7 @@ use rcgen::{
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{RootCertStore, ServerConfig, ServerConnection, StreamOwned};
 
-use super::http_server::{Stream, Wrap};
+use crate::http_server::{Stream, Wrap};
 
 /// A certificate chain and its key, for a server.
 pub struct Identity {
@@ -31,6 +29,13 @@ pub struct TestCa {
     /// The same, PEM-encoded (for `SSL_CERT_FILE`).
     pub pem: String,
     issuer: Issuer<'static, KeyPair>,
+}
+
+/// A fresh CA, as [`TestCa::new`] makes.
+impl Default for TestCa {
+    fn default() -> TestCa {
+        TestCa::new()
+    }
 }
 
 impl TestCa {

@@ -4,7 +4,7 @@
 //! 2025-11-25), the stateless 2026-07-28 revision, or both, and can misbehave
 //! on purpose, per route and per JSON-RPC method.
 //!
-//! * HTTP/1.1 from the shared test server (`../http_server`), bound to `127.0.0.1`
+//! * HTTP/1.1 from the kit's test server ([`http_server`](crate::http_server)), bound to `127.0.0.1`
 //!   only: a pool of reused connection threads, keep-alive, `Content-Length` or
 //!   chunked request bodies (capped at 4 MiB), at most [`MAX_CONNECTIONS`]
 //!   connections. This module answers with `Content-Length` JSON and chunked SSE
@@ -27,14 +27,9 @@
 //! assert_eq!(server.count("initialize"), 0);
 //! ```
 //!
-//! The module depends on `serde_json`, `std` and its sibling `http_server` only and
-//! uses no `crate::` paths: it is reached as `support::fake_mcp` wherever
-//! `tests/support/mod.rs` is included (integration tests, the example binary).
-// Each including target (integration tests, the example binary) uses a
-// different subset of this API.
-#![allow(dead_code, unused_imports)]
+//! The module depends on `serde_json`, `sha2`, `std` and the kit's `http_server` only.
 
-use super::http_server;
+use crate::http_server;
 
 mod config;
 mod mcp;

@@ -7,8 +7,6 @@
 //! Also: form encoding (RFC 6749 appendix B, `application/x-www-form-urlencoded`), URL
 //! splitting and resolution of a `Location` against the URL it answered.
 
-#![allow(dead_code)]
-
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;

@@ -9,9 +9,7 @@
 //! so a test can first look at `code`, `state` and `iss`. Bounded: at most [`MAX_STEPS`]
 //! requests, each with the socket timeouts of `oauth_http`.
 
-#![allow(dead_code)]
-
-use super::oauth_http::{self, Response};
+use crate::oauth_http::{self, Response};
 
 /// Requests one authorization may take (oidc-provider needs about six).
 pub const MAX_STEPS: usize = 20;
