@@ -1,21 +1,41 @@
-//! What the source must keep, read as text: the layering of `src/` that
+//! What the source must keep, read as Rust with `syn`: the layering of `src/` that
 //! docs/contributing.md's table draws (imports point one way between layers, the engine
 //! reaches the adapters only through their trait, no cycle among sibling modules at any
-//! level), and one poison-tolerant lock helper (`src/vocab/sync.rs`) that every mutex goes
-//! through. A fresh checkout needs nothing else to check them.
+//! level), and one poison-tolerant lock helper that every mutex goes through. A fresh
+//! checkout needs nothing else to check them.
 //!
-//! The import reader is deliberately small: it collects the paths that start with `crate::`,
-//! `super::` or `self::` (in `use` trees and in code) and resolves each to the longest module
-//! of `src/` it names. A path through a re-export counts as an import of the module that
-//! re-exports; test code (`#[cfg(test)]` items and the files of `#[cfg(test)]` modules) is
-//! left out, because a layer's tests and its test kit import each other by design.
-//!
-//! The files are read with comments and the insides of string and character literals blanked
-//! out ([`code`]), so neither prose nor test data can trip or satisfy a rule.
+//! The import reader collects the paths that start with `crate::`, `super::` or `self::` (in
+//! `use` trees, in code, and in the tokens of macro calls and attributes, which syn does not
+//! parse) and resolves each to the longest module of `src/` it names. A path through a
+//! re-export counts as an import of the module that re-exports; test code (`#[cfg(test)]`
+//! items, statements and variants, and the files of `#[cfg(test)]` modules) is left out,
+//! because a layer's tests and its test kit import each other by design. Comments and
+//! literals are not code to syn, so neither prose nor test data can trip or satisfy a rule.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Attribute, Expr, Item, Meta};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+// What the rules name in src/, one line each to change when a module moves.
+
+/// The crate's poison-tolerant lock helper, and the file that defines it.
+const LOCK_HELPER: &str = "agenthealth::vocab::sync::lock";
+const LOCK_HELPER_FILE: &str = "src/vocab/sync.rs";
+/// The test kit's copy (it cannot depend on the crate), and its file.
+const KIT_LOCK_HELPER: &str = "agenthealth_testkit::lock";
+const KIT_LOCK_HELPER_FILE: &str = "tests/kit/src/lib.rs";
+/// The layer that knows no protocol, and the module whose sub-modules (`adapter/http`,
+/// `adapter/mcp`) it may not import: it reaches them through `adapter/mod.rs` only.
+const ENGINE: &str = "engine";
+const ADAPTERS: &str = "adapter";
 
 /// Every `.rs` file under `dir` (relative to the repository root), sorted.
 fn rust_files(dir: &str) -> Vec<PathBuf> {
@@ -48,180 +68,361 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", shown(path)))
 }
 
-/// `text` with every comment (line, block, nested, doc) and the contents of every string,
-/// raw string, byte string and character literal replaced by spaces; newlines are kept, so
-/// line numbers stay, and the quotes stay, so `"…"` is still an expression. Lifetimes
-/// (`'a`, `'static`) are code.
-pub(crate) fn code(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
-    let ident = |c: char| c.is_alphanumeric() || c == '_';
+/// `text`, parsed as a Rust file (`what` names it in the panic when it does not parse).
+fn parse(text: &str, what: &str) -> syn::File {
+    syn::parse_file(text).unwrap_or_else(|e| panic!("{what}:{}: {e}", e.span().start().line))
+}
+
+/// 1-based line where `span` starts.
+fn line(span: proc_macro2::Span) -> usize {
+    span.start().line
+}
+
+/// Whether `node`'s outer attributes hold `#[cfg(test)]` (exactly that: `cfg(all(test, …))`
+/// is not test code). Read from its tokens: syn keeps the attributes in each variant.
+fn cfg_test(node: &impl ToTokens) -> bool {
+    let outer = |input: syn::parse::ParseStream| {
+        let attrs = Attribute::parse_outer(input)?;
+        input.parse::<TokenStream>()?;
+        Ok(attrs)
+    };
+    let is_cfg_test = |attr: &Attribute| matches!(&attr.meta, Meta::List(l) if l.path.is_ident("cfg") && l.tokens.to_string() == "test");
+    outer
+        .parse2(node.to_token_stream())
+        .is_ok_and(|attrs| attrs.iter().any(is_cfg_test))
+}
+
+/// Path roots the import reader follows.
+const ROOTS: [&str; 3] = ["crate", "super", "self"];
+
+/// Whether `trees[i..]` starts with `::`.
+fn path_sep_at(trees: &[TokenTree], i: usize) -> bool {
+    matches!(
+        (trees.get(i), trees.get(i + 1)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+    )
+}
+
+/// The `crate::…`, `super::…` and `self::…` paths in `tokens` (a macro call's input, an
+/// attribute's arguments), a `{…}` after `::` read as a use tree, each with its line.
+fn token_paths(tokens: TokenStream, out: &mut Vec<(Vec<String>, usize)>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        let before = i.checked_sub(1).and_then(|j| chars.get(j).copied());
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                out.push(' ');
+    while i < trees.len() {
+        match &trees[i] {
+            TokenTree::Group(group) => token_paths(group.stream(), out),
+            TokenTree::Ident(root)
+                if ROOTS.contains(&root.to_string().as_str())
+                    && path_sep_at(&trees, i + 1)
+                    && !(i >= 2 && path_sep_at(&trees, i - 2)) =>
+            {
+                let (paths, next) = token_path_at(&trees, i, Vec::new());
+                out.extend(paths.into_iter().map(|p| (p, line(root.span()))));
+                i = next;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The paths of the path starting at `trees[i]` under `prefix`, and the index after it.
+fn token_path_at(
+    trees: &[TokenTree],
+    mut i: usize,
+    mut segments: Vec<String>,
+) -> (Vec<Vec<String>>, usize) {
+    loop {
+        match trees.get(i) {
+            Some(TokenTree::Ident(ident)) => {
+                segments.push(ident.to_string());
                 i += 1;
             }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    out.push_str("  ");
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    out.push_str("  ");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(blank(chars[i]));
-                    i += 1;
-                }
+            Some(TokenTree::Group(group)) if group.delimiter() == Delimiter::Brace => {
+                let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+                let paths = inner
+                    .split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+                    .filter(|part| !part.is_empty())
+                    .flat_map(|part| token_path_at(part, 0, segments.clone()).0)
+                    .collect();
+                return (paths, i + 1);
             }
-        } else if (c == 'r' || (c == 'b' && next == Some('r')))
-            && !before.is_some_and(ident)
-            && raw_string_at(&chars, i + usize::from(c == 'b')).is_some()
+            Some(TokenTree::Punct(p)) if p.as_char() == '*' => return (vec![segments], i + 1),
+            _ => return (vec![segments], i),
+        }
+        if !path_sep_at(trees, i) {
+            return (vec![segments], i);
+        }
+        i += 2;
+    }
+}
+
+/// The paths of a `use` tree under `prefix`, leaves renamed with `as` by their own name.
+fn use_paths(tree: &syn::UseTree, prefix: &[String]) -> Vec<Vec<String>> {
+    let with = |ident: &syn::Ident| [prefix, &[ident.to_string()]].concat();
+    match tree {
+        syn::UseTree::Path(p) => use_paths(&p.tree, &with(&p.ident)),
+        syn::UseTree::Name(n) => vec![with(&n.ident)],
+        syn::UseTree::Rename(r) => vec![with(&r.ident)],
+        syn::UseTree::Glob(_) => vec![prefix.to_vec()],
+        syn::UseTree::Group(g) => g.items.iter().flat_map(|t| use_paths(t, prefix)).collect(),
+    }
+}
+
+/// `visit_…` methods that skip the nodes marked `#[cfg(test)]`.
+macro_rules! skip_test_code {
+    ($($visit:ident($node:ty),)*) => {$(
+        fn $visit(&mut self, node: &'ast $node) {
+            if !cfg_test(node) {
+                visit::$visit(self, node);
+            }
+        }
+    )*};
+}
+
+/// Reads one file's [`Names`]: a syn visitor that skips test code.
+#[derive(Default)]
+struct Reader {
+    names: Names,
+    /// The inline modules (`mod tests { … }`) it is in.
+    inline: Vec<String>,
+}
+
+impl Reader {
+    fn reference(&mut self, segments: Vec<String>, line: usize) {
+        if segments
+            .first()
+            .is_some_and(|s| ROOTS.contains(&s.as_str()))
         {
-            let start = i + usize::from(c == 'b');
-            let hashes = raw_string_at(&chars, start).unwrap_or(0);
-            // `r`, the hashes and the opening quote stay.
-            let open = start + 1 + hashes + 1;
-            out.extend(&chars[i..open]);
-            i = open;
-            let closes = |j: usize| {
-                chars.get(j) == Some(&'"') && (1..=hashes).all(|h| chars.get(j + h) == Some(&'#'))
-            };
-            while i < chars.len() && !closes(i) {
-                out.push(blank(chars[i]));
-                i += 1;
-            }
-            let end = (i + 1 + hashes).min(chars.len());
-            out.extend(&chars[i..end]);
-            i = end;
-        } else if c == '"' {
-            out.push('"');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if let Some(&escaped) = chars.get(i) {
-                    out.push(blank(escaped));
-                }
-                i += 1;
-            }
-            if i < chars.len() {
-                out.push('"');
-                i += 1;
-            }
-        } else if c == '\'' && (next == Some('\\') || chars.get(i + 2) == Some(&'\'')) {
-            // A character literal (`'x'`, `'\n'`, `'\u{1b}'`), not a lifetime.
-            out.push('\'');
-            i += 1;
-            if chars.get(i) == Some(&'\\') {
-                // The backslash and the character it escapes (which may be a quote).
-                out.push_str("  ");
-                i += 2;
-            }
-            while i < chars.len() && chars[i] != '\'' {
-                out.push(' ');
-                i += 1;
-            }
-            if i < chars.len() {
-                out.push('\'');
-                i += 1;
-            }
-        } else {
-            out.push(c);
-            i += 1;
+            self.names.refs.push(Reference {
+                segments,
+                inline: self.inline.clone(),
+                line,
+            });
         }
     }
-    out
-}
 
-/// The number of `#` of a raw string starting with the `r` at `i`, if one starts there.
-fn raw_string_at(chars: &[char], i: usize) -> Option<usize> {
-    if chars.get(i) != Some(&'r') {
-        return None;
+    fn tokens(&mut self, tokens: &TokenStream) {
+        let mut paths = Vec::new();
+        token_paths(tokens.clone(), &mut paths);
+        for (segments, line) in paths {
+            self.reference(segments, line);
+        }
     }
-    let hashes = chars[i + 1..].iter().take_while(|c| **c == '#').count();
-    (chars.get(i + 1 + hashes) == Some(&'"')).then_some(hashes)
 }
 
-/// 1-based line of byte offset `at` in `text`.
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at].matches('\n').count() + 1
+impl<'ast> Visit<'ast> for Reader {
+    fn visit_item(&mut self, item: &'ast Item) {
+        if !cfg_test(item) {
+            return visit::visit_item(self, item);
+        }
+        // `#[cfg(test)] mod name;`: a test module in a file of its own.
+        if let Item::Mod(m) = item
+            && m.content.is_none()
+        {
+            let mut module = self.inline.clone();
+            module.push(m.ident.to_string());
+            self.names.test_modules.push(module);
+        }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let inline = m.content.is_some();
+        if inline {
+            self.inline.push(m.ident.to_string());
+        }
+        visit::visit_item_mod(self, m);
+        if inline {
+            self.inline.pop();
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        for segments in use_paths(&u.tree, &[]) {
+            self.reference(segments, line(u.use_token.span));
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        if p.leading_colon.is_none() && p.segments.len() > 1 {
+            let segments = p.segments.iter().map(|s| s.ident.to_string()).collect();
+            self.reference(segments, line(p.segments[0].ident.span()));
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.tokens(&m.tokens);
+        visit::visit_macro(self, m);
+    }
+
+    fn visit_meta_list(&mut self, m: &'ast syn::MetaList) {
+        self.tokens(&m.tokens);
+        visit::visit_meta_list(self, m);
+    }
+
+    skip_test_code! {
+        visit_stmt(syn::Stmt),
+        visit_impl_item(syn::ImplItem),
+        visit_trait_item(syn::TraitItem),
+        visit_variant(syn::Variant),
+        visit_field(syn::Field),
+        visit_arm(syn::Arm),
+        visit_field_value(syn::FieldValue),
+    }
 }
 
-#[test]
-fn code_blanks_comments_and_literals_but_keeps_lifetimes() {
-    let src = "let a = \"crate::x\"; // crate::y\n/* crate::z /* nested */ */ fn f<'a>(c: char) -> &'a str { r#\"crate::w\"# }\nlet q = '\"'; let n = '\\n'; let s = '\\''; crate::v";
-    let out = code(src);
-    assert!(
-        !out.contains("crate::x") && !out.contains("crate::y"),
-        "{out}"
-    );
-    assert!(
-        !out.contains("crate::z") && !out.contains("crate::w"),
-        "{out}"
-    );
-    assert!(out.contains("fn f<'a>(c: char) -> &'a str"), "{out}");
-    assert!(out.ends_with("crate::v"), "{out}");
-    assert_eq!(out.lines().count(), src.lines().count());
+/// The names of the Rust source `text`, skipping every `#[cfg(test)]` item: the test code of
+/// a layer uses its test kit, which uses the layer (a cycle only `cargo test` builds).
+fn names(text: &str, what: &str) -> Names {
+    let mut reader = Reader::default();
+    reader.visit_file(&parse(text, what));
+    reader.names
 }
 
-/// Every mutex is locked through `agenthealth::vocab::sync::lock` (or, in the test kit, which
-/// cannot depend on the crate, its copy `agenthealth_testkit::lock`): no `lock()` whose
-/// poisoning is handled (or ignored) on the spot — `unwrap_or_else(|p| p.into_inner())`,
-/// `.unwrap()`, `.expect(…)`, `.map(…)`, `.ok()`, `if let Ok(…) = m.lock()` — anywhere in
-/// `src/`, `tests/` or `examples/` but in that helper. (`stdout().lock()` and the like are
-/// not mutexes; `Condvar` waits return a guard the helper cannot take, and stay as they are.)
+// ---------------------------------------------------------------------------------------
+// The lock helper
+
+/// Every mutex is locked through [`LOCK_HELPER`] (or, in the test kit, which cannot depend on
+/// the crate, its copy [`KIT_LOCK_HELPER`]): no `lock()` whose poisoning is handled (or
+/// ignored) on the spot — `unwrap_or_else(|p| p.into_inner())`, `.unwrap()`, `.expect(…)`,
+/// `.map(…)`, `.ok()`, `?`, `if let Ok(…) = m.lock()`, `match m.lock()` — anywhere in `src/`,
+/// `tests/` or `examples/` but in those helpers, macro arguments included.
+/// (`stdout().lock()` and the like are not mutexes; `Condvar` waits return a guard the helper
+/// cannot take, and stay as they are.)
 #[test]
 fn the_lock_helper_is_written_once() {
-    let helpers = ["src/vocab/sync.rs", "tests/kit/src/lib.rs"].map(|h| Path::new(ROOT).join(h));
+    let helpers = [LOCK_HELPER_FILE, KIT_LOCK_HELPER_FILE].map(|h| Path::new(ROOT).join(h));
     let mut found = Vec::new();
     let files = ["src", "tests", "examples"]
         .into_iter()
         .flat_map(rust_files);
     for path in files.filter(|p| !helpers.contains(p)) {
-        let text = code(&read(&path));
-        for (at, _) in text.match_indices(".lock()") {
-            let head = text[..at].trim_end();
-            if ["stdout()", "stderr()", "stdin()"]
-                .iter()
-                .any(|io| head.ends_with(io))
-            {
-                continue;
-            }
-            let tail = text[at + ".lock()".len()..].trim_start();
-            let handled = [
-                ".unwrap", ".expect", ".map", ".ok", ".is_ok", ".is_err", "?",
-            ]
-            .iter()
-            .any(|t| tail.starts_with(t));
-            let statement = head.rsplit([';', '{', '}']).next().unwrap_or_default();
-            let matched = statement.contains("if let Ok")
-                || statement.contains("while let Ok")
-                || statement.trim_start().starts_with("match ");
-            if handled || matched {
-                found.push(format!(
-                    "{}:{}: lock with agenthealth::vocab::sync::lock",
-                    shown(&path),
-                    line_of(&text, at)
-                ));
-            }
+        for at in handled_locks(&read(&path), &shown(&path)) {
+            found.push(format!(
+                "{}:{at}: lock with {LOCK_HELPER} ({KIT_LOCK_HELPER} in the test kit)",
+                shown(&path)
+            ));
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The lines of the Rust source `text` where a `lock()` result is handled on the spot.
+fn handled_locks(text: &str, what: &str) -> Vec<usize> {
+    let mut locks = Locks::default();
+    locks.visit_file(&parse(text, what));
+    locks.handled.sort_unstable();
+    locks.handled.dedup();
+    locks.handled
+}
+
+/// The line of the `lock` of `e`, when `e` is `….lock()` on something that is not
+/// `stdout()`, `stderr()` or `stdin()`.
+fn lock_call(e: &Expr) -> Option<usize> {
+    match e {
+        Expr::MethodCall(call) => lock_of(call),
+        _ => None,
+    }
+}
+
+/// [`lock_call`] of a method call.
+fn lock_of(call: &syn::ExprMethodCall) -> Option<usize> {
+    let stdio = matches!(&*call.receiver, Expr::Call(c) if matches!(&*c.func,
+    Expr::Path(p) if p.path.segments.last().is_some_and(|s| {
+        ["stdout", "stderr", "stdin"].contains(&s.ident.to_string().as_str())
+    })));
+    (call.method == "lock" && call.args.is_empty() && !stdio).then(|| line(call.method.span()))
+}
+
+/// The method calls that handle a lock's `Result` on the spot, by their name's start.
+const HANDLERS: [&str; 6] = ["unwrap", "expect", "map", "ok", "is_ok", "is_err"];
+
+/// Finds the `lock()` calls whose `Result` is handled on the spot ([`Locks::handled`]), or,
+/// with `all`, every `lock()` call (inside a scrutinee).
+#[derive(Default)]
+struct Locks {
+    all: bool,
+    handled: Vec<usize>,
+}
+
+impl Locks {
+    /// Every `lock()` call in `e`.
+    fn all_in(e: &Expr) -> Vec<usize> {
+        let mut all = Locks {
+            all: true,
+            handled: Vec::new(),
+        };
+        all.visit_expr(e);
+        all.handled
+    }
+}
+
+impl<'ast> Visit<'ast> for Locks {
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let handler = HANDLERS
+            .iter()
+            .any(|h| call.method.to_string().starts_with(h));
+        let found = if self.all {
+            lock_of(call)
+        } else {
+            lock_call(&call.receiver).filter(|_| handler)
+        };
+        self.handled.extend(found);
+        visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        if let Some(at) = lock_call(&t.expr) {
+            self.handled.push(at);
+        }
+        visit::visit_expr_try(self, t);
+    }
+
+    fn visit_expr_let(&mut self, l: &'ast syn::ExprLet) {
+        let ok = matches!(&*l.pat, syn::Pat::TupleStruct(p) if p.path.is_ident("Ok"));
+        if ok {
+            self.handled.extend(Locks::all_in(&l.expr));
+        }
+        visit::visit_expr_let(self, l);
+    }
+
+    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
+        self.handled.extend(Locks::all_in(&m.expr));
+        visit::visit_expr_match(self, m);
+    }
+
+    /// Macro arguments are code too: read as expressions (`assert!(…)`, `format!(…)`) or as
+    /// statements; a macro whose input is neither has no call to find.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        if let Ok(args) = m.parse_body_with(Punctuated::<Expr, syn::Token![,]>::parse_terminated) {
+            args.iter().for_each(|e| self.visit_expr(e));
+        } else if let Ok(stmts) = m.parse_body_with(syn::Block::parse_within) {
+            stmts.iter().for_each(|s| self.visit_stmt(s));
+        }
+    }
+}
+
+#[test]
+fn locks_handled_on_the_spot_are_found_in_code_and_macro_arguments_only() {
+    let src = r#"
+fn f(m: &Mutex<u8>) -> Result<(), E> {
+    let a = m.lock().unwrap();
+    let b = m.lock().unwrap_or_else(|p| p.into_inner());
+    if let Ok(g) = m.lock() {}
+    match m.lock() { _ => {} }
+    let c = m.lock()?;
+    assert!(m.lock().is_ok(), "a message");
+    let fine = lock(&m);
+    let out = std::io::stdout().lock();
+    let s = "m.lock().unwrap()"; // m.lock().unwrap()
+    /* m.lock().expect("x") */
+    Ok(())
+}
+"#;
+    assert_eq!(handled_locks(src, "test"), [3, 4, 5, 6, 7, 8]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -249,44 +450,6 @@ fn module_of(path: &Path) -> Option<Module> {
     Some(parts)
 }
 
-/// A token of [`code`]: an identifier, `::`, or any other character.
-#[derive(Clone, Debug, PartialEq)]
-enum Token {
-    Ident(String),
-    PathSep,
-    Other(char),
-}
-
-/// The tokens of `code` with their 1-based lines.
-fn tokens(code: &str) -> Vec<(Token, usize)> {
-    let chars: Vec<char> = code.chars().collect();
-    let mut out = Vec::new();
-    let mut line = 1;
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_whitespace() {
-            i += 1;
-        } else if c.is_alphabetic() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            out.push((Token::Ident(chars[start..i].iter().collect()), line));
-        } else if c == ':' && chars.get(i + 1) == Some(&':') {
-            out.push((Token::PathSep, line));
-            i += 2;
-        } else {
-            out.push((Token::Other(c), line));
-            i += 1;
-        }
-    }
-    out
-}
-
 /// One path a module names: its segments as written (`crate`/`super`/`self` first) and the
 /// inline module it was written in (`mod tests { … }`), whose `super` is the file's module.
 #[derive(Debug)]
@@ -305,166 +468,6 @@ struct Names {
     /// The modules it declares `#[cfg(test)] mod name;` (in files of their own), relative to
     /// it: `["tests"]`, or `["inline", "tests"]` inside `mod inline { … }`.
     test_modules: Vec<Vec<String>>,
-}
-
-/// The names of `code`, skipping every `#[cfg(test)]` item: the test code of a layer uses its
-/// test kit, which uses the layer (a cycle only `cargo test` builds).
-fn names(code: &str) -> Names {
-    let toks = tokens(code);
-    let ident = |i: usize| match toks.get(i) {
-        Some((Token::Ident(s), _)) => Some(s.as_str()),
-        _ => None,
-    };
-    let is = |i: usize, t: &Token| toks.get(i).is_some_and(|(x, _)| x == t);
-    let cfg_test = |i: usize| {
-        let want = ["#", "[", "cfg", "(", "test", ")", "]"];
-        want.iter().enumerate().all(|(k, w)| match toks.get(i + k) {
-            Some((Token::Ident(s), _)) => s == w,
-            Some((Token::Other(c), _)) => w.len() == 1 && w.starts_with(*c),
-            _ => false,
-        })
-    };
-    let mut out = Names::default();
-    // Inline modules open: name and the brace depth inside them.
-    let mut inline: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < toks.len() {
-        match &toks[i].0 {
-            Token::Other('#') if cfg_test(i) => {
-                let mut j = i + 7;
-                // Further attributes, then the item: to its `;`, or its braces' end.
-                while is(j, &Token::Other('#')) {
-                    j = skip_group(&toks, j + 1, '[', ']');
-                }
-                // `#[cfg(test)] [pub[(…)]] mod name;`: a test module in a file of its own.
-                let mut k = j;
-                if ident(k) == Some("pub") {
-                    k += 1;
-                    if is(k, &Token::Other('(')) {
-                        k = skip_group(&toks, k, '(', ')');
-                    }
-                }
-                if let (Some("mod"), Some(name), true) =
-                    (ident(k), ident(k + 1), is(k + 2, &Token::Other(';')))
-                {
-                    let mut m: Vec<String> = inline.iter().map(|(n, _)| n.clone()).collect();
-                    m.push(name.to_string());
-                    out.test_modules.push(m);
-                }
-                while j < toks.len() {
-                    match toks[j].0 {
-                        Token::Other(';') => {
-                            j += 1;
-                            break;
-                        }
-                        Token::Other('{') => {
-                            j = skip_group(&toks, j, '{', '}');
-                            break;
-                        }
-                        _ => j += 1,
-                    }
-                }
-                i = j;
-                continue;
-            }
-            Token::Other('{') => depth += 1,
-            Token::Other('}') => {
-                depth = depth.saturating_sub(1);
-                if inline.last().is_some_and(|(_, d)| *d > depth) {
-                    inline.pop();
-                }
-            }
-            Token::Ident(m) if m == "mod" => {
-                if let (Some(name), true) = (ident(i + 1), is(i + 2, &Token::Other('{'))) {
-                    inline.push((name.to_string(), depth + 1));
-                }
-            }
-            Token::Ident(start)
-                if ["crate", "super", "self"].contains(&start.as_str())
-                    && is(i + 1, &Token::PathSep)
-                    && !(i > 0 && is(i - 1, &Token::PathSep)) =>
-            {
-                let line = toks[i].1;
-                let (paths, next) = use_tree(&toks, i, Vec::new());
-                let names: Vec<String> = inline.iter().map(|(n, _)| n.clone()).collect();
-                out.refs.extend(paths.into_iter().map(|segments| Reference {
-                    segments,
-                    inline: names.clone(),
-                    line,
-                }));
-                i = next;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
-
-/// The index after the group opening with `open` at `i` (nested groups included).
-fn skip_group(toks: &[(Token, usize)], mut i: usize, open: char, close: char) -> usize {
-    let mut depth = 0usize;
-    while let Some((t, _)) = toks.get(i) {
-        i += 1;
-        match t {
-            Token::Other(c) if *c == open => depth += 1,
-            Token::Other(c) if *c == close => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    i
-}
-
-/// The paths of the path or `use` tree at `i` under `prefix`, and the index after it.
-fn use_tree(
-    toks: &[(Token, usize)],
-    mut i: usize,
-    prefix: Vec<String>,
-) -> (Vec<Vec<String>>, usize) {
-    let mut segments = prefix;
-    loop {
-        match toks.get(i).map(|(t, _)| t) {
-            Some(Token::Ident(s)) => {
-                segments.push(s.clone());
-                i += 1;
-            }
-            Some(Token::Other('*')) => return (vec![segments], i + 1),
-            Some(Token::Other('{')) => {
-                let mut paths = Vec::new();
-                i += 1;
-                while let Some((t, _)) = toks.get(i) {
-                    match t {
-                        Token::Other('}') => return (paths, i + 1),
-                        Token::Other(',') => i += 1,
-                        _ => {
-                            let (more, next) = use_tree(toks, i, segments.clone());
-                            paths.extend(more);
-                            // Never stuck on a token a tree cannot start with.
-                            i = next.max(i + 1);
-                        }
-                    }
-                }
-                return (paths, i);
-            }
-            _ => return (vec![segments], i),
-        }
-        if toks.get(i).map(|(t, _)| t) == Some(&Token::PathSep) {
-            i += 1;
-        } else {
-            // `as name` renames the leaf; the path stays.
-            if matches!(toks.get(i), Some((Token::Ident(a), _)) if a == "as") {
-                i += 2;
-            }
-            return (vec![segments], i);
-        }
-    }
 }
 
 /// The longest module in `modules` that `r`, written in `here`, names; `None` for a path
@@ -505,30 +508,54 @@ struct Edge {
     at: String,
 }
 
-/// Every module of `src/` that is not test code, and every edge between two of them. Test
-/// code is left out: `#[cfg(test)]` items, and the files of modules declared
-/// `#[cfg(test)] mod …;` (`tests.rs`, `testkit.rs`) with everything under them.
+/// A file of `src/` that is not test code, as the rules read it.
+struct Source {
+    module: Module,
+    path: PathBuf,
+    names: Names,
+}
+
+/// Every file of `src/` that is not test code, read once for all the rules (parsing is most
+/// of their time). Test code is left out: `#[cfg(test)]` items, and the files of modules
+/// declared `#[cfg(test)] mod …;` (`tests.rs`, `testkit.rs`) with everything under them.
+fn production() -> &'static [Source] {
+    static FILES: OnceLock<Vec<Source>> = OnceLock::new();
+    FILES.get_or_init(|| {
+        let all: Vec<Source> = rust_files("src")
+            .into_iter()
+            .filter_map(|path| {
+                let module = module_of(&path)?;
+                let names = names(&read(&path), &shown(&path));
+                Some(Source {
+                    module,
+                    path,
+                    names,
+                })
+            })
+            .collect();
+        let tests: Vec<Module> = all
+            .iter()
+            .flat_map(|f| {
+                f.names
+                    .test_modules
+                    .iter()
+                    .map(|t| [&f.module[..], t].concat())
+            })
+            .collect();
+        all.into_iter()
+            .filter(|f| !tests.iter().any(|t| f.module.starts_with(t)))
+            .collect()
+    })
+}
+
+/// Every module of `src/` that is not test code, and every edge between two of them.
 fn edges() -> (Vec<Module>, Vec<Edge>) {
-    let all: Vec<(Module, PathBuf, Names)> = rust_files("src")
-        .into_iter()
-        .filter_map(|p| module_of(&p).map(|m| (m, p)))
-        .map(|(m, p)| {
-            let names = names(&code(&read(&p)));
-            (m, p, names)
-        })
-        .collect();
-    let tests: Vec<Module> = all
-        .iter()
-        .flat_map(|(m, _, n)| n.test_modules.iter().map(move |t| [&m[..], t].concat()))
-        .collect();
-    let files: Vec<&(Module, PathBuf, Names)> = all
-        .iter()
-        .filter(|(m, _, _)| !tests.iter().any(|t| m.starts_with(t)))
-        .collect();
-    let modules: Vec<Module> = files.iter().map(|(m, _, _)| m.clone()).collect();
+    let files = production();
+    let modules: Vec<Module> = files.iter().map(|f| f.module.clone()).collect();
     let mut edges: Vec<Edge> = Vec::new();
-    for (here, path, names) in files {
-        for r in &names.refs {
+    for file in files {
+        let here = &file.module;
+        for r in &file.names.refs {
             let Some(to) = resolve(&modules, here, r) else {
                 continue;
             };
@@ -536,7 +563,7 @@ fn edges() -> (Vec<Module>, Vec<Edge>) {
                 edges.push(Edge {
                     from: here.clone(),
                     to,
-                    at: format!("{}:{}", shown(path), r.line),
+                    at: format!("{}:{}", shown(&file.path), r.line),
                 });
             }
         }
@@ -799,26 +826,28 @@ fn cycles(graph: &[(String, String, &str)]) -> Vec<Vec<String>> {
     found
 }
 
-/// The engine knows no protocol: it reaches the adapters only through `src/adapter/mod.rs`
-/// (the `Adapter` trait and the registry), never `adapter/http` or `adapter/mcp`.
+/// The engine ([`ENGINE`]) knows no protocol: it reaches the adapters only through
+/// `src/adapter/mod.rs` (the `Adapter` trait and the registry, [`ADAPTERS`]), never
+/// `adapter/http` or `adapter/mcp`.
 #[test]
 fn the_engine_reaches_adapters_only_through_their_trait() {
     let (_, edges) = edges();
     let found: Vec<String> = edges
         .iter()
-        .filter(|e| e.from.first().is_some_and(|t| t == "engine"))
-        .filter(|e| e.to.first().is_some_and(|t| t == "adapter") && e.to.len() > 1)
+        .filter(|e| e.from.first().is_some_and(|t| t == ENGINE))
+        .filter(|e| e.to.first().is_some_and(|t| t == ADAPTERS) && e.to.len() > 1)
         .map(|e| format!("{}: {} imports {}", e.at, name(&e.from), name(&e.to)))
         .collect();
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
 
-/// The reader finds `use` trees, paths in expressions, `super` from inline modules and
-/// nothing in comments or strings.
+/// The reader finds `use` trees, paths in expressions and macro arguments, `super` from
+/// inline modules, and nothing in comments, strings or test code.
 #[test]
 fn references_are_read_from_code_only() {
-    let src = "use crate::{a::{b, c as d}, e::*};\nuse super::f;\nfn g() { crate::h::i(); let s = \"crate::no\"; } // crate::no\nmod tests { use super::j; use self::k; }\n";
-    let refs = names(&code(src)).refs;
+    let src = "use crate::{a::{b, c as d}, e::*};\nuse super::f;\nfn g() { crate::h::i(); let s = \"crate::no\"; } // crate::no\nmod tests { use super::j; use self::k; }\nfn l() { format!(\"{}\", crate::m::N); }\n#[cfg(test)]\nmod t;\n#[cfg(test)]\nfn x() { crate::no::x(); }\nfn y() {\n    #[cfg(test)]\n    crate::no::y();\n}\n";
+    let read = names(src, "test");
+    let refs = read.refs;
     let got: Vec<String> = refs
         .iter()
         .map(|r| format!("{}{}", r.inline.join("/"), r.segments.join("::")))
@@ -832,9 +861,11 @@ fn references_are_read_from_code_only() {
             "super::f",
             "crate::h::i",
             "testssuper::j",
-            "testsself::k"
+            "testsself::k",
+            "crate::m::N",
         ]
     );
+    assert_eq!(read.test_modules, [vec!["t".to_string()]]);
     let modules: Vec<Module> = [&[][..], &["x"], &["x", "y"], &["x", "z"]]
         .iter()
         .map(|m| m.iter().map(|s| s.to_string()).collect())
