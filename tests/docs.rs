@@ -15,13 +15,15 @@
 //!   `$`, a backtick, a `#` comment — fails the test.
 //! * `$ echo $?` followed by one line holding a number checks the exit code of the command
 //!   before it. A command without it is not checked for its exit code.
-//! * A line that is exactly `...` matches any number of output lines (none included).
-//! * Masks, applied to the expected and the actual text alike: a number right before `ms` or
-//!   ` ms` (`1.23 ms`, `tcp 0.09ms`), a decimal number right before ` s` (`1.24 s`) and the
-//!   value of a timing key (`latency_ms`, `duration_ms`, `dns_ms`, `tcp_ms`, `tls_ms`,
-//!   `http_ms`, after `": `, `: ` or `=`) become `#`, and a duration in `ms` or `s` is one
-//!   mask (a run that takes 0.98 s in the document may take 1.02 s when it runs); `127.0.0.1:`
-//!   and digits becomes `127.0.0.1:PORT`.
+//! * The comparison is snapbox's: a line that is exactly `...` matches any number of output
+//!   lines (none included), and `[..]` any text within a line.
+//! * Redactions, applied to the text in the block and to the output alike (snapbox
+//!   placeholders): the port after `127.0.0.1:` (`127.0.0.1:PORT` in a block) is `[PORT]`; a
+//!   number right before `ms` or ` ms` (`1.23 ms`, `tcp 0.09ms`) or a decimal number right
+//!   before ` s` (`1.24 s`) is `[DURATION]`, one placeholder for both units (a run that takes
+//!   0.98 s in the document may take 1.02 s when it runs); the value of a timing key
+//!   (`latency_ms`, `duration_ms`, `dns_ms`, `tcp_ms`, `tls_ms`, `http_ms`, after `": `, `: `
+//!   or `=`) is `[TIMING]`; a login URL's `state` and `code_challenge` are `[NONCE]`.
 //!
 //! Where a command runs:
 //!
@@ -48,7 +50,7 @@
 //!   for `agenthealth login`: when a command prints `Open this URL to authorize
 //!   AgentHealth:` and a URL, the harness fetches the URL and follows its redirect to the
 //!   login's loopback callback (the documents' fake server approves at once). The URL's
-//!   random `state` and `code_challenge` values are masked as `…`.
+//!   random `state` and `code_challenge` values are redacted (the block shows them as `…`).
 //!
 //! A block the harness cannot run is a failure, never a skip: a block whose servers are not
 //! installed, an unknown marker, a marker not followed by the block it needs, a transcript
@@ -57,7 +59,13 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
+use regex::Regex;
+use snapbox::Redactions;
+
+// The crate's registries the tables must equal (one line each to change when they move).
+use agenthealth::EXIT_CODES;
 use agenthealth::result::Key;
 
 use crate::interop::{NotInstalled, StdioKind, StdioServer, interop_dir};
@@ -210,7 +218,7 @@ fn the_evidence_tables_list_every_key_once() {
 /// tool failure by its name; the meaning as a sentence (capitalised, with a full stop).
 #[test]
 fn the_exit_code_tables_are_the_binarys() {
-    let want: Vec<String> = agenthealth::EXIT_CODES
+    let want: Vec<String> = EXIT_CODES
         .iter()
         .map(|c| {
             let status = match c.status {
@@ -337,10 +345,9 @@ fn run_document(doc: &str) {
                 } => {
                     let (code, got) = command.run(&dir.0, &path, &port, browser);
                     last = Some((line, code));
-                    if !matches_lines(&mask(&expected), &mask(&got)) {
+                    if let Err(diff) = compare(&expected, &got) {
                         problems.push(format!(
-                            "{doc}:{line}: `{}` printed something else (exit {code}).\n\
-                             --- shown\n{expected}\n--- printed\n{got}---",
+                            "{doc}:{line}: `{}` printed something else (exit {code}).\n{diff}",
                             command.shown
                         ));
                     }
@@ -849,115 +856,69 @@ const TIMING_KEYS: &[&str] = &[
     "http_ms",
 ];
 
-/// `text` with durations and ports masked (see the module doc). The golden outputs of
-/// `tests/layout.rs` compare through it too.
+/// What differs from run to run, as snapbox redactions (see the module doc): the port after
+/// `127.0.0.1:` (or `%3A`), a login URL's `state` and `code_challenge`, the value of a timing
+/// key, and a duration in `ms` or `s` (one placeholder for both units). Numbers are whole: a
+/// digit right after a letter, `_` or `.` starts none.
+fn redactions() -> &'static Redactions {
+    static REDACTIONS: OnceLock<Redactions> = OnceLock::new();
+    REDACTIONS.get_or_init(|| {
+        let number = r"\d+(?:\.\d+)?";
+        let before = r"(?:^|[^A-Za-z0-9_.])";
+        let after = r"(?:$|[^A-Za-z0-9_])";
+        let patterns = [
+            (
+                "[PORT]",
+                r"127\.0\.0\.1(?::|%3A)(?<redacted>\d+|PORT)".to_string(),
+            ),
+            (
+                "[NONCE]",
+                r"(?:^|[?&])(?:state|code_challenge)=(?<redacted>[^&\n ]*)".into(),
+            ),
+            (
+                "[TIMING]",
+                format!(
+                    r#"\b(?:{})(?:": |: |=)(?<redacted>{number})"#,
+                    TIMING_KEYS.join("|")
+                ),
+            ),
+            (
+                "[DURATION]",
+                format!(r"{before}(?<redacted>{number} ?ms|\d+\.\d+ s){after}"),
+            ),
+        ];
+        let mut redactions = Redactions::new();
+        for (placeholder, pattern) in patterns {
+            let regex = Regex::new(&pattern).unwrap_or_else(|e| panic!("{pattern}: {e}"));
+            redactions
+                .insert(placeholder, regex)
+                .unwrap_or_else(|e| panic!("{placeholder}: {e}"));
+        }
+        redactions
+    })
+}
+
+/// `text` with durations, ports and nonces redacted (see [`redactions`]). The golden outputs
+/// of `tests/layout.rs` compare through it too.
 pub(crate) fn mask(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some((prefix, rest)) = ["127.0.0.1:", "127.0.0.1%3A"]
-            .iter()
-            .find_map(|p| Some((*p, text[i..].strip_prefix(p)?)))
-            && rest.starts_with(|c: char| c.is_ascii_digit())
-        {
-            out.push_str(prefix);
-            out.push_str("PORT");
-            i += prefix.len() + rest.bytes().take_while(u8::is_ascii_digit).count();
-            continue;
-        }
-        // A login URL's random values.
-        if let Some((key, rest)) = ["state=", "code_challenge="]
-            .iter()
-            .find_map(|k| Some((*k, text[i..].strip_prefix(k)?)))
-            && (i == 0 || matches!(bytes[i - 1], b'?' | b'&'))
-        {
-            out.push_str(key);
-            out.push('…');
-            i += key.len() + rest.find(['&', '\n', ' ']).unwrap_or(rest.len());
-            continue;
-        }
-        if let Some((key, sep)) = TIMING_KEYS.iter().find_map(|key| {
-            let rest = text[i..].strip_prefix(key)?;
-            let sep = ["\": ", ": ", "="]
-                .into_iter()
-                .find(|s| rest.starts_with(s))?;
-            let starts_word = i == 0 || !is_word(bytes[i - 1]);
-            let value = number_len(&rest[sep.len()..]);
-            (starts_word && value > 0).then_some((*key, (sep, value)))
-        }) {
-            out.push_str(key);
-            out.push_str(sep.0);
-            out.push('#');
-            i += key.len() + sep.0.len() + sep.1;
-            continue;
-        }
-        let starts_number = bytes[i].is_ascii_digit()
-            && (i == 0 || !(is_word(bytes[i - 1]) || bytes[i - 1] == b'.'));
-        if starts_number {
-            let n = number_len(&text[i..]);
-            let after = &text[i + n..];
-            let unit = after.strip_prefix(' ').unwrap_or(after);
-            let unit_ends =
-                |tail: &str| !tail.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
-            if let Some(tail) = unit.strip_prefix("ms")
-                && unit_ends(tail)
-            {
-                out.push('#');
-                i += n + (after.len() - unit.len()) + 2;
-                out.push_str(" ms");
-                continue;
-            }
-            // Seconds only with a decimal point and a space: `1.24 s`, never `300 s`.
-            if text[i..i + n].contains('.')
-                && let Some(tail) = after.strip_prefix(" s")
-                && unit_ends(tail)
-            {
-                out.push_str("# ms");
-                i += n + 2;
-                continue;
-            }
-            out.push_str(&text[i..i + n]);
-            i += n;
-            continue;
-        }
-        let c = text[i..].chars().next().expect("a char");
-        out.push(c);
-        i += c.len_utf8();
-    }
-    out
+    redactions().redact(text)
 }
 
-fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-/// Length of the decimal number (`12`, `1.5`) at the start of `s`.
-fn number_len(s: &str) -> usize {
-    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
-    let whole = digits(s);
-    if whole == 0 {
-        return 0;
+/// Compares what a command printed with what the block shows, through snapbox: the block's
+/// own values redacted like the output's, `...` on a line of its own matching any number of
+/// lines, `[..]` any text within a line. The difference, when there is one, as a diff.
+fn compare(expected: &str, got: &str) -> Result<(), String> {
+    // Lines compare as lines: a last line without its newline is a line.
+    let mut got = got.to_string();
+    if !got.is_empty() && !got.ends_with('\n') {
+        got.push('\n');
     }
-    match s[whole..].strip_prefix('.') {
-        Some(rest) if digits(rest) > 0 => whole + 1 + digits(rest),
-        _ => whole,
-    }
-}
-
-/// Whether `got` matches `expected` line by line, a `...` line in `expected` standing for
-/// any number of lines.
-fn matches_lines(expected: &str, got: &str) -> bool {
-    let expected: Vec<&str> = expected.lines().collect();
-    let got: Vec<&str> = got.lines().collect();
-    fn at(e: &[&str], g: &[&str]) -> bool {
-        match e.split_first() {
-            None => g.is_empty(),
-            Some((&"...", rest)) => (0..=g.len()).any(|skip| at(rest, &g[skip..])),
-            Some((line, rest)) => g.first() == Some(line) && at(rest, &g[1..]),
-        }
-    }
-    at(&expected, &got)
+    snapbox::Assert::new()
+        .redact_with(redactions().clone())
+        .normalize_paths(false)
+        .palette(snapbox::report::Palette::plain())
+        .try_eq(Some(&"printed"), got.into(), mask(expected).into())
+        .map_err(|e| e.to_string())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -994,33 +955,42 @@ fn masks_durations_ports_and_timing_keys() {
         mask(
             "ping (http): HEALTHY  0.45 ms\n  reachability HEALTHY http_status=200 · tcp 0.09ms http 12ms"
         ),
-        "ping (http): HEALTHY  # ms\n  reachability HEALTHY http_status=200 · tcp # ms http # ms"
+        "ping (http): HEALTHY  [DURATION]\n  reachability HEALTHY http_status=200 · tcp [DURATION] http [DURATION]"
     );
     // Milliseconds and seconds are one mask; whole seconds are not durations of ours.
     assert_eq!(
         mask("latency 0.40 ms · run 5.01 s\n12 targets · 980.00 ms\nolder than 300 s, 1.5 steps"),
-        "latency # ms · run # ms\n12 targets · # ms\nolder than 300 s, 1.5 steps"
+        "latency [DURATION] · run [DURATION]\n12 targets · [DURATION]\nolder than 300 s, 1.5 steps"
     );
-    assert_eq!(mask("\"duration_ms\": 12.5,"), "\"duration_ms\": #,");
+    assert_eq!(mask("\"duration_ms\": 12.5,"), "\"duration_ms\": [TIMING],");
     assert_eq!(
         mask(
             "\"latency_ms\": 1.234,\n  tcp_ms: 0.065\nlatency_ms=3 deadline_ms=300 x_latency_ms: 4"
         ),
-        "\"latency_ms\": #,\n  tcp_ms: #\nlatency_ms=# deadline_ms=300 x_latency_ms: 4"
+        "\"latency_ms\": [TIMING],\n  tcp_ms: [TIMING]\nlatency_ms=[TIMING] deadline_ms=300 x_latency_ms: 4"
     );
     assert_eq!(
         mask("at 127.0.0.1:45123/mcp, 2026-07-28, msg 5 msgs, v1.5 ms"),
-        "at 127.0.0.1:PORT/mcp, 2026-07-28, msg 5 msgs, v1.5 ms"
+        "at 127.0.0.1:[PORT]/mcp, 2026-07-28, msg 5 msgs, v1.5 ms"
     );
     assert_eq!(mask("\"latency_ms\": null"), "\"latency_ms\": null");
+    // A document's `127.0.0.1:PORT` and a login URL's random values, as shown or as printed.
+    assert_eq!(
+        mask("http://127.0.0.1:PORT/a?state=Xy_1&code_challenge=…&x=1 127.0.0.1%3A80"),
+        mask("http://127.0.0.1:4242/a?state=…&code_challenge=abc-9&x=1 127.0.0.1%3A8080")
+    );
 }
 
 #[test]
 fn ellipsis_lines_match_any_number_of_lines() {
-    assert!(matches_lines("a\n...\nd\n", "a\nb\nc\nd\n"));
-    assert!(matches_lines("a\n...\nd\n", "a\nd\n"));
-    assert!(!matches_lines("a\n...\nd\n", "a\nb\n"));
-    assert!(!matches_lines("a\nb\n", "a\nb\nc\n"));
+    assert!(compare("a\n...\nd\n", "a\nb\nc\nd\n").is_ok());
+    assert!(compare("a\n...\nd\n", "a\nd\n").is_ok());
+    assert!(compare("a\n...\nd\n", "a\nb\n").is_err());
+    assert!(compare("a\nb\n", "a\nb\nc\n").is_err());
+    // Within a line, `[..]` is any text; durations are redacted on both sides.
+    assert!(compare("took [..] in all\n", "took 3 tries in all\n").is_ok());
+    assert!(compare("run 0.98 s\n", "run 1.02 s").is_ok());
+    assert!(compare("run 0.98 s\n", "run 1.02 s\nmore\n").is_err());
 }
 
 #[test]
