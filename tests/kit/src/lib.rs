@@ -6,6 +6,8 @@
 //! * [`fake_mcp`]: the scriptable fake MCP server built on it.
 //! * [`tls`]: a throwaway test CA, leaves and server sessions for `http_server`.
 //! * [`fixtures`]: the stdio fixture scripts and the real Python interpreter.
+//! * [`processes`]: which processes of a run are still alive, and the bounded wait until
+//!   none is.
 //! * [`oauth_http`], [`oauth_browser`]: the OAuth lab's HTTP client and scripted browser.
 //!
 //! It does not depend on `agenthealth`: the unit tests that use it would otherwise see two
@@ -16,6 +18,7 @@ pub mod fixtures;
 pub mod http_server;
 pub mod oauth_browser;
 pub mod oauth_http;
+pub mod processes;
 pub mod tls;
 
 use std::sync::{Mutex, MutexGuard};
