@@ -269,7 +269,7 @@ fn a_rejected_functional_call_is_not_retried_with_a_new_token() {
 #[test]
 fn tokens_are_never_shared_between_targets_or_runs() {
     let as_ = Protected::start(TokenAnswer::Ok);
-    let dir = TempDir::new("oauth-k86");
+    let dir = TempDir::new("oauth-unshared-tokens");
     let one = std::fs::read_to_string(as_.config(&dir, "a", client_credentials(), ""))
         .unwrap_or_default();
     let second = one
