@@ -25,7 +25,9 @@ use syn::{Attribute, Meta};
 
 mod layers;
 mod locks;
+mod names;
 mod reader;
+mod sizes;
 
 use reader::{Names, names};
 
@@ -43,6 +45,8 @@ const KIT_LOCK_HELPER_FILE: &str = "tests/kit/src/lib.rs";
 /// `adapter/mcp`) it may not import: it reaches them through `adapter/mod.rs` only.
 const ENGINE: &str = "engine";
 const ADAPTERS: &str = "adapter";
+/// The binary's entry point: another crate than the library, but production code too.
+const MAIN: &str = "src/main.rs";
 
 /// Every `.rs` file under `dir` (relative to the repository root), sorted.
 fn rust_files(dir: &str) -> Vec<PathBuf> {
@@ -126,6 +130,20 @@ struct Source {
     module: Module,
     path: PathBuf,
     names: Names,
+}
+
+/// `src/main.rs`, read as [`production`] reads the library's files.
+fn binary() -> &'static Source {
+    static MAIN_RS: OnceLock<Source> = OnceLock::new();
+    MAIN_RS.get_or_init(|| {
+        let path = Path::new(ROOT).join(MAIN);
+        let names = names(&read(&path), &shown(&path));
+        Source {
+            module: Vec::new(),
+            path,
+            names,
+        }
+    })
 }
 
 /// Every file of `src/` that is not test code, read once for all the rules (parsing is most

@@ -26,6 +26,28 @@ pub(super) struct Names {
     /// The modules it declares `#[cfg(test)] mod name;` (in files of their own), relative to
     /// it: `["tests"]`, or `["inline", "tests"]` inside `mod inline { … }`.
     pub(super) test_modules: Vec<Vec<String>>,
+    /// Every function with a body (free, in an `impl`, a trait's default), outside test code.
+    pub(super) functions: Vec<Function>,
+    /// Every struct, enum, union, type alias and trait it defines, outside test code.
+    pub(super) types: Vec<TypeDef>,
+}
+
+/// A function: its name and the lines from `fn` to its closing brace.
+#[derive(Debug)]
+pub(super) struct Function {
+    pub(super) name: String,
+    pub(super) first: usize,
+    pub(super) last: usize,
+}
+
+/// A type definition: its name, its kind (`struct`, `enum`, …), its line, and whether it is
+/// visible beyond its module (`pub` in any form).
+#[derive(Debug)]
+pub(super) struct TypeDef {
+    pub(super) name: String,
+    pub(super) kind: &'static str,
+    pub(super) line: usize,
+    pub(super) public: bool,
 }
 
 /// Path roots the import reader follows.
@@ -140,6 +162,23 @@ impl Reader {
         }
     }
 
+    fn function(&mut self, sig: &syn::Signature, body: &syn::Block) {
+        self.names.functions.push(Function {
+            name: sig.ident.to_string(),
+            first: line(sig.fn_token.span),
+            last: body.brace_token.span.close().end().line,
+        });
+    }
+
+    fn type_def(&mut self, ident: &syn::Ident, vis: &syn::Visibility, kind: &'static str) {
+        self.names.types.push(TypeDef {
+            name: ident.to_string(),
+            kind,
+            line: line(ident.span()),
+            public: !matches!(vis, syn::Visibility::Inherited),
+        });
+    }
+
     fn tokens(&mut self, tokens: &TokenStream) {
         let mut paths = Vec::new();
         token_paths(tokens.clone(), &mut paths);
@@ -197,6 +236,48 @@ impl<'ast> Visit<'ast> for Reader {
     fn visit_meta_list(&mut self, m: &'ast syn::MetaList) {
         self.tokens(&m.tokens);
         visit::visit_meta_list(self, m);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.function(&f.sig, &f.block);
+        visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.function(&f.sig, &f.block);
+        visit::visit_impl_item_fn(self, f);
+    }
+
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if let Some(body) = &f.default {
+            self.function(&f.sig, body);
+        }
+        visit::visit_trait_item_fn(self, f);
+    }
+
+    fn visit_item_struct(&mut self, i: &'ast syn::ItemStruct) {
+        self.type_def(&i.ident, &i.vis, "struct");
+        visit::visit_item_struct(self, i);
+    }
+
+    fn visit_item_enum(&mut self, i: &'ast syn::ItemEnum) {
+        self.type_def(&i.ident, &i.vis, "enum");
+        visit::visit_item_enum(self, i);
+    }
+
+    fn visit_item_union(&mut self, i: &'ast syn::ItemUnion) {
+        self.type_def(&i.ident, &i.vis, "union");
+        visit::visit_item_union(self, i);
+    }
+
+    fn visit_item_type(&mut self, i: &'ast syn::ItemType) {
+        self.type_def(&i.ident, &i.vis, "type");
+        visit::visit_item_type(self, i);
+    }
+
+    fn visit_item_trait(&mut self, i: &'ast syn::ItemTrait) {
+        self.type_def(&i.ident, &i.vis, "trait");
+        visit::visit_item_trait(self, i);
     }
 
     skip_test_code! {
