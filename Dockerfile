@@ -23,6 +23,9 @@ COPY Cargo.toml Cargo.lock build.rs ./
 COPY .cargo/config.toml ./.cargo/config.toml
 COPY .ci/link-musl ./.ci/link-musl
 COPY src ./src
+# The test kit is a member of the workspace Cargo.toml declares: cargo reads its manifest to
+# load the workspace, and the release build compiles none of it.
+COPY tests/kit ./tests/kit
 # No .git in the build context: the commit comes in as an argument (else "unknown").
 ARG AGENTHEALTH_COMMIT=unknown
 ENV AGENTHEALTH_COMMIT=${AGENTHEALTH_COMMIT}

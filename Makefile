@@ -14,8 +14,8 @@ build:
 test: interop-setup
 	$(CARGO) fmt --all -- --check
 	@! grep -q '^name = "aws-lc' Cargo.lock || { echo "aws-lc is in Cargo.lock: TLS must use ring only (ureq default-features = false)" >&2; exit 1; }
-	$(CARGO) clippy --all-targets -- -D warnings
-	$(CARGO) test --all-targets
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) test --workspace --all-targets
 
 ## interop-setup: the real MCP servers the interop tests start (idempotent, 1-3 s when up to date;
 ## node >= 20, npm and python3 >= 3.10), into $AGENTHEALTH_INTEROP_DIR or target/interop

@@ -16,16 +16,14 @@
 //! killed. When stdin is `/dev/null` (a background job in a Makefile) or
 //! `--until-killed` is given, stdin is ignored and only a signal stops it.
 
-// The fake server and the HTTP test server it is built on, shared with the tests.
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
-use support::fake_mcp::{
+
+// The fake server and the test TLS material, from the test kit the tests use.
+use agenthealth_testkit::fake_mcp::{
     Era, FakeConfig, FakeServer, LEGACY_VERSIONS, Mode, PRESETS, preset, preset_info,
 };
-use support::tls::{TestCa, server_wrap};
+use agenthealth_testkit::tls::{TestCa, server_wrap};
 
 const USAGE: &str = "usage: fake_mcp_server [--port N] [--route PATH=PRESET]... \
 [--era legacy:VERSION|modern|dual[:VERSION]] [--mode json|sse|mixed] [--tls CA_FILE] [--until-killed] \

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 
 #[derive(Default)]
 struct Counts {

@@ -41,13 +41,6 @@ mod serve;
 mod signals;
 mod text;
 
-/// The lock helper under the path the integration tests still use, until their test kit
-/// (issue 23, part B) has its own; not an API.
-#[doc(hidden)]
-pub mod vocab {
-    pub use crate::runtime::sync;
-}
-
 /// The man page and shell completions, generated from the flag table (`make dist` writes
 /// them with `cargo run --example reference`).
 pub use cli::reference;

@@ -190,7 +190,7 @@ fn write_failure_is_a_tool_failure() {
 
 #[test]
 fn every_cancelling_signal_cancels_and_still_prints_a_document() {
-    use crate::support::http_server::{Reply, Server};
+    use agenthealth_testkit::http_server::{Reply, Server};
     use nix::sys::signal::Signal;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};

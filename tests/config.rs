@@ -1,8 +1,8 @@
 //! Configuration files end to end: `validate`, load errors (exit 6, key path, no values
 //! echoed), and MISCONFIGURED results before any traffic.
 
-use crate::support::http_server::{Reply, Server};
 use crate::util::{TempDir, run, run_env};
+use agenthealth_testkit::http_server::{Reply, Server};
 
 #[test]
 fn validate_accepts_the_every_field_fixture() {

@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
-use crate::fake_mcp::{FakeServer, preset};
-use crate::process::{fixture, python_bin};
-use crate::support::http_server::{Reply, Server};
 use crate::util::{Outcome, TempDir, bin, command, run};
+use agenthealth_testkit::fake_mcp::{FakeServer, preset};
+use agenthealth_testkit::fixtures::{fixture, python_bin};
+use agenthealth_testkit::http_server::{Reply, Server};
 
 /// `o` returned within `ms` plus a second.
 fn within(o: &Outcome, ms: u64) {
@@ -232,9 +232,11 @@ fn deadline_ms_bounds_a_graph_retries_and_stdio_servers() {
     for r in v["results"].as_array().expect("results") {
         assert_eq!(r["status"], "UNREACHABLE", "{r}");
     }
-    crate::util::until_none(Duration::from_secs(2), "stdio servers survive", || {
-        marked(&mark)
-    });
+    agenthealth_testkit::processes::until_none(
+        Duration::from_secs(2),
+        "stdio servers survive",
+        || marked(&mark),
+    );
     let doctor = run(&["doctor", &config, "--color", "never"]);
     within(&doctor, 400);
     assert!(doctor.stdout.contains("deadline_ms"), "{}", doctor.stdout);

@@ -20,8 +20,8 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::fake_mcp::FakeServer;
 use crate::util::{Outcome, TempDir};
+use agenthealth_testkit::fake_mcp::FakeServer;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 
-use crate::support::http_server::{Reply, Server, closed_port};
-use crate::support::tls;
 use crate::util::{Outcome, TempDir, run, run_env};
+use agenthealth_testkit::http_server::{Reply, Server, closed_port};
+use agenthealth_testkit::tls;
 
 fn ping(url: &str, extra: &[&str]) -> Outcome {
     let mut args = vec!["ping", "http", url, "--format", "json"];

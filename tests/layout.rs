@@ -6,8 +6,8 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 use crate::docs::mask;
-use crate::fake_mcp::{FakeConfig, FakeServer, preset};
 use crate::util::{Outcome, TempDir, bin, run, run_env, run_stdin};
+use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer, preset};
 
 const UTF8: (&str, &str) = ("LANG", "C.UTF-8");
 

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use crate::fake_mcp::{Action, Era, FakeConfig, FakeServer, Fault, Mode, preset};
 use crate::interop::{HttpMode, Kind, Server};
 use crate::util::{Outcome, TempDir, run};
+use agenthealth_testkit::fake_mcp::{Action, Era, FakeConfig, FakeServer, Fault, Mode, preset};
 
 fn ping(url: &str, extra: &[&str]) -> Outcome {
     let mut args = vec!["ping", "mcp", url, "--format", "json"];
@@ -403,8 +403,8 @@ fn latency_is_the_head_round_trip() {
 /// MCP traffic.
 #[test]
 fn untrusted_tls_is_unreachable() {
-    use crate::support::http_server::{Reply, Server as Plain};
-    use crate::support::tls;
+    use agenthealth_testkit::http_server::{Reply, Server as Plain};
+    use agenthealth_testkit::tls;
     let s = Plain::start_wrapped(
         tls::server_wrap(tls::self_signed(&["localhost", "127.0.0.1"])),
         |_| Reply::status(200),
@@ -448,7 +448,7 @@ fn dual_with(fault: Fault) -> FakeConfig {
 /// in doctor's terminal view.
 #[test]
 fn server_text_never_reaches_the_output() {
-    let mut tools = crate::fake_mcp::default_tools();
+    let mut tools = agenthealth_testkit::fake_mcp::default_tools();
     tools.push(serde_json::json!({
         "name": "canary-tool", "description": "canary-description",
         "inputSchema": {"type": "object"}

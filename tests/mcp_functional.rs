@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::fake_mcp::{
-    Action, CONTENT_KINDS, Era, FakeConfig, FakeServer, Fault, Mode, STALE_OBSERVED_AT, Seen,
-};
 use crate::interop::{HttpMode, Kind, Server};
 use crate::util::{Outcome, TempDir, run_env};
+use agenthealth_testkit::fake_mcp::{
+    Action, CONTENT_KINDS, Era, FakeConfig, FakeServer, Fault, Mode, STALE_OBSERVED_AT, Seen,
+};
 
 /// One functional target, written as a configuration file.
 struct Probe {

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use crate::fake_mcp::{Action, DiscoverReply, Era, FakeConfig, FakeServer, Fault, Mode};
 use crate::util::{Outcome, TempDir, run, run_env};
+use agenthealth_testkit::fake_mcp::{
+    Action, DiscoverReply, Era, FakeConfig, FakeServer, Fault, Mode,
+};
 
 const TIMEOUT_MS: u64 = 400;
 /// For rows about volume limits (10 MiB, 101 pages, 10,001 entries): the limit, not the

@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::fake_mcp::{Action, DiscoverReply, Era, FakeConfig, FakeServer, Fault, Mode, Seen};
 use crate::util::{Outcome, TempDir, run};
+use agenthealth_testkit::fake_mcp::{
+    Action, DiscoverReply, Era, FakeConfig, FakeServer, Fault, Mode, Seen,
+};
 
 const DISCOVER: &str = "server/discover";
 

@@ -7,11 +7,11 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 use serde_json::{Value, json};
 
-use crate::support::http_server::{Reply, Request as Recorded, Server};
 use crate::util::{Outcome, TempDir, command, run_env};
+use agenthealth_testkit::http_server::{Reply, Request as Recorded, Server};
 
 const TOKEN: &str = "acquired-sensitive-value";
 const REFRESH: &str = "rotated-sensitive-value";
@@ -269,7 +269,7 @@ fn a_rejected_functional_call_is_not_retried_with_a_new_token() {
 #[test]
 fn tokens_are_never_shared_between_targets_or_runs() {
     let as_ = Protected::start(TokenAnswer::Ok);
-    let dir = TempDir::new("oauth-k86");
+    let dir = TempDir::new("oauth-unshared-tokens");
     let one = std::fs::read_to_string(as_.config(&dir, "a", client_credentials(), ""))
         .unwrap_or_default();
     let second = one

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::fake_mcp::{FakeConfig, FakeServer};
-use crate::support::http_server::{Reply, Server};
 use crate::tools::parse_metrics;
 use crate::util::{TempDir, bin, run, run_env};
+use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer};
+use agenthealth_testkit::http_server::{Reply, Server};
 
 const TOKEN: &str = "serve-test-token-0123456789";
 

@@ -1,4 +1,4 @@
-//! The one HTTP test server (`tests/support/http_server`) acts out what the other tests rely
+//! The one HTTP test server (`tests/kit/src/http_server`) acts out what the other tests rely
 //! on: a reset is an RST and a close a FIN, a request left unread for a possible reset is
 //! consumed before the next one, holds end, a dropped server releases every connection. A
 //! raw socket plays the client, so nothing of agenthealth is in the way.
@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::support::http_server::{Reply, Server};
+use agenthealth_testkit::http_server::{Reply, Server};
 
 /// The bound on every wait here.
 const LONG: Duration = Duration::from_secs(5);

@@ -18,7 +18,6 @@ mod empty_root;
 mod graph;
 mod interop;
 mod layout;
-mod process;
 mod serve;
 mod stdio;
 mod test_server;
@@ -31,7 +30,4 @@ mod mcp_modes;
 mod mcp_selection;
 mod oauth;
 mod oauth_interop;
-mod support;
 mod tools;
-
-use support::fake_mcp;

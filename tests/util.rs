@@ -141,17 +141,3 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
-
-/// Polls `probe` until it finds nothing, for at most `within` (a killed process needs a
-/// moment to finish dying); panics with what is left, naming `what`.
-pub fn until_none<T: std::fmt::Debug>(within: Duration, what: &str, probe: impl Fn() -> Vec<T>) {
-    let until = Instant::now() + within;
-    loop {
-        let left = probe();
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < until, "{what}: {left:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}

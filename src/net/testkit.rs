@@ -1,20 +1,15 @@
-//! Test helpers: the one HTTP test server and TLS material from `tests/support/` (shared
-//! with the integration tests), and a watchdog that behaves like the engine's.
+//! Test helpers: the one HTTP test server and TLS material from the test kit (`tests/kit`,
+//! shared with the integration tests and the examples), and a watchdog that behaves like
+//! the engine's.
 
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::runtime::Attempt;
-// `http_server` takes the crate's lock from its includer as `super::lock`.
 use crate::contract::Bound;
-use crate::runtime::Deadline;
-use crate::runtime::sync::lock;
+use crate::runtime::{Attempt, Deadline};
 
-#[path = "../../tests/support/http_server/mod.rs"]
-pub(crate) mod http_server;
-#[path = "../../tests/support/tls.rs"]
-pub(crate) mod tls;
+pub(crate) use agenthealth_testkit::{http_server, tls};
 
 /// Runs `f` under an attempt ending after `timeout`, with a watchdog thread that calls
 /// [`Attempt::abort`] at the deadline unless `f` returned first (what the engine does).

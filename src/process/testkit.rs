@@ -1,11 +1,9 @@
 //! Test helpers shared by this layer's tests and the stdio transport's: fixture scripts and
-//! the real interpreter (from `tests/support/fixtures.rs`, shared with the integration tests).
+//! the real interpreter (from the test kit, `tests/kit`, shared with the integration tests).
 
 use super::ChildSpec;
 
-#[path = "../../tests/support/fixtures.rs"]
-mod fixtures;
-pub(crate) use fixtures::{fixture, fixtures, python_bin};
+pub(crate) use agenthealth_testkit::fixtures::{fixture, fixtures, python_bin};
 
 /// The real interpreter running the fixture `script`, with no mapped variables.
 pub(crate) fn python(script: &str) -> ChildSpec {

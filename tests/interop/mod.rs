@@ -21,9 +21,6 @@
 //! Std only; the process-group kill goes through `/bin/kill` so this stays free of
 //! `unsafe` and of extra crates.
 
-// Each test uses a few of these; the rest would otherwise warn as dead code.
-#![allow(dead_code)]
-
 use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
@@ -35,7 +32,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use agenthealth::vocab::sync::lock;
+use agenthealth_testkit::lock;
 
 pub mod oauth;
 mod oauth_selftest;
@@ -200,7 +197,6 @@ pub fn interop_dir() -> PathBuf {
 
 /// A running HTTP MCP server. Dropping it kills the server's process group.
 pub struct Server {
-    kind: Kind,
     process: Process,
 }
 
@@ -265,7 +261,6 @@ impl Server {
             }
         };
         Ok(Server {
-            kind,
             process: Process::spawn(&format!("{kind:?}"), command),
         })
     }
@@ -274,22 +269,12 @@ impl Server {
     pub fn url(&self) -> &str {
         self.process.url()
     }
-
-    pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    /// The last 16 KiB the server wrote to stderr, for assertion messages.
-    pub fn stderr_tail(&self) -> String {
-        self.process.stderr_tail()
-    }
 }
 
 /// A fixture process that announces `listening on URL` on stdout once it accepts
 /// requests (every HTTP server here, the OAuth lab's included). Dropping it kills its
 /// process group and reaps it.
 pub struct Process {
-    label: String,
     url: String,
     child: Child,
     /// Held open: our servers exit by themselves when it closes (see
@@ -348,7 +333,6 @@ impl Process {
         });
 
         let mut process = Process {
-            label: label.to_owned(),
             url: String::new(),
             stdin: child.stdin.take(),
             child,
@@ -382,11 +366,6 @@ impl Process {
     /// The URL of the readiness line.
     pub fn url(&self) -> &str {
         &self.url
-    }
-
-    /// The name given to [`Process::spawn`].
-    pub fn label(&self) -> &str {
-        &self.label
     }
 
     /// The last 16 KiB the process wrote to stderr, for assertion messages.
@@ -512,15 +491,6 @@ impl StdioServer {
 
     pub fn kind(&self) -> StdioKind {
         self.kind
-    }
-
-    /// Absolute path of the executable.
-    pub fn program(&self) -> &Path {
-        &self.program
-    }
-
-    pub fn args(&self) -> &[OsString] {
-        &self.args
     }
 
     /// Program then arguments, e.g. for `agenthealth ping mcp --stdio -- <argv…>`.

@@ -15,13 +15,6 @@
 //! Missing parts fail the test as in the rest of the harness ([`NotInstalled`]: what is
 //! missing, and "run .ci/interop-setup"), with or without `CI`.
 
-#![allow(dead_code)]
-
-#[path = "../support/oauth_browser.rs"]
-pub mod oauth_browser;
-#[path = "../support/oauth_http.rs"]
-pub mod oauth_http;
-
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::Command;
@@ -31,9 +24,10 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use agenthealth_testkit::oauth_browser::{Browser, Decision};
+use agenthealth_testkit::oauth_http::{self, Response};
+
 use super::{NotInstalled, Process, interop_dir, require, require_node, require_python};
-use oauth_browser::{Browser, Decision};
-use oauth_http::Response;
 
 /// A client pre-registered at the lab authorization server (`CLIENTS` in oauth_as.mjs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -428,10 +422,6 @@ impl ProtectedServer {
 
     pub fn rs(&self) -> Rs {
         self.rs
-    }
-
-    pub fn stderr_tail(&self) -> String {
-        self.process.stderr_tail()
     }
 
     /// Where the protected-resource metadata lives (RFC 9728 path insertion).

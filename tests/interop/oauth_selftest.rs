@@ -4,12 +4,12 @@
 //! and the conformance suite and its wrapper start. When one of these fails, the lab is
 //! broken, not agenthealth.
 
-use super::oauth::oauth_browser::{Browser, Decision};
-use super::oauth::oauth_http::{self, Response};
 use super::oauth::{
     AsOptions, AuthServer, BASIC, BOTH_RS, Conformance, NATIVE, ODD, POST, ProtectedServer, Rs,
     WEB, WEB_REDIRECT,
 };
+use agenthealth_testkit::oauth_browser::{Browser, Decision};
+use agenthealth_testkit::oauth_http::{self, Response};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde_json::{Value, json};

@@ -1,0 +1,23 @@
+//! OAuth end to end through the built binary, against the OAuth lab (tests/interop/oauth.rs):
+//! a real authorization server (oidc-provider) and MCP servers protected by the official
+//! SDKs' own resource-server pieces, all on 127.0.0.1, plus the official conformance
+//! suite's client `auth/*` scenarios run against the binary through a wrapper.
+//!
+//! Every grant (`client_credentials` with Basic and with post, `refresh_token` from
+//! `refresh_token_env`, `authorization_code` through `agenthealth login` driven by the
+//! scripted browser) in both eras against both protected servers; the quirks a real
+//! authorization server has (down-scoping, rotation with reuse detection, form-encoded
+//! Basic secrets, a path issuer); and never a token or a secret in any output.
+//!
+//! Each test starts its own authorization server and protected servers. The lab must be
+//! installed (`.ci/interop-setup`, which `make test` runs first); without it these tests
+//! fail saying what is missing.
+//!
+//! `harness`: the targets, configurations and the `login` driver; `grants`: the grants a
+//! check runs by itself; `authorization_code`: `agenthealth login` and the tokens it saves;
+//! `conformance`: the official suite's client scenarios.
+
+mod authorization_code;
+mod conformance;
+mod grants;
+mod harness;
