@@ -19,9 +19,10 @@ WORKDIR /build/agenthealth
 COPY rust-toolchain.toml ./
 RUN rustup target add x86_64-unknown-linux-musl
 COPY Cargo.toml Cargo.lock build.rs ./
-# The musl linker settings (rust-lld, folded code, packed relocations: see .ci/link-musl).
+# The musl linker settings (rust-lld, folded code, packed relocations, no unwind tables: see
+# .ci/link-musl).
 COPY .cargo/config.toml ./.cargo/config.toml
-COPY .ci/link-musl ./.ci/link-musl
+COPY .ci/link-musl .ci/no-unwind-tables.ld ./.ci/
 COPY src ./src
 # The test kit is a member of the workspace Cargo.toml declares: cargo reads its manifest to
 # load the workspace, and the release build compiles none of it.
