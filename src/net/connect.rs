@@ -43,6 +43,9 @@ impl<In: Transport> Connector<In> for TimedTcp {
         self.rec.stage_started(Stage::Tcp);
         let result = tcp::connect(details);
         self.rec.stage_ended(Stage::Tcp, result.is_ok());
+        if let Ok(t) = &result {
+            self.rec.connected(t.rtt());
+        }
         result.map(|t| Some(Either::B(t)))
     }
 }

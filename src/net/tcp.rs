@@ -18,6 +18,10 @@
 //! * a request leaves in one `write` ([`super::connect::Watched`] joins head and body), so the
 //!   server reads it whole and our side never has two segments in flight.
 //!
+//! It also reads the kernel's round trip of each new connection (`TCP_INFO`'s smoothed RTT,
+//! [`TcpTransport::rtt`]): the one measure of the link that neither the server's work nor our
+//! own scheduling delay inflates, which the MCP transport's lane decision needs.
+//!
 //! The rest is what ureq's connector did: each resolved address in turn, the connect budget
 //! shared among them; timeouts on every read and write; a shutdown handle registered with the
 //! agent (its abort cuts blocked I/O); an idle connection probed before reuse, so one the
@@ -32,8 +36,8 @@ use std::time::Duration;
 use super::buffers::ConnBuffers;
 use nix::errno::Errno;
 use nix::libc;
-use nix::sys::socket::{MsgFlags, recv, setsockopt};
-use nix::{setsockopt_impl, sockopt_impl};
+use nix::sys::socket::{MsgFlags, getsockopt, recv, setsockopt};
+use nix::{getsockopt_impl, setsockopt_impl, sockopt_impl};
 use ureq::unversioned::transport::time;
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, NextTimeout, ShutdownHandle, Transport,
@@ -47,6 +51,30 @@ sockopt_impl!(
     libc::IPPROTO_TCP,
     libc::TCP_QUICKACK,
     bool
+);
+
+/// The head of Linux's `struct tcp_info` up to `tcpi_total_retrans`: 8 one-byte fields, then
+/// 24 `u32`s, unchanged since Linux 2.6. Only this head is asked for: nix's getter asserts
+/// that the kernel wrote exactly the size asked, and the kernel writes the smaller of that
+/// and its own struct, so asking for a newer (larger) layout than the running kernel has —
+/// libc's full `tcp_info` — would fail where this never does.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpInfoHead {
+    flags: [u8; 8],
+    before_rtt: [u32; 15],
+    /// `tcpi_rtt`: the smoothed round trip, in microseconds.
+    rtt: u32,
+    after_rtt: [u32; 8],
+}
+
+sockopt_impl!(
+    /// `TCP_INFO`, its stable head ([`TcpInfoHead`]).
+    TcpInfo,
+    GetOnly,
+    libc::IPPROTO_TCP,
+    libc::TCP_INFO,
+    TcpInfoHead
 );
 
 /// The least connect time an address gets when several share the budget.
@@ -147,6 +175,15 @@ impl TcpTransport {
         })
     }
 
+    /// The kernel's smoothed round trip of the connection (`tcpi_rtt`). Read right after
+    /// connecting it is the handshake's sample: the network's round trip, which neither the
+    /// server's work nor a busy machine's scheduling delay is part of (later samples can hold
+    /// a slow server's delayed ACK). `None` when the kernel has no sample or cannot say.
+    pub(crate) fn rtt(&self) -> Option<Duration> {
+        let info = getsockopt(&*self.stream, TcpInfo).ok()?;
+        (info.rtt > 0).then(|| Duration::from_micros(u64::from(info.rtt)))
+    }
+
     /// ureq's own shutdown of a `TcpStream` (both directions), held weakly: it ends with the
     /// connection.
     fn shutdown_handle(&self) -> Weak<dyn ShutdownHandle> {
@@ -243,5 +280,27 @@ impl std::fmt::Debug for TcpTransport {
         f.debug_struct("TcpTransport")
             .field("peer", &self.stream.peer_addr().ok())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tcp_info_head_is_the_104_bytes_every_kernel_writes() {
+        assert_eq!(std::mem::size_of::<TcpInfoHead>(), 104);
+        // `tcpi_rtt` is the sixteenth u32, after the eight one-byte fields.
+        assert_eq!(std::mem::offset_of!(TcpInfoHead, rtt), 8 + 15 * 4);
+    }
+
+    /// Loopback's round trip, as the kernel measured the handshake: microseconds.
+    #[test]
+    fn a_loopback_connection_has_a_kernel_round_trip_of_well_under_a_millisecond() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let stream = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let t = TcpTransport::new(stream, ConnBuffers::new(1024, 1024)).expect("transport");
+        let rtt = t.rtt().unwrap_or_default();
+        assert!(rtt < Duration::from_millis(5), "{rtt:?}");
     }
 }

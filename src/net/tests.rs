@@ -328,10 +328,14 @@ fn keep_alive_reuses_one_connection_and_reports_it() {
     }
     assert_eq!(server.connections(), 1);
     assert!(timings[0].new_connection);
+    // The kernel's round trip of the new connection: loopback's, microseconds.
+    let rtt = timings[0].rtt.unwrap_or_default();
+    assert!(rtt < std::time::Duration::from_millis(5), "{rtt:?}");
     assert_eq!(status_of(&timings[0], Tcp), Some(Status::Healthy));
     assert_eq!(status_of(&timings[0], Dns), Some(Status::Healthy));
     for t in &timings[1..] {
         assert!(!t.new_connection);
+        assert_eq!(t.rtt, None, "a reused connection has no handshake");
         assert_eq!(status_of(t, Dns), None, "one lookup per session");
         assert_eq!(status_of(t, Tcp), None);
         assert_eq!(status_of(t, Http), Some(Status::Healthy));
@@ -506,6 +510,11 @@ fn proxied_exchanges_tunnel_through_connect() {
     let resp = resp.expect("through the tunnel");
     assert_eq!(resp.status(), 204);
     assert!(resp.timings().proxied);
+    assert_eq!(
+        resp.timings().rtt,
+        None,
+        "the proxy's round trip is not the target's"
+    );
     let seen = server.requests();
     assert_eq!(seen[0].method, "CONNECT");
     assert_eq!(seen[0].target, "target.test:8080");
