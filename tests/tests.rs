@@ -6,7 +6,8 @@
 //! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
 //! server the others use; `serve` runs the AHP server against scripted targets and hostile
 //! clients; `deploy` checks the manifests, image files and release artefacts; `architecture`
-//! reads `src/` for the rules its layout must keep.
+//! reads `src/` for the rules its layout must keep; `lanes` when inventories go out at once,
+//! across a far link made in a private network namespace (`netns`).
 
 mod architecture;
 mod cli;
@@ -17,7 +18,9 @@ mod docs;
 mod empty_root;
 mod graph;
 mod interop;
+mod lanes;
 mod layout;
+mod netns;
 mod serve;
 mod stdio;
 mod test_server;
