@@ -98,16 +98,11 @@ impl Serving {
         Pid::from_raw(i32::try_from(id).expect("pid"))
     }
 
-    /// `GET path`, with the token when `authorized`.
+    /// `GET path` on a connection of its own, with the token when `authorized`.
     fn get(&self, path: &str, authorized: bool) -> Answer {
-        let auth = if authorized {
-            format!("Authorization: Bearer {TOKEN}\r\n")
-        } else {
-            String::new()
-        };
         request(
             self.addr,
-            &format!("GET {path} HTTP/1.1\r\nHost: x\r\n{auth}\r\n"),
+            &get_head(path, authorized, "Connection: close\r\n"),
         )
     }
 
@@ -202,6 +197,48 @@ impl Answer {
     }
 }
 
+/// The head of `GET path` (with the token when `authorized`) and `extra` header lines.
+fn get_head(path: &str, authorized: bool, extra: &str) -> String {
+    let auth = if authorized {
+        format!("Authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
+    format!("GET {path} HTTP/1.1\r\nHost: x\r\n{auth}{extra}\r\n")
+}
+
+/// Reads one response from a kept-alive connection, by its `Content-Length`.
+fn read_response(conn: &mut BufReader<TcpStream>) -> Answer {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        let n = conn.read_line(&mut line).expect("read a head line");
+        assert!(n > 0, "the connection closed after {head:?}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let head = head.trim_end().to_string();
+    let mut answer = Answer {
+        status: head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status"),
+        head,
+        body: String::new(),
+    };
+    let length: usize = answer
+        .header("Content-Length")
+        .and_then(|v| v.parse().ok())
+        .expect("a Content-Length");
+    let mut body = vec![0u8; length];
+    conn.read_exact(&mut body).expect("the body");
+    answer.body = String::from_utf8(body).expect("UTF-8 body");
+    answer
+}
+
 /// Sends `raw` on a fresh connection and reads the whole response (the server closes).
 fn request(addr: SocketAddr, raw: &str) -> Answer {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
@@ -292,6 +329,54 @@ fn serves_ahp_v1_from_the_refresh_loop() {
     let (exit, took) = serving.terminate();
     assert_eq!(exit.code(), Some(0), "a clean shutdown");
     assert!(took < Duration::from_secs(1), "stopped in {took:?}");
+}
+
+/// Every path is served on persistent connections (HTTP/1.1): one connection carries the
+/// requests of a scraper and a kubelet alike, with no `Connection: close`, until the client
+/// asks to close; HTTP/1.0 closes after one.
+#[test]
+fn every_path_keeps_its_connection_alive() {
+    let target = Server::start(|_| Reply::status(200));
+    let dir = TempDir::new("serve-keep-alive");
+    let config = http_config(&dir, &target.url("/"));
+    let serving = Serving::start(&config, &["--interval-ms", "20"]);
+    serving.until_ready("first run", |a| a.status == 200);
+    let stream = TcpStream::connect(serving.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut conn = BufReader::new(stream);
+    let paths = [
+        "/live",
+        "/ready",
+        "/health",
+        "/health/dependencies",
+        "/health/capabilities",
+        "/metrics",
+        "/nowhere",
+    ];
+    for round in 0..3 {
+        for path in paths {
+            conn.get_mut()
+                .write_all(get_head(path, true, "").as_bytes())
+                .expect("send");
+            let a = read_response(&mut conn);
+            let want = if path == "/nowhere" { 404 } else { 200 };
+            assert_eq!(a.status, want, "{path} (round {round}): {}", a.head);
+            assert_eq!(a.header("Connection"), None, "{path}: {}", a.head);
+        }
+    }
+    conn.get_mut()
+        .write_all(get_head("/live", false, "Connection: close\r\n").as_bytes())
+        .expect("send");
+    let last = read_response(&mut conn);
+    assert_eq!(last.header("Connection"), Some("close"));
+    let mut rest = Vec::new();
+    assert_eq!(conn.read_to_end(&mut rest).expect("closed"), 0);
+    let old = request(serving.addr, "GET /live HTTP/1.0\r\n\r\n");
+    assert_eq!((old.status, old.header("Connection")), (200, Some("close")));
+    let (exit, _) = serving.terminate();
+    assert_eq!(exit.code(), Some(0));
 }
 
 #[test]
@@ -493,7 +578,26 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
     // Garbage is a 400.
     assert_eq!(request(addr, "HELLO\r\n\r\n").status, 400);
 
-    // A head that never ends is dropped once its 5 s are up.
+    // A head that never ends is dropped once its 5 s are up; so is the second head of a
+    // kept-alive connection, timed from its first byte.
+    let kept = std::thread::spawn(move || {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(15)))
+            .expect("timeout");
+        let mut conn = BufReader::new(stream);
+        conn.get_mut()
+            .write_all(b"GET /live HTTP/1.1\r\n\r\n")
+            .expect("send");
+        assert_eq!(read_response(&mut conn).status, 200);
+        conn.get_mut()
+            .write_all(b"GET /live HTTP/1.1\r\n")
+            .expect("send");
+        let started = Instant::now();
+        let mut rest = Vec::new();
+        let n = conn.read_to_end(&mut rest).unwrap_or(0);
+        (n, started.elapsed())
+    });
     let mut partial = TcpStream::connect(addr).expect("connect");
     partial.write_all(b"GET /live HTTP/1.1\r\n").expect("send");
     partial
@@ -507,6 +611,12 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
     assert!(
         waited > Duration::from_secs(3) && waited < Duration::from_secs(7),
         "closed after {waited:?}"
+    );
+    let (n, waited) = kept.join().expect("the kept-alive client");
+    assert_eq!(n, 0, "the second head got no answer");
+    assert!(
+        waited > Duration::from_secs(3) && waited < Duration::from_secs(7),
+        "the second head was dropped after {waited:?}"
     );
 
     stop.store(true, Ordering::SeqCst);

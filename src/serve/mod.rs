@@ -28,6 +28,7 @@ use crate::contract::Secret;
 use crate::output::metrics::{self, Dialect, Runs};
 use crate::runtime::Cancel;
 use crate::runtime::threads;
+use http_server::Handled;
 use snapshot::Board;
 
 /// The pause after each run, as in the reference.
@@ -127,18 +128,36 @@ pub fn run(
         return Err(ServeError::Server);
     }
     announce(bound);
-    let token = options.token.as_ref();
-    let served = http_server::serve(
-        &listener,
-        &http_server::LIMITS,
-        &wake,
-        &|request| ahp::respond(request, &board.view(), token, Instant::now()),
-        &ahp::refuse,
-    );
+    let routes = Routes {
+        board: &board,
+        token: options.token.as_ref(),
+    };
+    let served = http_server::serve(&listener, &http_server::LIMITS, &wake, &routes);
     // Whatever ended the server ends the loop; its run cancels its checks and cleans up.
     cancel.cancel();
     let _ = done_rx.recv_timeout(STOP_WAIT);
     served.map_err(|_| ServeError::Server)
+}
+
+/// What `serve`'s paths answer, from what the refresh loop published.
+struct Routes<'a> {
+    board: &'a Board,
+    token: Option<&'a Secret>,
+}
+
+impl http_server::Service for Routes<'_> {
+    fn handle(&self, request: &http_server::RequestHead, _: http_server::Ticket) -> Handled {
+        Handled::Now(ahp::respond(
+            request,
+            &self.board.view(),
+            self.token,
+            Instant::now(),
+        ))
+    }
+
+    fn refuse(&self, e: http_server::HeadError) -> http_server::Answer {
+        ahp::refuse(e)
+    }
 }
 
 /// Marks the refresh loop stopped when dropped (at its end, or if it panicked).
