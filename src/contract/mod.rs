@@ -11,12 +11,16 @@
 //! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
 //! * [`Format`]: how results are written (`--format`);
-//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`).
+//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`);
+//! * [`AllowList`] and [`Refusal`]: what a `/probe` module may reach, and the word for why a
+//!   target is refused — one definition that the configuration reads, the network layer
+//!   enforces and `serve` answers by.
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
 //! misspelling's nearest word, RFC 3339 timestamps) are [`crate::text`].
 
+pub mod allow;
 pub mod bound;
 pub mod dimension;
 pub mod format;
@@ -55,6 +59,7 @@ macro_rules! parse_by_spelling {
 
 parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
 
+pub use allow::{AllowList, Refusal};
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use format::Format;
