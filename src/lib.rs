@@ -180,7 +180,13 @@ fn load(source: &ConfigSource) -> Result<config::Config, Error> {
 fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let terminal = TerminalEnv::from_env();
     let mut config = match &args.source {
-        Source::File(source) => load(source)?,
+        Source::File(source) => {
+            let config = load(source)?;
+            if config.roots.is_empty() {
+                return Err(Error::Config(config::LoadError::no_targets()).into());
+            }
+            config
+        }
         Source::Adhoc {
             name,
             kind,
@@ -252,7 +258,7 @@ fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
     if let Some(ms) = ms {
         config.deadline = Some(config::RunDeadline {
             ms,
-            origin: config::Origin::CommandLine,
+            bound: contract::Bound::DeadlineFlag,
         });
     }
 }
