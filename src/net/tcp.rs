@@ -34,6 +34,8 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::buffers::ConnBuffers;
+use super::failure::Refused;
+use crate::contract::AllowList;
 use nix::errno::Errno;
 use nix::libc;
 use nix::sys::socket::{MsgFlags, getsockopt, recv, setsockopt};
@@ -81,8 +83,18 @@ sockopt_impl!(
 const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
 
 /// Opens a connection to the first of `details.addrs` that accepts, within the connect budget,
-/// and registers its shutdown handle with the agent.
-pub(crate) fn connect(details: &ConnectionDetails) -> Result<TcpTransport, Error> {
+/// and registers its shutdown handle with the agent. With `allow`, every address is checked
+/// right before its connect (the resolver checked them too: this holds whatever produced
+/// the address), and a refused one fails the exchange before any packet is sent.
+pub(crate) fn connect(
+    details: &ConnectionDetails,
+    allow: Option<&AllowList>,
+) -> Result<TcpTransport, Error> {
+    if let Some(allow) = allow {
+        for addr in details.addrs.iter() {
+            allow.admit_address(addr.ip()).map_err(Refused::error)?;
+        }
+    }
     let budget = exact(details.timeout);
     let started = std::time::Instant::now();
     let count = details.addrs.len();

@@ -541,3 +541,75 @@ fn proxied_exchanges_tunnel_through_connect() {
     assert_eq!(f.kind, NetFailure::ProxyConfig);
     assert_eq!(f.status(), Status::Misconfigured);
 }
+
+/// A client within a module's allow list reaches what it admits and nothing else: a refused
+/// address fails before any connection (the server accepts none), MISCONFIGURED with the
+/// refusal as evidence; a name entry never unlocks loopback (`localhost`, `*.localhost`);
+/// one address outside refuses the name (`localhost` is 127.0.0.1 and ::1).
+#[test]
+fn a_client_within_an_allow_list_reaches_only_what_it_admits() {
+    use crate::contract::Refusal;
+    use crate::contract::allow::{AllowEntry, AllowList};
+    let server = Server::start(|_| Reply::status(204));
+    let port = server.port();
+    let within_list = |entries: &[&str]| {
+        let list = entries
+            .iter()
+            .filter_map(|e| AllowEntry::parse(e))
+            .collect();
+        Client::within(Reuse::KeepAlive, Some(Arc::new(AllowList(list))))
+    };
+    for (entries, host, refusal) in [
+        (&["*.example"][..], "127.0.0.1", Refusal::Loopback),
+        (&["localhost"], "localhost", Refusal::Loopback),
+        (&["*.localhost"], "evil.localhost", Refusal::Loopback),
+        (&["127.0.0.1/32"], "localhost", Refusal::Loopback),
+        (&["10.0.0.0/8"], "127.0.0.1", Refusal::Loopback),
+        (&["a.example"], "b.example", Refusal::NotAllowed),
+        (
+            &["*.example", "0.0.0.0/0"],
+            "2130706433",
+            Refusal::AmbiguousAddress,
+        ),
+    ] {
+        let mut client = within_list(entries);
+        let (resp, _) = get(&mut client, &format!("http://{host}:{port}/"), LONG);
+        let f = resp.expect_err("refused");
+        assert_eq!(
+            f.kind,
+            NetFailure::AddressRefused(refusal),
+            "{entries:?} {host}"
+        );
+        assert_eq!(f.status(), Status::Misconfigured);
+        let obs = f.observation();
+        assert_eq!(
+            obs.evidence.get(crate::result::Key::AddressRefused),
+            Some(&crate::result::Fact::Word(refusal.as_str()))
+        );
+        assert_eq!(
+            server.connections(),
+            0,
+            "{entries:?} {host}: nothing was contacted"
+        );
+    }
+    // Listed by address: reached, also by a lane's sibling client.
+    let mut client = within_list(&["127.0.0.1/32"]);
+    let (resp, _) = get(&mut client, &server.url("/"), LONG);
+    assert_eq!(resp.expect("admitted").status(), 204);
+    let (resp, _) = get(&mut client.sibling(), &server.url("/"), LONG);
+    assert_eq!(resp.expect("the sibling admits it too").status(), 204);
+    let (resp, _) = get(&mut client.sibling(), "http://127.0.0.2:9/", LONG);
+    assert_eq!(
+        resp.expect_err("and refuses the rest").kind,
+        NetFailure::AddressRefused(Refusal::Loopback)
+    );
+    // No proxy for a module's target, whatever the environment says.
+    assert!(client.proxies.select(false, "mcp.example").is_none());
+    assert!(
+        client
+            .sibling()
+            .proxies
+            .select(true, "mcp.example")
+            .is_none()
+    );
+}

@@ -8,7 +8,7 @@
 //! HTTP status, a variable's name); the reason says which failure it is.
 
 use super::diagnostic::DiagnosticCode;
-use crate::contract::{Bound, LocalResource};
+use crate::contract::{Bound, LocalResource, Refusal};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -249,6 +249,8 @@ pub enum NetFailure {
     /// This host ran out of descriptors, threads or memory before the exchange could be
     /// made: nothing is known about the peer.
     LocalResource(LocalResource),
+    /// A `/probe` module's allow list refuses the target's address: nothing was sent to it.
+    AddressRefused(Refusal),
     /// Anything else.
     Other,
 }
@@ -275,6 +277,7 @@ impl NetFailure {
             NetFailure::ProxyConfig => "proxy_config",
             NetFailure::InvalidRequest => "invalid_request",
             NetFailure::LocalResource(_) => "local_resource",
+            NetFailure::AddressRefused(_) => "address_refused",
             NetFailure::Other => "other",
         }
     }
@@ -294,7 +297,10 @@ impl NetFailure {
     pub fn is_local(self) -> bool {
         matches!(
             self,
-            NetFailure::TrustStore | NetFailure::ProxyConfig | NetFailure::InvalidRequest
+            NetFailure::TrustStore
+                | NetFailure::ProxyConfig
+                | NetFailure::InvalidRequest
+                | NetFailure::AddressRefused(_)
         )
     }
 }

@@ -182,7 +182,7 @@ impl HttpTransport {
         // One kept-alive connection for the whole run, plain HTTP and HTTPS alike (the
         // delayed-ACK stall that once made plain HTTP open a connection per request is
         // cured in the network layer: see `net::tcp`).
-        let client = Client::new(Reuse::KeepAlive);
+        let client = Client::within(Reuse::KeepAlive, ctx.target.allow.clone());
         let fixed = crate::adapter::credential::static_header(&ctx.credential);
         let endpoint = net::preflight(&ctx.target.endpoint, fixed.as_deref(), &client)?;
         if let Credential::OAuth(settings) = &ctx.credential {
