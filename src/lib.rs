@@ -234,10 +234,15 @@ fn serve(args: ServeArgs) -> Result<i32, Error> {
         }
         None => None,
     };
+    let probe_concurrency = args
+        .probe_concurrency
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or_else(serve::probe::default_concurrency);
     let options = serve::Options {
         listen: args.listen,
         token,
         interval: serve::interval(args.interval_ms),
+        probe_concurrency,
     };
     let cancel = runtime::Cancel::new();
     signals::install(&cancel);

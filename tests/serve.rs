@@ -18,7 +18,7 @@ use crate::util::{TempDir, bin, run, run_env};
 use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer};
 use agenthealth_testkit::http_server::{Reply, Server};
 
-const TOKEN: &str = "serve-test-token-0123456789";
+pub(crate) const TOKEN: &str = "serve-test-token-0123456789";
 
 /// A config of one HTTP target at `url`.
 fn http_config(dir: &TempDir, url: &str) -> std::path::PathBuf {
@@ -31,9 +31,9 @@ fn http_config(dir: &TempDir, url: &str) -> std::path::PathBuf {
 }
 
 /// A running `agenthealth serve`; killed when dropped.
-struct Serving {
+pub(crate) struct Serving {
     child: Option<Child>,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// The reader of what serve prints on stderr after its announcement.
     stderr: Option<std::thread::JoinHandle<String>>,
 }
@@ -41,7 +41,7 @@ struct Serving {
 impl Serving {
     /// Starts `serve CONFIG --listen 127.0.0.1:0 --token-env AHP_TOKEN` plus `extra`, and
     /// waits for its announcement.
-    fn start(config: &Path, extra: &[&str]) -> Serving {
+    pub(crate) fn start(config: &Path, extra: &[&str]) -> Serving {
         Serving::start_under(&[], config, extra)
     }
 
@@ -77,7 +77,7 @@ impl Serving {
             .unwrap_or_else(|| panic!("no announcement: {first:?}"));
         assert!(
             first.ends_with(
-                " (/live /ready /health /health/dependencies /health/capabilities /metrics)\n"
+                " (/live /ready /health /health/dependencies /health/capabilities /metrics /probe /targets)\n"
             ),
             "{first}"
         );
@@ -93,13 +93,13 @@ impl Serving {
         }
     }
 
-    fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         let id = self.child.as_ref().map_or(0, Child::id);
         Pid::from_raw(i32::try_from(id).expect("pid"))
     }
 
     /// `GET path` on a connection of its own, with the token when `authorized`.
-    fn get(&self, path: &str, authorized: bool) -> Answer {
+    pub(crate) fn get(&self, path: &str, authorized: bool) -> Answer {
         request(
             self.addr,
             &get_head(path, authorized, "Connection: close\r\n"),
@@ -117,7 +117,7 @@ impl Serving {
     }
 
     /// Polls `/ready` until `done` holds for it (at most 20 s).
-    fn until_ready(&self, what: &str, done: impl Fn(&Answer) -> bool) -> Answer {
+    pub(crate) fn until_ready(&self, what: &str, done: impl Fn(&Answer) -> bool) -> Answer {
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             let a = self.get("/ready", false);
@@ -131,7 +131,7 @@ impl Serving {
 
     /// Sends SIGTERM; returns the exit status and how long it took to exit. Serve prints
     /// nothing after its announcement, in particular no secret.
-    fn terminate(mut self) -> (ExitStatus, Duration) {
+    pub(crate) fn terminate(mut self) -> (ExitStatus, Duration) {
         let started = Instant::now();
         kill(self.pid(), Signal::SIGTERM).expect("SIGTERM");
         let mut child = self.child.take().expect("running");
@@ -152,7 +152,7 @@ impl Serving {
     }
 
     /// Resident memory and threads of the process, from /proc.
-    fn rss_kib_and_threads(&self) -> (u64, u64) {
+    pub(crate) fn rss_kib_and_threads(&self) -> (u64, u64) {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("/proc status");
         let field = |name: &str| {
@@ -178,27 +178,27 @@ impl Drop for Serving {
 
 /// A parsed response.
 #[derive(Debug, Default)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().find_map(|l| {
             let (n, v) = l.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim())
         })
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
 
 /// The head of `GET path` (with the token when `authorized`) and `extra` header lines.
-fn get_head(path: &str, authorized: bool, extra: &str) -> String {
+pub(crate) fn get_head(path: &str, authorized: bool, extra: &str) -> String {
     let auth = if authorized {
         format!("Authorization: Bearer {TOKEN}\r\n")
     } else {
@@ -208,7 +208,7 @@ fn get_head(path: &str, authorized: bool, extra: &str) -> String {
 }
 
 /// Reads one response from a kept-alive connection, by its `Content-Length`.
-fn read_response(conn: &mut BufReader<TcpStream>) -> Answer {
+pub(crate) fn read_response(conn: &mut BufReader<TcpStream>) -> Answer {
     let mut head = String::new();
     loop {
         let mut line = String::new();
@@ -240,7 +240,7 @@ fn read_response(conn: &mut BufReader<TcpStream>) -> Answer {
 }
 
 /// Sends `raw` on a fresh connection and reads the whole response (the server closes).
-fn request(addr: SocketAddr, raw: &str) -> Answer {
+pub(crate) fn request(addr: SocketAddr, raw: &str) -> Answer {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");

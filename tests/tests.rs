@@ -5,7 +5,7 @@
 //! README.md and docs/ as shown; `layout` holds the golden terminal, doctor and line outputs;
 //! `empty_root` runs the static binary in an empty root; `test_server` checks the HTTP test
 //! server the others use; `serve` runs the AHP server against scripted targets and hostile
-//! clients; `deploy` checks the manifests, image files and release artefacts; `architecture`
+//! clients, `probe` its `/probe` and `/targets`; `deploy` checks the manifests, image files and release artefacts; `architecture`
 //! reads `src/` for the rules its layout must keep; `lanes` when inventories go out at once,
 //! across a far link made in a private network namespace (`netns`).
 
@@ -21,6 +21,7 @@ mod interop;
 mod lanes;
 mod layout;
 mod netns;
+mod probe;
 mod serve;
 mod stdio;
 mod test_server;

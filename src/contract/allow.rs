@@ -14,7 +14,7 @@
 //! 2. an entry lists it: a host, domain or URL-prefix entry matches the URL; or it is an IP
 //!    literal inside an address entry; or a name all of whose addresses are inside address
 //!    entries;
-//! 3. none of the addresses it resolves to is of a class refused by default ([`Refusal`]:
+//! 3. none of the addresses it resolves to is of a class refused by default ([`Forbidden`]:
 //!    unspecified, loopback, link-local, cloud metadata, multicast), unless an address entry
 //!    contains that address. A name entry never unlocks them: DNS pointing a listed name at
 //!    the metadata address is still refused. IPv4 carried in IPv6 (mapped, compatible, NAT64,
@@ -26,7 +26,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Why a target is refused: the word of the 403 and of the `address_refused` evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Forbidden {
     /// No entry lists it.
     NotAllowed,
     /// A number the C library reads as an address that is no canonical dotted quad.
@@ -43,17 +43,17 @@ pub enum Refusal {
     Multicast,
 }
 
-impl Refusal {
+impl Forbidden {
     /// The word.
     pub fn as_str(self) -> &'static str {
         match self {
-            Refusal::NotAllowed => "not_allowed",
-            Refusal::AmbiguousAddress => "ambiguous_address",
-            Refusal::Unspecified => "unspecified",
-            Refusal::Loopback => "loopback",
-            Refusal::Metadata => "metadata",
-            Refusal::LinkLocal => "link_local",
-            Refusal::Multicast => "multicast",
+            Forbidden::NotAllowed => "not_allowed",
+            Forbidden::AmbiguousAddress => "ambiguous_address",
+            Forbidden::Unspecified => "unspecified",
+            Forbidden::Loopback => "loopback",
+            Forbidden::Metadata => "metadata",
+            Forbidden::LinkLocal => "link_local",
+            Forbidden::Multicast => "multicast",
         }
     }
 }
@@ -78,22 +78,22 @@ const METADATA: [IpAddr; 8] = [
 const METADATA_NAMES: [&str; 3] = ["metadata.google.internal", "metadata", "instance-data"];
 
 /// The class of an address refused by default, if it is one.
-pub fn refused_class(ip: IpAddr) -> Option<Refusal> {
+pub fn refused_class(ip: IpAddr) -> Option<Forbidden> {
     let ip = embedded_v4(ip).map_or(ip, IpAddr::V4);
     if METADATA.contains(&ip) {
-        return Some(Refusal::Metadata);
+        return Some(Forbidden::Metadata);
     }
     match ip {
         IpAddr::V4(v4) => {
             let [a, ..] = v4.octets();
             if a == 0 {
-                Some(Refusal::Unspecified)
+                Some(Forbidden::Unspecified)
             } else if v4.is_loopback() {
-                Some(Refusal::Loopback)
+                Some(Forbidden::Loopback)
             } else if v4.is_link_local() {
-                Some(Refusal::LinkLocal)
+                Some(Forbidden::LinkLocal)
             } else if v4.is_multicast() || v4.is_broadcast() {
-                Some(Refusal::Multicast)
+                Some(Forbidden::Multicast)
             } else {
                 None
             }
@@ -101,13 +101,13 @@ pub fn refused_class(ip: IpAddr) -> Option<Refusal> {
         IpAddr::V6(v6) => {
             let first = v6.segments()[0];
             if v6.is_unspecified() {
-                Some(Refusal::Unspecified)
+                Some(Forbidden::Unspecified)
             } else if v6.is_loopback() {
-                Some(Refusal::Loopback)
+                Some(Forbidden::Loopback)
             } else if first & 0xffc0 == 0xfe80 {
-                Some(Refusal::LinkLocal)
+                Some(Forbidden::LinkLocal)
             } else if v6.is_multicast() {
-                Some(Refusal::Multicast)
+                Some(Forbidden::Multicast)
             } else {
                 None
             }
@@ -325,32 +325,32 @@ pub struct AllowList(pub Vec<AllowEntry>);
 impl AllowList {
     /// The URL's shape and listing, before any lookup: an ambiguous number, a metadata name
     /// no host entry names, and a URL no entry could list are refused here.
-    pub fn listing(&self, url: &UrlParts) -> Result<Listed, Refusal> {
+    pub fn listing(&self, url: &UrlParts) -> Result<Listed, Forbidden> {
         if let Ok(ip) = url.host.parse::<IpAddr>() {
             return match self.0.iter().any(|e| e.contains(ip) || e.lists_name(url)) {
                 true => Ok(Listed::Yes),
-                false => Err(refused_class(ip).unwrap_or(Refusal::NotAllowed)),
+                false => Err(refused_class(ip).unwrap_or(Forbidden::NotAllowed)),
             };
         }
         if numeric(&url.host) {
-            return Err(Refusal::AmbiguousAddress);
+            return Err(Forbidden::AmbiguousAddress);
         }
         let named = |e: &AllowEntry| matches!(e, AllowEntry::Host(h) if *h == url.host);
         if METADATA_NAMES.contains(&url.host.as_str()) && !self.0.iter().any(named) {
-            return Err(Refusal::Metadata);
+            return Err(Forbidden::Metadata);
         }
         if self.0.iter().any(|e| e.lists_name(url)) {
             Ok(Listed::Yes)
         } else if self.0.iter().any(|e| matches!(e, AllowEntry::Net(..))) {
             Ok(Listed::ByAddressOnly)
         } else {
-            Err(Refusal::NotAllowed)
+            Err(Forbidden::NotAllowed)
         }
     }
 
     /// Whether `ip` may be connected to: outside the refused classes, or inside an address
     /// entry (the check before every connect).
-    pub fn admit_address(&self, ip: IpAddr) -> Result<(), Refusal> {
+    pub fn admit_address(&self, ip: IpAddr) -> Result<(), Forbidden> {
         match refused_class(ip) {
             Some(class) if !self.0.iter().any(|e| e.contains(ip)) => Err(class),
             _ => Ok(()),
@@ -358,12 +358,12 @@ impl AllowList {
     }
 
     /// The whole admission of a URL that resolved to `addrs`.
-    pub fn admit(&self, url: &UrlParts, addrs: &[IpAddr]) -> Result<(), Refusal> {
+    pub fn admit(&self, url: &UrlParts, addrs: &[IpAddr]) -> Result<(), Forbidden> {
         let listed = self.listing(url)?;
         for &ip in addrs {
             self.admit_address(ip)?;
             if listed == Listed::ByAddressOnly && !self.0.iter().any(|e| e.contains(ip)) {
-                return Err(Refusal::NotAllowed);
+                return Err(Forbidden::NotAllowed);
             }
         }
         Ok(())
@@ -468,7 +468,7 @@ mod tests {
         ] {
             assert_eq!(
                 allow.admit(&url(no), &addr),
-                Err(Refusal::NotAllowed),
+                Err(Forbidden::NotAllowed),
                 "{no}"
             );
         }
@@ -479,12 +479,12 @@ mod tests {
         );
         assert_eq!(
             allow.admit(&url("http://svc.other/"), &[ip("10.1.9.9"), ip("10.9.9.9")]),
-            Err(Refusal::NotAllowed),
+            Err(Forbidden::NotAllowed),
             "one address outside refuses the target"
         );
         assert_eq!(
             list(&["a.example"]).admit(&url("http://svc.other/"), &[ip("10.1.9.9")]),
-            Err(Refusal::NotAllowed)
+            Err(Forbidden::NotAllowed)
         );
     }
 
@@ -492,28 +492,28 @@ mod tests {
     fn special_addresses_are_refused_unless_an_address_entry_lists_them() {
         let allow = list(&["*.example", "localhost"]);
         for (address, class) in [
-            ("0.0.0.0", Refusal::Unspecified),
-            ("0.1.2.3", Refusal::Unspecified),
-            ("::", Refusal::Unspecified),
-            ("127.0.0.1", Refusal::Loopback),
-            ("127.9.9.9", Refusal::Loopback),
-            ("::1", Refusal::Loopback),
-            ("169.254.1.1", Refusal::LinkLocal),
-            ("fe80::1", Refusal::LinkLocal),
-            ("169.254.169.254", Refusal::Metadata),
-            ("169.254.170.2", Refusal::Metadata),
-            ("fd00:ec2::254", Refusal::Metadata),
-            ("100.100.100.200", Refusal::Metadata),
-            ("168.63.129.16", Refusal::Metadata),
-            ("224.0.0.1", Refusal::Multicast),
-            ("255.255.255.255", Refusal::Multicast),
-            ("ff02::1", Refusal::Multicast),
+            ("0.0.0.0", Forbidden::Unspecified),
+            ("0.1.2.3", Forbidden::Unspecified),
+            ("::", Forbidden::Unspecified),
+            ("127.0.0.1", Forbidden::Loopback),
+            ("127.9.9.9", Forbidden::Loopback),
+            ("::1", Forbidden::Loopback),
+            ("169.254.1.1", Forbidden::LinkLocal),
+            ("fe80::1", Forbidden::LinkLocal),
+            ("169.254.169.254", Forbidden::Metadata),
+            ("169.254.170.2", Forbidden::Metadata),
+            ("fd00:ec2::254", Forbidden::Metadata),
+            ("100.100.100.200", Forbidden::Metadata),
+            ("168.63.129.16", Forbidden::Metadata),
+            ("224.0.0.1", Forbidden::Multicast),
+            ("255.255.255.255", Forbidden::Multicast),
+            ("ff02::1", Forbidden::Multicast),
             // IPv4 inside IPv6: judged as what it carries.
-            ("::ffff:127.0.0.1", Refusal::Loopback),
-            ("::ffff:169.254.169.254", Refusal::Metadata),
-            ("::127.0.0.1", Refusal::Loopback),
-            ("64:ff9b::a9fe:a9fe", Refusal::Metadata),
-            ("2002:7f00:1::", Refusal::Loopback),
+            ("::ffff:127.0.0.1", Forbidden::Loopback),
+            ("::ffff:169.254.169.254", Forbidden::Metadata),
+            ("::127.0.0.1", Forbidden::Loopback),
+            ("64:ff9b::a9fe:a9fe", Forbidden::Metadata),
+            ("2002:7f00:1::", Forbidden::Loopback),
         ] {
             // Through a listed name (DNS pointing it there) and as a literal.
             assert_eq!(
@@ -535,7 +535,7 @@ mod tests {
         // `localhost` is a name entry: it never unlocks loopback.
         assert_eq!(
             allow.admit(&url("http://localhost/"), &[ip("127.0.0.1")]),
-            Err(Refusal::Loopback)
+            Err(Forbidden::Loopback)
         );
         // An address entry does, for what it contains.
         let local = list(&["127.0.0.1/32", "169.254.169.254", "*.example"]);
@@ -560,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             local.admit(&url("http://127.0.0.2/"), &[ip("127.0.0.2")]),
-            Err(Refusal::Loopback)
+            Err(Forbidden::Loopback)
         );
         // Private ranges are ordinary addresses: listed or not, like any other.
         assert_eq!(
@@ -583,7 +583,7 @@ mod tests {
         ] {
             assert_eq!(
                 allow.listing(&url(&format!("http://{host}/"))),
-                Err(Refusal::AmbiguousAddress),
+                Err(Forbidden::AmbiguousAddress),
                 "{host}"
             );
         }
@@ -601,7 +601,7 @@ mod tests {
         ] {
             assert_eq!(
                 allow.listing(&url(&format!("http://{name}/"))),
-                Err(Refusal::Metadata),
+                Err(Forbidden::Metadata),
                 "{name}"
             );
         }

@@ -12,7 +12,7 @@
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
 //! * [`Format`]: how results are written (`--format`);
 //! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`);
-//! * [`AllowList`] and [`Refusal`]: what a `/probe` module may reach, and the word for why a
+//! * [`AllowList`] and [`Forbidden`]: what a `/probe` module may reach, and the word for why a
 //!   target is refused — one definition that the configuration reads, the network layer
 //!   enforces and `serve` answers by.
 //!
@@ -59,7 +59,7 @@ macro_rules! parse_by_spelling {
 
 parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
 
-pub use allow::{AllowList, Refusal};
+pub use allow::{AllowList, Forbidden};
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use format::Format;

@@ -18,7 +18,7 @@ use std::io;
 
 use ureq::Error;
 
-use crate::contract::{Bound, LocalResource, Refusal, Status};
+use crate::contract::{Bound, Forbidden, LocalResource, Status};
 use crate::result::reason::{NetFailure, Note, Reason};
 use crate::result::{Evidence, Fact, Key, Observation};
 
@@ -138,7 +138,10 @@ pub fn classify_io(err: &io::Error, expired: bool) -> NetFailure {
     if no_lookup(err) == Some(&NoLookup::NoResolver) {
         return NetFailure::DnsNoResolver;
     }
-    if let Some(refused) = err.get_ref().and_then(|e| e.downcast_ref::<Refused>()) {
+    if let Some(refused) = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ForbiddenAddress>())
+    {
         return NetFailure::AddressRefused(refused.0);
     }
     classify_io_kind(err.kind())
@@ -168,20 +171,20 @@ impl std::error::Error for NoLookup {}
 /// A module's allow list refused an address, carried through ureq inside the `io::Error` the
 /// resolver or the connector returns.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Refused(pub(crate) Refusal);
+pub(crate) struct ForbiddenAddress(pub(crate) Forbidden);
 
-impl std::fmt::Display for Refused {
+impl std::fmt::Display for ForbiddenAddress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "address refused: {}", self.0.as_str())
     }
 }
 
-impl std::error::Error for Refused {}
+impl std::error::Error for ForbiddenAddress {}
 
-impl Refused {
+impl ForbiddenAddress {
     /// As the error the resolver or the connector returns.
-    pub(crate) fn error(refusal: Refusal) -> Error {
-        Error::Io(io::Error::other(Refused(refusal)))
+    pub(crate) fn error(refusal: Forbidden) -> Error {
+        Error::Io(io::Error::other(ForbiddenAddress(refusal)))
     }
 }
 

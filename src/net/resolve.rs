@@ -34,12 +34,12 @@ use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
-use crate::contract::allow::{AllowList, Refusal, UrlParts};
+use crate::contract::allow::{AllowList, Forbidden, UrlParts};
 use crate::result::Stage;
 use crate::runtime::sync::lock;
 use crate::runtime::threads;
 
-use super::failure::{NoLookup, Refused, no_lookup};
+use super::failure::{ForbiddenAddress, NoLookup, no_lookup};
 use super::stages::Recorder;
 
 /// A remembered lookup: host, port, addresses.
@@ -117,12 +117,12 @@ impl Resolver for StageResolver {
             return self.resolve_unchecked(uri, config, timeout);
         };
         // A URL no entry could list is refused before any lookup.
-        let url =
-            UrlParts::parse(&uri.to_string()).ok_or_else(|| Refused::error(Refusal::NotAllowed))?;
-        allow.listing(&url).map_err(Refused::error)?;
+        let url = UrlParts::parse(&uri.to_string())
+            .ok_or_else(|| ForbiddenAddress::error(Forbidden::NotAllowed))?;
+        allow.listing(&url).map_err(ForbiddenAddress::error)?;
         let addrs = self.resolve_unchecked(uri, config, timeout)?;
         let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
-        allow.admit(&url, &ips).map_err(Refused::error)?;
+        allow.admit(&url, &ips).map_err(ForbiddenAddress::error)?;
         Ok(addrs)
     }
 }

@@ -34,7 +34,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::buffers::ConnBuffers;
-use super::failure::Refused;
+use super::failure::ForbiddenAddress;
 use crate::contract::AllowList;
 use nix::errno::Errno;
 use nix::libc;
@@ -92,7 +92,9 @@ pub(crate) fn connect(
 ) -> Result<TcpTransport, Error> {
     if let Some(allow) = allow {
         for addr in details.addrs.iter() {
-            allow.admit_address(addr.ip()).map_err(Refused::error)?;
+            allow
+                .admit_address(addr.ip())
+                .map_err(ForbiddenAddress::error)?;
         }
     }
     let budget = exact(details.timeout);

@@ -548,7 +548,7 @@ fn proxied_exchanges_tunnel_through_connect() {
 /// one address outside refuses the name (`localhost` is 127.0.0.1 and ::1).
 #[test]
 fn a_client_within_an_allow_list_reaches_only_what_it_admits() {
-    use crate::contract::Refusal;
+    use crate::contract::Forbidden;
     use crate::contract::allow::{AllowEntry, AllowList};
     let server = Server::start(|_| Reply::status(204));
     let port = server.port();
@@ -560,16 +560,16 @@ fn a_client_within_an_allow_list_reaches_only_what_it_admits() {
         Client::within(Reuse::KeepAlive, Some(Arc::new(AllowList(list))))
     };
     for (entries, host, refusal) in [
-        (&["*.example"][..], "127.0.0.1", Refusal::Loopback),
-        (&["localhost"], "localhost", Refusal::Loopback),
-        (&["*.localhost"], "evil.localhost", Refusal::Loopback),
-        (&["127.0.0.1/32"], "localhost", Refusal::Loopback),
-        (&["10.0.0.0/8"], "127.0.0.1", Refusal::Loopback),
-        (&["a.example"], "b.example", Refusal::NotAllowed),
+        (&["*.example"][..], "127.0.0.1", Forbidden::Loopback),
+        (&["localhost"], "localhost", Forbidden::Loopback),
+        (&["*.localhost"], "evil.localhost", Forbidden::Loopback),
+        (&["127.0.0.1/32"], "localhost", Forbidden::Loopback),
+        (&["10.0.0.0/8"], "127.0.0.1", Forbidden::Loopback),
+        (&["a.example"], "b.example", Forbidden::NotAllowed),
         (
             &["*.example", "0.0.0.0/0"],
             "2130706433",
-            Refusal::AmbiguousAddress,
+            Forbidden::AmbiguousAddress,
         ),
     ] {
         let mut client = within_list(entries);
@@ -601,7 +601,7 @@ fn a_client_within_an_allow_list_reaches_only_what_it_admits() {
     let (resp, _) = get(&mut client.sibling(), "http://127.0.0.2:9/", LONG);
     assert_eq!(
         resp.expect_err("and refuses the rest").kind,
-        NetFailure::AddressRefused(Refusal::Loopback)
+        NetFailure::AddressRefused(Forbidden::Loopback)
     );
     // No proxy for a module's target, whatever the environment says.
     assert!(client.proxies.select(false, "mcp.example").is_none());

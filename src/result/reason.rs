@@ -8,7 +8,7 @@
 //! HTTP status, a variable's name); the reason says which failure it is.
 
 use super::diagnostic::DiagnosticCode;
-use crate::contract::{Bound, LocalResource, Refusal};
+use crate::contract::{Bound, Forbidden, LocalResource};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -135,9 +135,9 @@ impl Note {
                 ..
             } => "incomplete response".into(),
             Note::Cancelled => "check cancelled before it completed".into(),
-            Note::BudgetExhausted(Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap) => {
-                "run deadline reached before the check could run".into()
-            }
+            Note::BudgetExhausted(
+                Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap | Bound::ScrapeTimeout,
+            ) => "run deadline reached before the check could run".into(),
             Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
             Note::LocalResource(_) => {
                 "a local resource ran out before the check could complete".into()
@@ -250,7 +250,7 @@ pub enum NetFailure {
     /// made: nothing is known about the peer.
     LocalResource(LocalResource),
     /// A `/probe` module's allow list refuses the target's address: nothing was sent to it.
-    AddressRefused(Refusal),
+    AddressRefused(Forbidden),
     /// Anything else.
     Other,
 }

@@ -118,7 +118,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 /// Names a request whose answer comes later.
-pub type Ticket = u64;
+pub type RequestId = u64;
 
 /// What a handler makes of a request.
 #[derive(Debug)]
@@ -132,7 +132,7 @@ pub enum Handled {
 /// What the server serves.
 pub trait Service {
     /// Answers `request`, now or later under `ticket`.
-    fn handle(&self, request: &RequestHead, ticket: Ticket) -> Handled;
+    fn handle(&self, request: &RequestHead, ticket: RequestId) -> Handled;
     /// The answer to a head that could not be parsed.
     fn refuse(&self, e: HeadError) -> Answer;
     /// Readable when later answers are ready (`None`: there are none).
@@ -140,11 +140,11 @@ pub trait Service {
         None
     }
     /// The later answers ready now; clears the `done` socket's readiness.
-    fn take_done(&self) -> Vec<(Ticket, Answer)> {
+    fn take_done(&self) -> Vec<(RequestId, Answer)> {
         Vec::new()
     }
     /// The client of `ticket` hung up before its answer.
-    fn abandoned(&self, ticket: Ticket) {
+    fn abandoned(&self, ticket: RequestId) {
         let _ = ticket;
     }
 }
@@ -221,7 +221,7 @@ struct Server<'a> {
     limits: &'a Limits,
     service: &'a dyn Service,
     conns: Vec<Conn>,
-    tickets: Ticket,
+    tickets: RequestId,
 }
 
 impl Server<'_> {
@@ -397,7 +397,7 @@ struct Conn {
 /// A request whose answer comes later.
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
-    ticket: Ticket,
+    ticket: RequestId,
     closing: bool,
 }
 
@@ -439,7 +439,7 @@ impl Conn {
     }
 
     /// Does whatever can be done without blocking; false when the connection is finished.
-    fn advance(&mut self, limits: &Limits, service: &dyn Service, tickets: &mut Ticket) -> bool {
+    fn advance(&mut self, limits: &Limits, service: &dyn Service, tickets: &mut RequestId) -> bool {
         loop {
             match &mut self.phase {
                 Phase::Head => match self.read_head(limits, service, tickets) {
@@ -502,7 +502,7 @@ impl Conn {
         &mut self,
         limits: &Limits,
         service: &dyn Service,
-        tickets: &mut Ticket,
+        tickets: &mut RequestId,
     ) -> Option<bool> {
         let mut chunk = [0u8; 2048];
         let mut n = 0;

@@ -184,14 +184,28 @@ pub fn parse_head(head: &[u8]) -> Result<RequestHead<'_>, HeadError> {
 /// The path and query of an origin-form (`/live?x`) or absolute-form (`http://host/live`)
 /// target.
 fn path_of(target: &str) -> Option<(&str, Option<&str>)> {
-    let rest = match target.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => {
-            rest.find('/').map_or("/", |i| &rest[i..])
+    let rest = if target.starts_with('/') {
+        // Origin form: whatever the query holds (`/probe?target=http://…`).
+        target
+    } else {
+        match target.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => {
+                let end = rest.find(['/', '?']).unwrap_or(rest.len());
+                match &rest[end..] {
+                    "" => "/",
+                    tail => tail,
+                }
+            }
+            _ => return None,
         }
-        Some(_) => return None,
-        None if target.starts_with('/') => target,
-        None => return None,
     };
+    if rest.starts_with('?') {
+        // `http://host?q`: the path is `/`.
+        return Some((
+            "/",
+            rest.split('#').next().and_then(|r| r.strip_prefix('?')),
+        ));
+    }
     let rest = rest.split('#').next().unwrap_or_default();
     Some(match rest.split_once('?') {
         Some((path, query)) => (path, Some(query)),
@@ -231,6 +245,15 @@ mod tests {
         );
         let r = parse_head(b"GET /probe?target=a%20b#frag HTTP/1.1\r\n\r\n").expect("query");
         assert_eq!((r.path, r.query), ("/probe", Some("target=a%20b")));
+        // A URL in the query, unescaped, as curl users send it.
+        let r = parse_head(b"GET /probe?module=m&target=http://a:1/mcp HTTP/1.1\r\n\r\n")
+            .expect("a URL in the query");
+        assert_eq!(
+            (r.path, r.query),
+            ("/probe", Some("module=m&target=http://a:1/mcp"))
+        );
+        let r = parse_head(b"GET http://h:1?x HTTP/1.1\r\n\r\n").expect("absolute, no path");
+        assert_eq!((r.path, r.query), ("/", Some("x")));
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::sync::Mutex;
 /// A service answering `200 <path>` at once, or later for `/later` (when the test says).
 #[derive(Default)]
 struct Echo {
-    waiting: Mutex<Vec<Ticket>>,
-    abandoned: Mutex<Vec<Ticket>>,
+    waiting: Mutex<Vec<RequestId>>,
+    abandoned: Mutex<Vec<RequestId>>,
     done: Option<(UnixStream, UnixStream)>,
-    ready: Mutex<Vec<(Ticket, Answer)>>,
+    ready: Mutex<Vec<(RequestId, Answer)>>,
 }
 
 fn ok(body: &str) -> Answer {
@@ -25,7 +25,7 @@ fn ok(body: &str) -> Answer {
 }
 
 impl Service for Echo {
-    fn handle(&self, request: &RequestHead, ticket: Ticket) -> Handled {
+    fn handle(&self, request: &RequestHead, ticket: RequestId) -> Handled {
         if request.path == "/later" {
             lock(&self.waiting).push(ticket);
             return Handled::Later;
@@ -41,14 +41,14 @@ impl Service for Echo {
     fn done(&self) -> Option<&UnixStream> {
         self.done.as_ref().map(|(ours, _)| ours)
     }
-    fn take_done(&self) -> Vec<(Ticket, Answer)> {
+    fn take_done(&self) -> Vec<(RequestId, Answer)> {
         if let Some((ours, _)) = &self.done {
             let mut sink = [0u8; 64];
             while matches!((&*ours).read(&mut sink), Ok(n) if n > 0) {}
         }
         std::mem::take(&mut *lock(&self.ready))
     }
-    fn abandoned(&self, ticket: Ticket) {
+    fn abandoned(&self, ticket: RequestId) {
         lock(&self.abandoned).push(ticket);
     }
 }
