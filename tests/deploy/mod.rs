@@ -28,6 +28,8 @@ use agenthealth_testkit::tls::{TestCa, server_wrap};
 mod empty_root_runs;
 mod manifests;
 mod probe_fleet;
+
+pub(crate) use probe_fleet::probe_job_with_file_sd;
 mod release_files;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
