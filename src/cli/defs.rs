@@ -191,7 +191,7 @@ pub(crate) const VERBS: &[(&str, &str, &str)] = &[
     (
         "serve",
         "serve <config.yaml>",
-        "run the checks every 30 s and serve AHP v1 and /metrics over HTTP",
+        "run the checks every 30 s and serve AHP v1, /metrics and /probe over HTTP",
     ),
     (
         "login",
