@@ -55,8 +55,9 @@ demo-graph: build
 	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server graph $(ARGS)
 
 ## bench: every number of docs/performance.md from one run (static binary, RUNS=21 alternating
-## rounds): ping mcp over the floor, across a 20 ms-each-way link, the 1,000-node graph, the size;
-## writes docs/performance.svg
+## rounds): ping mcp over the floor, across a 20 ms-each-way link (a tun link in a private network
+## namespace), the 1,000-node graph, a fleet replica's /probe, keep-alive, ping beside busy loops,
+## the size; writes docs/performance.svg (BENCH_ONLY=wan,fleet: only those sections)
 bench: static
 	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy
 	@python3 examples/bench.py $(STATIC_BIN) target/release/examples/fake_mcp_server \
