@@ -1,7 +1,12 @@
 # agenthealth — build, test, static binary, demo, bench.
 CARGO ?= cargo
-MUSL := x86_64-unknown-linux-musl
+## ARCH=x86_64 (default, native) or ARCH=aarch64 (cross-compiled: Debian's gcc-aarch64-linux-gnu
+## compiles ring's C and drives rust-lld, see .ci/link-musl)
+ARCH ?= x86_64
+MUSL := $(ARCH)-unknown-linux-musl
 STATIC_BIN := target/$(MUSL)/release/agenthealth
+CC_x86_64 := gcc
+CC_aarch64 := aarch64-linux-gnu-gcc
 PREFIX ?= /usr/local
 
 .PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
@@ -22,13 +27,15 @@ test: interop-setup
 interop-setup:
 	.ci/interop-setup
 
-## static: the statically linked musl release binary, and its size
+## static: the statically linked musl release binary (a static PIE), and its size;
+## ARCH=aarch64 cross-compiles the arm64 one (target/aarch64-unknown-linux-musl/release/)
 static:
+	@test -n "$(CC_$(ARCH))" || { echo "static: ARCH=$(ARCH): x86_64 or aarch64" >&2; exit 1; }
 	@rustup target list --installed 2>/dev/null | grep -qx $(MUSL) || rustup target add $(MUSL)
-	CC_x86_64_unknown_linux_musl=gcc $(CARGO) build --release --target $(MUSL)
+	CC_$(subst -,_,$(MUSL))=$(CC_$(ARCH)) $(CARGO) build --release --target $(MUSL)
 	@ls -l $(STATIC_BIN) | awk '{printf "%s: %d bytes (%.2f MiB)\n", $$9, $$5, $$5/1048576}'
 	@test $$(stat -c %s $(STATIC_BIN)) -le 2500000 || { echo "static: over the 2.5 MB (2,500,000 bytes) budget" >&2; exit 1; }
-	@file $(STATIC_BIN) 2>/dev/null | grep -o 'static[a-z-]* linked' || true
+	@file $(STATIC_BIN) | grep -o 'static-pie linked' || { echo "static: not a static PIE: $$(file $(STATIC_BIN))" >&2; exit 1; }
 
 ## dist: dist/agenthealth-<version>-x86_64-unknown-linux-musl.tar.gz (static binary, README.md,
 ## LICENSE, man page, bash/zsh/fish completions) and dist/SHA256SUMS, built reproducibly
