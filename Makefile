@@ -9,7 +9,7 @@ CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
 PREFIX ?= /usr/local
 
-.PHONY: build test interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
+.PHONY: build test test-aarch64 interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -26,6 +26,14 @@ test: interop-setup
 ## node >= 20, npm and python3 >= 3.10), into $AGENTHEALTH_INTEROP_DIR or target/interop
 interop-setup:
 	.ci/interop-setup
+
+## test-aarch64: the integration tests against the arm64 static binary, which the kernel hands
+## to qemu-aarch64 (user-mode emulation, Debian's qemu-user-static; .ci/with-qemu); the tests
+## themselves run natively. The tests that measure qemu rather than the binary are skipped by
+## the list in .ci/emulation-skips, each with its reason; they run natively in `make test`.
+test-aarch64: interop-setup
+	$(MAKE) --no-print-directory static ARCH=aarch64
+	.ci/test-emulated target/aarch64-unknown-linux-musl/release/agenthealth
 
 ## static: the statically linked musl release binary (a static PIE), and its size;
 ## ARCH=aarch64 cross-compiles the arm64 one (target/aarch64-unknown-linux-musl/release/)
