@@ -45,12 +45,13 @@ static:
 	@test $$(stat -c %s $(STATIC_BIN)) -le 2500000 || { echo "static: over the 2.5 MB (2,500,000 bytes) budget" >&2; exit 1; }
 	@file $(STATIC_BIN) | grep -o 'static-pie linked' || { echo "static: not a static PIE: $$(file $(STATIC_BIN))" >&2; exit 1; }
 
-## dist: dist/agenthealth-<version>-x86_64-unknown-linux-musl.tar.gz (static binary, README.md,
-## LICENSE, man page, bash/zsh/fish completions) and dist/SHA256SUMS, built reproducibly
+## dist: dist/agenthealth-<version>-{x86_64,aarch64}-unknown-linux-musl.tar.gz (static binary,
+## README.md, LICENSE, man page, bash/zsh/fish completions) and one dist/SHA256SUMS for both,
+## built reproducibly (.ci/build-release)
 dist:
 	.ci/dist
 
-## dist-check: make dist in two fresh clones of HEAD at different paths; the archives must match
+## dist-check: make dist in two fresh clones of HEAD at different paths; both archives must match
 dist-check:
 	.ci/dist-check
 
