@@ -9,7 +9,7 @@ CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
 PREFIX ?= /usr/local
 
-.PHONY: build test test-aarch64 interop-setup static dist dist-check install demo demo-graph bench fuzz fmt clippy
+.PHONY: build test test-aarch64 interop-setup static dist dist-check image-check install demo demo-graph bench fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -54,6 +54,11 @@ dist:
 ## dist-check: make dist in two fresh clones of HEAD at different paths; both archives must match
 dist-check:
 	.ci/dist-check
+
+## image-check: the Dockerfile and deploy/docker/archive.Dockerfile give the same image for
+## linux/amd64 and linux/arm64 (buildah, a local stand-in for the Rust base image; a few minutes)
+image-check:
+	.ci/image-check
 
 ## install: the release binary into $(DESTDIR)$(PREFIX)/bin (PREFIX=/usr/local by default)
 install: build
