@@ -9,7 +9,7 @@ CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
 PREFIX ?= /usr/local
 
-.PHONY: build test test-aarch64 interop-setup static dist dist-check image-check install demo demo-graph bench fuzz fmt clippy
+.PHONY: build test test-aarch64 interop-setup static dist dist-check image-check install demo demo-graph bench bench-size bench-binaries fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -76,12 +76,22 @@ demo-graph: build
 	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server graph $(ARGS)
 
 ## bench: every number of docs/performance.md from one run (static binary, RUNS=21 alternating
-## rounds): ping mcp over the floor, across a 20 ms-each-way link, the 1,000-node graph, the size;
-## writes docs/performance.svg
-bench: static
+## rounds): ping mcp over the floor, across a 20 ms-each-way link, the 1,000-node graph, the
+## sizes of both static binaries (x86_64, aarch64); writes docs/performance.svg.
+## bench-size: the two sizes and their targets alone
+bench: bench-binaries
 	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy
-	@python3 examples/bench.py $(STATIC_BIN) target/release/examples/fake_mcp_server \
-		target/release/examples/floor_client target/release/examples/latency_proxy
+	@python3 examples/bench.py target/x86_64-unknown-linux-musl/release/agenthealth \
+		target/release/examples/fake_mcp_server target/release/examples/floor_client \
+		target/release/examples/latency_proxy target/aarch64-unknown-linux-musl/release/agenthealth
+
+bench-size: bench-binaries
+	@python3 examples/bench.py --sizes target/x86_64-unknown-linux-musl/release/agenthealth \
+		target/aarch64-unknown-linux-musl/release/agenthealth
+
+bench-binaries:
+	$(MAKE) --no-print-directory static ARCH=x86_64
+	$(MAKE) --no-print-directory static ARCH=aarch64
 
 ## fuzz: every fuzz target (fuzz/, cargo-fuzz on stable, --sanitizer none) for FUZZ_SECONDS
 ## each (default 10) from its seed corpus; needs `cargo install cargo-fuzz --locked`
