@@ -38,9 +38,10 @@ RUN set -eu; \
 COPY rust-toolchain.toml ./
 RUN rustup target add "$(cat /triple)"
 COPY Cargo.toml Cargo.lock build.rs ./
-# The musl linker settings and the release build make dist uses (see .ci/build-release).
+# The musl linker settings (rust-lld, folded code, packed relocations, no unwind tables: see
+# .ci/link-musl) and the release build make dist uses (see .ci/build-release).
 COPY .cargo/config.toml ./.cargo/config.toml
-COPY .ci/link-musl .ci/build-release ./.ci/
+COPY .ci/link-musl .ci/no-unwind-tables.ld .ci/build-release ./.ci/
 COPY src ./src
 # The test kit is a member of the workspace Cargo.toml declares: cargo reads its manifest to
 # load the workspace, and the release build compiles none of it.

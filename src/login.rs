@@ -33,7 +33,7 @@ pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error>
     let Credential::OAuth(settings) = &target.credential else {
         return Err(Error::Login(LoginError::NotAuthorizationCode));
     };
-    if settings.grant != OAuthGrant::AuthorizationCode {
+    if settings.configured.grant != OAuthGrant::AuthorizationCode {
         return Err(Error::Login(LoginError::NotAuthorizationCode));
     }
     if !target.missing_env.is_empty() {

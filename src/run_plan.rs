@@ -9,7 +9,6 @@
 //! passes a target's plan to its adapter without looking inside it; adapters never read the
 //! environment.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::{Config, OAuthOptions, Target};
@@ -134,14 +133,9 @@ impl RunPlan {
 /// `mcp.oauth` with its variables resolved.
 fn settings(options: &OAuthOptions, value: &mut dyn FnMut(&str) -> Option<Secret>) -> Settings {
     Settings {
-        issuer: options.issuer.clone(),
-        client_id: options.client_id.clone(),
-        grant: options.grant,
+        configured: options.clone(),
         client_secret: options.client_secret_env.as_deref().and_then(&mut *value),
         refresh_token: options.refresh_token_env.as_deref().and_then(&mut *value),
-        token_file: options.token_file.as_ref().map(PathBuf::from),
-        scopes: options.scopes.clone(),
-        redirect_port: options.redirect_port,
     }
 }
 

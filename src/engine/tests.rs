@@ -40,14 +40,10 @@ fn lookup(kind: TargetType) -> Option<&'static dyn Adapter> {
 }
 
 impl Adapter for ScriptedAdapter {
+    /// Every dimension that sends something of its own: reachability to functional (not the
+    /// offline configuration check, nor latency and dependency, which add no request).
     fn dimensions(&self) -> &'static [Dimension] {
-        &[
-            Dimension::Reachability,
-            Dimension::Authentication,
-            Dimension::Protocol,
-            Dimension::Capability,
-            Dimension::Functional,
-        ]
+        &Dimension::ALL[1..6]
     }
     fn start(&self, ctx: Arc<TargetPlan>) -> Box<dyn TargetRun> {
         Box::new(Run {

@@ -15,7 +15,7 @@
 //!
 //! A functional call the server rejects is never retried with a fresh token.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -24,39 +24,35 @@ use super::discovery::{self, Discovered};
 use super::store::{self, Binding};
 use super::token::{self, ClientAuth, Token};
 use super::url;
+use crate::config::OAuthOptions;
 use crate::contract::{OAuthGrant, Secret};
 use crate::net::{Client, Endpoint};
 use crate::result::reason::OAuthStep;
 use crate::runtime::{Attempt, SecretLog};
 
-/// `mcp.oauth` with its secrets resolved (by the plan).
+/// `mcp.oauth` as configured, with the secrets its variables name resolved (by the plan).
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {
-    /// The trusted issuer, exactly as configured.
-    pub issuer: String,
-    /// The pre-registered client id.
-    pub client_id: String,
-    /// The grant.
-    pub grant: OAuthGrant,
+    /// The section as written: issuer, client id, grant, token file, scopes, callback port.
+    pub configured: OAuthOptions,
     /// `client_secret_env`'s value, for a confidential client.
     pub client_secret: Option<Secret>,
     /// `refresh_token_env`'s value.
     pub refresh_token: Option<Secret>,
-    /// Where tokens persist.
-    pub token_file: Option<PathBuf>,
-    /// Configured scopes (they override the challenge's and the metadata's).
-    pub scopes: Vec<String>,
-    /// Login's callback port (0 or unset: ephemeral).
-    pub redirect_port: Option<u16>,
 }
 
 impl Settings {
+    /// Where tokens persist (`token_file`).
+    pub(crate) fn token_file(&self) -> Option<&Path> {
+        self.configured.token_file.as_deref().map(Path::new)
+    }
+
     /// What a token file for `endpoint` must be bound to.
     pub(crate) fn binding(&self, endpoint: &Endpoint) -> Binding {
         Binding {
-            issuer: self.issuer.clone(),
+            issuer: self.configured.issuer.clone(),
             resource: url::resource_uri(endpoint),
-            client_id: self.client_id.clone(),
+            client_id: self.configured.client_id.clone(),
         }
     }
 }
@@ -96,7 +92,7 @@ impl Authorizer {
             return Ok(token.authorization());
         }
         let settings = Arc::clone(&self.settings);
-        let token = match &settings.token_file {
+        let token = match settings.token_file() {
             Some(path) => {
                 let _lock = store::lock(path, attempt.deadline())?;
                 let binding = settings.binding(&self.endpoint);
@@ -131,7 +127,7 @@ impl Authorizer {
         attempt: &Attempt,
     ) -> Result<Token, OAuthError> {
         let settings = Arc::clone(&self.settings);
-        let refresh = match settings.grant {
+        let refresh = match settings.configured.grant {
             OAuthGrant::ClientCredentials => None,
             OAuthGrant::RefreshToken => Some(
                 refresh
@@ -144,7 +140,9 @@ impl Authorizer {
                     .ok_or(OAuthError::LoginRequired)?,
             ),
         };
-        if settings.grant == OAuthGrant::ClientCredentials && settings.client_secret.is_none() {
+        if settings.configured.grant == OAuthGrant::ClientCredentials
+            && settings.client_secret.is_none()
+        {
             // The loader requires client_secret_env; an empty value is refused by the plan.
             return Err(OAuthError::step(OAuthStep::AuthMethod));
         }
@@ -153,13 +151,13 @@ impl Authorizer {
             None => discovery::discover(
                 client,
                 &self.endpoint,
-                &settings.issuer,
-                &settings.scopes,
+                &settings.configured.issuer,
+                &settings.configured.scopes,
                 attempt,
             )?,
         };
         let auth = ClientAuth {
-            id: &settings.client_id,
+            id: &settings.configured.client_id,
             secret: settings.client_secret.as_ref(),
         };
         let result = match &refresh {

@@ -71,16 +71,15 @@ pub(crate) fn authorize(
 ) -> Result<(), OAuthError> {
     let settings = login.settings;
     let token_file = settings
-        .token_file
-        .as_deref()
+        .token_file()
         .ok_or_else(|| OAuthError::file(TokenFileProblem::Unwritable))?;
     let mut client = Client::new(Reuse::KeepAlive);
     let step = || Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
     let discovered = discovery::discover(
         &mut client,
         login.endpoint,
-        &settings.issuer,
-        &settings.scopes,
+        &settings.configured.issuer,
+        &settings.configured.scopes,
         &step(),
     )?;
     let authorization_endpoint = discovered
@@ -95,7 +94,7 @@ pub(crate) fn authorize(
     let verifier = random_text()?;
     let state = random_text()?;
     let challenge = pkce_challenge(&verifier);
-    let listener = TcpListener::bind(("127.0.0.1", settings.redirect_port.unwrap_or(0)))
+    let listener = TcpListener::bind(("127.0.0.1", settings.configured.redirect_port.unwrap_or(0)))
         .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
     let port = listener
         .local_addr()
@@ -106,7 +105,7 @@ pub(crate) fn authorize(
         &authorization_endpoint,
         &[
             ("response_type", "code"),
-            ("client_id", settings.client_id.as_str()),
+            ("client_id", settings.configured.client_id.as_str()),
             ("redirect_uri", redirect_uri.as_str()),
             ("code_challenge", challenge.as_str()),
             ("code_challenge_method", "S256"),
@@ -123,7 +122,7 @@ pub(crate) fn authorize(
     let expect = Expected {
         host: format!("127.0.0.1:{port}"),
         state: &state,
-        issuer: &settings.issuer,
+        issuer: &settings.configured.issuer,
         iss_required: discovered.server.iss_required,
     };
     let code = wait_for_code(&listener, &expect, login)?;
@@ -327,7 +326,7 @@ fn exchange(
     attempt: &Attempt,
 ) -> Result<Token, OAuthError> {
     let auth = ClientAuth {
-        id: &settings.client_id,
+        id: &settings.configured.client_id,
         secret: settings.client_secret.as_ref(),
     };
     token::request(

@@ -129,7 +129,7 @@ pub(crate) fn check_offline(
     settings: &Settings,
     endpoint: &crate::net::Endpoint,
 ) -> Result<(), OAuthError> {
-    discovery::pinned_issuer(&settings.issuer)?;
+    discovery::pinned_issuer(&settings.configured.issuer)?;
     if !(endpoint.is_https() || url::is_loopback(endpoint.host())) {
         return Err(OAuthError::step(OAuthStep::Endpoint));
     }

@@ -75,7 +75,7 @@ fn name(m: &[String]) -> String {
     }
 }
 
-/// A top-level module's name in the layer table: `vocab`, `exit`, `lib` (the crate root).
+/// A top-level module's name in the layer table: `contract`, `exit`, `lib` (the crate root).
 fn top(m: &[String]) -> String {
     m.first().map_or_else(|| "lib".into(), String::clone)
 }

@@ -1,8 +1,9 @@
 //! What the source must keep, read as Rust with `syn`: the layering of `src/` that
 //! docs/contributing.md's table draws (imports point one way between layers, the engine
 //! reaches the adapters only through their trait, no cycle among sibling modules at any
-//! level), and one poison-tolerant lock helper that every mutex goes through. A fresh
-//! checkout needs nothing else to check them.
+//! level), one poison-tolerant lock helper that every mutex goes through, no production
+//! function over 80 lines, and one meaning per name (no public type name defined twice, no
+//! basename used more than twice). A fresh checkout needs nothing else to check them.
 //!
 //! The import reader collects the paths that start with `crate::`, `super::` or `self::` (in
 //! `use` trees, in code, and in the tokens of macro calls and attributes, which syn does not
@@ -13,7 +14,8 @@
 //! literals are not code to syn, so neither prose nor test data can trip or satisfy a rule.
 //!
 //! `reader`: what a file names; `layers`: the layer table and the import rules; `locks`: the
-//! lock helper. The files of `src/` are read once, here, for every rule.
+//! lock helper; `sizes`: function lengths; `names`: type names and basenames. The files of
+//! `src/` are read once, here, for every rule.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

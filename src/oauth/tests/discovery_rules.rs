@@ -211,7 +211,7 @@ fn a_path_issuer_is_found_through_openid_discovery() {
         w
     });
     let mut s = settings(&fake, OAuthGrant::ClientCredentials);
-    s.issuer = format!("{}/tenant", fake.root);
+    s.configured.issuer = format!("{}/tenant", fake.root);
     let (r, _) = authorize(&fake, s);
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
@@ -232,7 +232,7 @@ fn offline_rules_refuse_insecure_issuers_and_endpoints() {
         "https://a.example/?x=1",
         "ftp://127.0.0.1",
     ] {
-        s.issuer = issuer.into();
+        s.configured.issuer = issuer.into();
         let e = check_offline(&s, &fake.endpoint());
         assert!(
             matches!(
@@ -245,7 +245,7 @@ fn offline_rules_refuse_insecure_issuers_and_endpoints() {
             "{issuer}"
         );
     }
-    s.issuer = "https://auth.example.com".into();
+    s.configured.issuer = "https://auth.example.com".into();
     let plain = Endpoint::parse("http://mcp.example.com/mcp").expect("endpoint");
     assert!(matches!(
         check_offline(&s, &plain),

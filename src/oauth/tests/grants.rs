@@ -85,7 +85,7 @@ fn client_secret_post_when_basic_is_not_listed() {
 fn scope_precedence_configured_then_challenge_then_metadata() {
     let fake = Fake::start(good);
     let mut s = settings(&fake, OAuthGrant::ClientCredentials);
-    s.scopes = vec!["a".into(), "b".into()];
+    s.configured.scopes = vec!["a".into(), "b".into()];
     let _ = authorize(&fake, s);
     assert_eq!(value(&fake.form(), "scope"), Some("a b"));
     let fake = Fake::start(|root| World {
@@ -136,7 +136,7 @@ fn a_token_without_expires_in_lives_five_minutes_and_the_granted_scope_rules_reu
     });
     let mut s = settings(&fake, OAuthGrant::ClientCredentials);
     // More scopes asked than granted: the token is still reused.
-    s.scopes = vec!["read".into(), "admin".into()];
+    s.configured.scopes = vec!["read".into(), "admin".into()];
     let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
     let mut client = Client::new(Reuse::Fresh);
     for _ in 0..3 {
@@ -196,7 +196,7 @@ fn login_credentials_missing_is_login_required_without_traffic() {
     let fake = Fake::start(good);
     let dir = scratch("login-required");
     let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
-    s.token_file = Some(dir.join("absent.json"));
+    s.configured.token_file = Some(dir.join("absent.json").display().to_string());
     let (r, _) = authorize(&fake, s);
     assert!(matches!(r, Err(OAuthError::LoginRequired)), "{r:?}");
     assert!(fake.server.requests().is_empty());

@@ -162,7 +162,7 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let fake = Fake::start(good);
     let dir = scratch("login-iss");
     let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
-    s.token_file = Some(dir.join("user.json"));
+    s.configured.token_file = Some(dir.join("user.json").display().to_string());
     let endpoint = fake.endpoint();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let worker = std::thread::spawn(move || {

@@ -23,6 +23,7 @@ use super::acquire::{Authorizer, Settings};
 use super::store::{self, Binding};
 use super::token::Token;
 use super::{OAuthError, check_offline, url};
+use crate::config::OAuthOptions;
 use crate::contract::OAuthGrant;
 use crate::contract::{Bound, Secret};
 use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
@@ -151,14 +152,18 @@ pub(super) fn token_reply(doc: Value) -> Reply {
 
 pub(super) fn settings(fake: &Fake, grant: OAuthGrant) -> Settings {
     Settings {
-        issuer: fake.root.clone(),
-        client_id: "registered-client".into(),
-        grant,
+        configured: OAuthOptions {
+            issuer: fake.root.clone(),
+            client_id: "registered-client".into(),
+            grant,
+            client_secret_env: None,
+            refresh_token_env: None,
+            token_file: None,
+            scopes: Vec::new(),
+            redirect_port: None,
+        },
         client_secret: Some(Secret::new("client-secret-value".into())),
         refresh_token: None,
-        token_file: None,
-        scopes: Vec::new(),
-        redirect_port: None,
     }
 }
 
@@ -202,7 +207,7 @@ pub(super) fn scratch(name: &str) -> PathBuf {
 pub(super) fn public_client(fake: &Fake, token_file: PathBuf) -> Settings {
     let mut s = settings(fake, OAuthGrant::AuthorizationCode);
     s.client_secret = None;
-    s.token_file = Some(token_file);
+    s.configured.token_file = Some(token_file.display().to_string());
     s
 }
 

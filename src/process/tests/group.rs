@@ -1,6 +1,6 @@
 //! The end of a child and of its process group: an exit status, SIGTERM and its grace,
 //! SIGKILL for what ignores it, and grandchildren. (A SIGKILL of agenthealth itself, which runs
-//! none of this code, is tested through the binary: `tests/stdio.rs`,
+//! none of this code, is tested through the binary: `tests/stdio/lifecycle.rs`,
 //! `a_sigkill_of_agenthealth_still_ends_its_stdio_server_and_its_group`.)
 
 use super::super::testkit::fixture;

@@ -25,7 +25,7 @@ use std::sync::{Mutex, MutexGuard};
 
 /// Locks `m`, taking the data even when another thread panicked while holding it: a test
 /// server must keep answering (and a test keep reporting) after one handler panicked. The
-/// kit's copy of the crate's `vocab::sync::lock`, for the reason in the module doc.
+/// kit's copy of the crate's `runtime::sync::lock`, for the reason in the module doc.
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poison| poison.into_inner())
 }

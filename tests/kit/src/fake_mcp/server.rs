@@ -1,5 +1,5 @@
 //! Server lifecycle, request log and fault selection; the HTTP side (listener, connections,
-//! request parsing) is the shared test server's (`tests/support/http_server`).
+//! request parsing) is the shared test server's (`http_server`, beside it in the kit).
 
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
