@@ -29,8 +29,9 @@ interop-setup:
 
 ## test-aarch64: the integration tests against the arm64 static binary, which the kernel hands
 ## to qemu-aarch64 (user-mode emulation, Debian's qemu-user-static; .ci/with-qemu); the tests
-## themselves run natively. The tests that measure qemu rather than the binary are skipped by
-## the list in .ci/emulation-skips, each with its reason; they run natively in `make test`.
+## themselves run natively. The few that cannot run there (they measure the emulator rather
+## than the binary, or need uids the emulation's namespace lacks) are skipped by the list in
+## .ci/emulation-skips, each with its reason; they run natively in `make test`.
 test-aarch64: interop-setup
 	$(MAKE) --no-print-directory static ARCH=aarch64
 	.ci/test-emulated target/aarch64-unknown-linux-musl/release/agenthealth
