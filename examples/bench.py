@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make bench: agenthealth against local servers, every number from one run.
 
-    bench.py AGENTHEALTH FAKE_MCP_SERVER FLOOR_CLIENT LATENCY_PROXY   (RUNS=21)
+    bench.py AGENTHEALTH FAKE_MCP_SERVER FLOOR_CLIENT LATENCY_PROXY [STATIC_BINARY...]   (RUNS=21)
+    bench.py --sizes STATIC_BINARY...   (the size rows and their targets alone)
 
 * Local cases run alternating (one run of each case per round, RUNS rounds) so a noisy
   neighbour slows every case alike; each reports the median and the worst wall time, and the
@@ -21,7 +22,8 @@
 * The hostile catalogue: `ping mcp` against seven hostile behaviours with `--timeout 300`
   and `--deadline 500`, and the runs past bound + 100 ms (the target is 0).
 * The 1,000-node graph: wall, peak RSS, peak threads; the 1,000-target config load; the
-  static binary's size.
+  static binaries' sizes: AGENTHEALTH's and every further STATIC_BINARY's (`make bench`
+  passes the arm64 one), each named by the machine its ELF header says.
 
 Writes the table to stdout and the plot to docs/performance.svg.
 """
@@ -41,7 +43,14 @@ RUNS = max(21, int(os.environ.get("RUNS", "21")))
 # BENCH_ONLY=fleet,wan runs only those sections (local, wan, hostile, graph, fleet); all by default.
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 TOKEN = "bench-token-0123456789abcdef"
-BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
+SIZES_ONLY = sys.argv[1:2] == ["--sizes"]
+# The WAN rows run this script again inside a private network namespace.
+WAN_INSIDE = sys.argv[5:6] == ["--wan-inside"]
+if SIZES_ONLY:
+    STATIC = sys.argv[2:]
+else:
+    BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
+    STATIC = [BIN] + ([] if WAN_INSIDE else sys.argv[5:])
 HERE = os.path.dirname(os.path.abspath(__file__))
 TUN = os.path.join(HERE, "..", "tests", "fixtures", "net", "tun_delay.py")
 INTEROP = os.environ.get("AGENTHEALTH_INTEROP_DIR", os.path.join(os.getcwd(), "target/interop"))
@@ -143,7 +152,7 @@ def wanted(section):
 
 
 def main():
-    if sys.argv[5:6] == ["--wan-inside"]:
+    if WAN_INSIDE:
         return wan_inside()
     _, fake = start([FAKE, "--route", "/modern=modern", "--route", "/hang=hang",
                      "--route", "/trickle=trickle", "--route", "/stall=stall",
@@ -153,10 +162,8 @@ def main():
     late = hostile_catalogue(fake) if wanted("hostile") else None
     graph = graph_rows(fake) if wanted("graph") else None
     fleet = fleet_rows() if wanted("fleet") else None
-    size = os.path.getsize(BIN)
-    print()
-    print("static binary: %d bytes (%.2f MiB)" % (size, size / 1048576))
-    targets(by, wan, graph, late, size, fleet)
+    sized = sizes(STATIC)
+    targets(by, wan, graph, late, sized, fleet)
     if wanted("local") and wanted("wan"):
         plot(local, by, true, wan)
 
@@ -437,7 +444,39 @@ def busy_rows(fake):
     return {"idle": idle[0].median, "busy": busy[0].median, "conns": max(idle[1] + busy[1]), "load": busy[2]}
 
 
-def targets(by, wan, graph, late, size, fleet):
+# e_machine of an ELF header (bytes 18-19, little-endian) -> the target's architecture.
+MACHINES = {0x3E: "x86_64", 0xB7: "aarch64"}
+
+
+def sizes(paths):
+    """Prints each static binary's size, named by its architecture; returns (arch, size)."""
+    print()
+    out = []
+    for path in paths:
+        with open(path, "rb") as f:
+            head = f.read(20)
+        if head[:4] != b"\x7fELF":
+            sys.exit("bench: %s is not an ELF file" % path)
+        arch = MACHINES.get(int.from_bytes(head[18:20], "little"), "unknown")
+        size = os.path.getsize(path)
+        print("static binary (%s): %d bytes (%.2f MiB)" % (arch, size, size / 1048576))
+        out.append((arch, size))
+    return out
+
+
+def size_rows(sized):
+    return [("static binary (%s): %d bytes (at most 2,500,000)" % (arch, size), size <= 2_500_000)
+            for arch, size in sized]
+
+
+def print_targets(rows):
+    print()
+    print("targets")
+    for text, met in rows:
+        print("  %-4s %s" % ("met" if met else "MISS", text))
+
+
+def targets(by, wan, graph, late, sized, fleet):
     """The targets of the performance issues, each met or not, from the numbers above (of the
     sections that ran)."""
     rows = []
@@ -465,11 +504,8 @@ def targets(by, wan, graph, late, size, fleet):
         rows.append(("hostile catalogue: %d runs past bound + 100 ms (0)" % late, late == 0))
     if fleet:
         rows += fleet_targets(fleet)
-    rows.append(("static binary: %d bytes (at most 2,500,000)" % size, size <= 2_500_000))
-    print()
-    print("targets")
-    for text, met in rows:
-        print("  %-4s %s" % ("met" if met else "MISS", text))
+    rows += size_rows(sized)
+    print_targets(rows)
 
 
 def fleet_targets(fleet):
@@ -559,7 +595,10 @@ def plot(local, by, true, wan):
 
 
 try:
-    main()
+    if SIZES_ONLY:
+        print_targets(size_rows(sizes(STATIC)))
+    else:
+        main()
 finally:
     for p in children:
         try:

@@ -7,7 +7,8 @@
 //!
 //! `manifests`: deploy/ and its configurations; `probe_fleet`: the probe fleet's Prometheus
 //! job, alerts and Service annotations, through promtool; `release_files`: the image, the
-//! LICENSE and the completions; `empty_root_runs`: the manifests' commands run as they would
+//! LICENSE and the completions; `images`: the archive-only image is the Dockerfile's, and
+//! hadolint on every Dockerfile; `empty_root_runs`: the manifests' commands run as they would
 //! in the image. The helpers they share are here.
 
 use std::io::{BufRead, BufReader, Read};
@@ -26,11 +27,12 @@ use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer, preset};
 use agenthealth_testkit::tls::{TestCa, server_wrap};
 
 mod empty_root_runs;
+mod images;
 mod manifests;
 mod probe_fleet;
+mod release_files;
 
 pub(crate) use probe_fleet::probe_job_with_file_sd;
-mod release_files;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
