@@ -129,7 +129,7 @@ pub(crate) const FLAGS: &[Flag] = &[
         takes: Takes::Value("N", update_probe_concurrency),
         verbs: &["serve"],
         adhoc: false,
-        doc: "/probe runs at once, 1-256, as many more queued (default 16 per CPU, 16-128)",
+        doc: "/probe runs at once, 1-256, as many queued (default 16/CPU, 16-128)",
     },
     Flag {
         long: "help",
