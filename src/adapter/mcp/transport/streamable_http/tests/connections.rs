@@ -98,7 +98,10 @@ fn https_keeps_one_connection_and_resumes_tls_for_requests_at_once() {
     // two lanes resume with them; the third resumes too when a lane's new tickets arrived
     // before it started, else it makes a full handshake.
     let (full, resumed) = counts.counts();
-    assert!(full + resumed == 4 && resumed >= 2, "full {full}, resumed {resumed}");
+    assert!(
+        full + resumed == 4 && resumed >= 2,
+        "full {full}, resumed {resumed}"
+    );
     for r in server.with_method("POST").iter().skip(1) {
         assert_eq!(r.header("mcp-session-id"), Some("s-1"), "{}", r.rpc());
     }
