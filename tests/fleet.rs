@@ -18,7 +18,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -27,6 +27,7 @@ use crate::deploy::probe_job_with_file_sd;
 use crate::serve::Serving;
 use crate::util::TempDir;
 use agenthealth_testkit::fake_mcp::{Action, FakeConfig, FakeServer, Fault, preset};
+use agenthealth_testkit::lock;
 
 const TARGETS: usize = 1000;
 const REPLICAS: usize = 3;
@@ -116,7 +117,7 @@ impl Balancer {
         let next = AtomicUsize::new(0);
         std::thread::spawn(move || {
             for client in listener.incoming().flatten() {
-                let live = list.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                let live = lock(&list).clone();
                 let start = next.fetch_add(1, Ordering::SeqCst);
                 let backend = (0..live.len()).find_map(|k| {
                     let to = live[(start + k) % live.len()];
@@ -132,7 +133,7 @@ impl Balancer {
 
     /// Sends no new connection to `addr`.
     fn drop_backend(&self, addr: SocketAddr) {
-        let mut list = self.backends.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut list = lock(&self.backends);
         list.retain(|a| *a != addr);
     }
 }
@@ -184,26 +185,19 @@ impl Prometheus {
                 .nth(1)
                 .and_then(|a| a.split_whitespace().next())
                 .and_then(|a| a.parse().ok());
-            log.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push_str(&line);
+            lock(&log).push_str(&line);
             line.clear();
         }
         let kept = log.clone();
         // Keep draining its log so that it never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in lines.lines().map_while(Result::ok) {
-                let mut log = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut log = lock(&kept);
                 log.push_str(&line);
                 log.push('\n');
             }
         });
-        let addr = addr.unwrap_or_else(|| {
-            panic!(
-                "prometheus did not start:\n{}",
-                log.lock().unwrap_or_else(PoisonError::into_inner)
-            )
-        });
+        let addr = addr.unwrap_or_else(|| panic!("prometheus did not start:\n{}", lock(&log)));
         Prometheus { child, addr, log }
     }
 
@@ -244,10 +238,7 @@ impl Prometheus {
     }
 
     fn log(&self) -> String {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.log).clone()
     }
 }
 

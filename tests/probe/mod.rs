@@ -98,6 +98,9 @@ fn a_target_probed_by_name_answers_in_the_prometheus_format() {
     assert_eq!(exit.code(), Some(0));
 }
 
+/// docs/deployment.md, "The probe": 400 for an unknown target or module, a target that is no
+/// URL and a bad query or timeout header; 403 for a URL outside the module's list; 401 and
+/// 405 as on every path.
 #[test]
 fn bad_probe_requests_are_refused_by_status() {
     let dir = TempDir::new("probe-bad");
@@ -168,9 +171,9 @@ fn bad_probe_requests_are_refused_by_status() {
     assert_eq!(a.status, 405);
 }
 
-/// The run ends by the scraper's timeout less a margin: a target that never answers (its
-/// timeout_ms is 30 s) gives probe_success 0 before a 2 s scrape timeout, and says which
-/// bound cut it.
+/// docs/deployment.md, "The probe": the run ends by the scraper's timeout less a margin — a
+/// target that never answers (its timeout_ms is 30 s) gives probe_success 0 before a 2 s
+/// scrape timeout.
 #[test]
 fn a_probe_ends_before_the_scrape_timeout() {
     let silent = Server::start_silent();
@@ -197,7 +200,8 @@ fn a_probe_ends_before_the_scrape_timeout() {
     assert_eq!(sample(&a.body, unreachable), Some(1.0), "{}", a.body);
 }
 
-/// Concurrent requests for one target share one run (the fake server sees one session).
+/// docs/deployment.md, "The probe" (single flight): concurrent requests for one target share
+/// one run (the fake server sees one reachability HEAD); a later one runs again.
 #[test]
 fn concurrent_probes_of_one_target_share_one_run() {
     let slow = FakeServer::start(
@@ -237,7 +241,8 @@ fn concurrent_probes_of_one_target_share_one_run() {
     assert_eq!(slow.count_http("HEAD"), 2);
 }
 
-/// With one run at a time and one queued, a third request is answered 503 at once.
+/// docs/deployment.md, "The probe" (bounded): with one run at a time and one queued, a third
+/// request is answered 503 at once.
 #[test]
 fn beyond_the_queue_a_probe_is_refused_at_once() {
     let silent = Server::start_silent();
@@ -318,7 +323,9 @@ fn a_probe_only_serve_stops_with_probes_in_flight() {
     assert!(took < Duration::from_secs(1), "stopped in {took:?}");
 }
 
-/// `/targets`: the configured top-level targets in http_sd format, one group per name.
+/// docs/deployment.md, "The probe": `/targets` (its `curl` and its JSON) lists the configured
+/// top-level targets in http_sd format, one group per name; Prometheus reads it in
+/// `tests/fleet.rs`.
 #[test]
 fn targets_lists_the_configured_targets_for_http_sd() {
     let dir = TempDir::new("probe-targets");

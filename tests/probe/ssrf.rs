@@ -1,4 +1,4 @@
-//! A module's allow list against SSRF: every class of address refused by default, a host
+//! docs/deployment.md, "Modules" (`allow`): a module's allow list against SSRF — every class of address refused by default, a host
 //! outside the list, and a redirect toward the metadata address. Each runs in a private
 //! network namespace (`crate::netns`) whose loopback also holds the cloud metadata addresses
 //! (169.254.169.254, fd00:ec2::254), a link-local one and two private ones, each with a
