@@ -32,6 +32,8 @@ enum TokenAnswer {
     /// A token the MCP server then refuses (wrong audience, revoked, …).
     Foreign,
     Error(u16, &'static str),
+    /// The authorization server misbehaves at this path (its metadata or token endpoint).
+    Hostile(&'static str, Reply),
 }
 
 impl Protected {
@@ -73,6 +75,11 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
             .header("Content-Type", "application/json")
             .body(v.to_string())
     };
+    if let TokenAnswer::Hostile(at, reply) = answer {
+        if path == *at {
+            return reply.clone();
+        }
+    }
     match (r.method.as_str(), path) {
         (_, "/mcp") => {
             if r.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
@@ -124,7 +131,7 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
             "authorization_response_iss_parameter_supported": true
         })),
         ("POST", "/token") => match answer {
-            TokenAnswer::Ok => json_reply(json!({
+            TokenAnswer::Ok | TokenAnswer::Hostile(..) => json_reply(json!({
                 "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600,
                 "refresh_token": REFRESH, "scope": "read"
             })),
@@ -334,6 +341,73 @@ fn a_rejected_client_is_misconfigured_with_its_error_code_and_advice() {
         2,
         "once per run, never retried within one"
     );
+}
+
+/// A silent or trickling authorization server costs the run one deadline, not one per
+/// dimension, and says where: every OAuth dimension reports the one acquisition's outcome —
+/// UNREACHABLE when nothing of the answer came, UNKNOWN after part of it — with the step and
+/// `failure=timeout`, and the server is asked once.
+#[test]
+fn a_silent_or_trickling_authorization_server_is_one_timeout_at_its_step() {
+    let trickle = |body: &str| Reply::Trickle {
+        bytes: format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+        every: Duration::from_millis(200),
+    };
+    let metadata = "/.well-known/oauth-authorization-server";
+    let doc = "{\"issuer\":\"http://127.0.0.1:1\",\"token_endpoint\":\"x\"}";
+    for (path, reply, step, status) in [
+        (
+            "/token",
+            Reply::HangBeforeHead,
+            "token_endpoint",
+            "UNREACHABLE",
+        ),
+        ("/token", trickle(doc), "token_endpoint", "UNKNOWN"),
+        (
+            metadata,
+            Reply::HangBeforeHead,
+            "server_metadata",
+            "UNREACHABLE",
+        ),
+        (metadata, trickle(doc), "server_metadata", "UNKNOWN"),
+    ] {
+        let as_ = Protected::start(TokenAnswer::Hostile(path, reply));
+        let dir = TempDir::new("oauth-hostile");
+        let config = as_.config(
+            &dir,
+            "t",
+            client_credentials(),
+            "    timeout_ms: 1500
+",
+        );
+        let o = check(&["check", &config, "--format", "json"]);
+        let what = format!("{path} {status}");
+        assert!(
+            o.elapsed <= Duration::from_millis(1500 + 1000),
+            "{what}: one deadline, not one per check: {:?}",
+            o.elapsed
+        );
+        assert_clean(&o);
+        let doc = o.json();
+        for dim in ["authentication", "protocol"] {
+            let c = &doc["checks"][dim];
+            assert_eq!(c["status"], status, "{what} {dim}: {c}");
+            assert_eq!(c["code"], "mcp_oauth", "{what} {dim}: {c}");
+            assert_eq!(c["evidence"]["oauth"], step, "{what} {dim}: {c}");
+            assert_eq!(c["evidence"]["failure"], "timeout", "{what} {dim}: {c}");
+        }
+        assert_eq!(as_.count(path), 1, "{what}: asked once");
+        let o = check(&["doctor", &config]);
+        assert!(
+            o.stdout.contains("within the check's deadline"),
+            "{}",
+            o.stdout
+        );
+    }
 }
 
 #[test]

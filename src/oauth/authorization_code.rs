@@ -15,14 +15,14 @@
 //!    `state`: an `iss` that is repeated, wrong, or missing although the server advertises
 //!    RFC 9207 fails the login; so does an `error` or a missing `code`. Only the first
 //!    outcome counts, and the browser always gets a page it can show.
-//! 4. The code is exchanged (with the verifier and the same `redirect_uri`), and the token is
-//!    saved to the token file under its lock. No token is ever printed.
+//! 4. Under the token file's lock, the space for the token is reserved
+//!    ([`store::reserve`]); then the code is exchanged (with the verifier and the same
+//!    `redirect_uri`) and the token saved. No token is ever printed.
 //!
 //! The wait is bounded (five minutes by default) and ends early when the caller cancels.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -32,7 +32,7 @@ use super::acquire::Settings;
 use super::discovery::{self, Discovered};
 use super::random::random;
 use super::store;
-use super::token::{self, ClientAuth, Token};
+use super::token::{self, ClientAuth};
 use super::url::{form, parse_query};
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
@@ -128,17 +128,12 @@ pub(crate) fn authorize(
     let code = wait_for_code(&listener, &expect, login)?;
     drop(listener);
 
-    let token = exchange(
-        &mut client,
-        &discovered,
-        settings,
-        &code,
-        &verifier,
-        &redirect_uri,
-        login.secrets,
-        &step(),
-    )?;
-    save(token_file, &token, settings, login.endpoint, &step())?;
+    let grant = Grant {
+        code: &code,
+        verifier: &verifier,
+        redirect_uri: &redirect_uri,
+    };
+    exchange(&mut client, &discovered, login, &grant, token_file)?;
     say(
         out,
         "OAuth login complete; credentials saved to the configured token file.",
@@ -313,47 +308,45 @@ fn judge(head: &str, expect: &Expected<'_>) -> Callback {
     }
 }
 
-/// The code for a token.
-#[allow(clippy::too_many_arguments)] // one call site; the values are unrelated
+/// What the browser's round trip gave, to exchange for a token.
+struct Grant<'a> {
+    code: &'a str,
+    verifier: &'a str,
+    redirect_uri: &'a str,
+}
+
+/// The code for a token, saved to `token_file`: under the file's lock the space for the token
+/// is reserved before the code is spent, so a volume that cannot take it fails the login
+/// before the grant exists.
 fn exchange(
     client: &mut Client,
     discovered: &Discovered,
-    settings: &Settings,
-    code: &str,
-    verifier: &str,
-    redirect_uri: &str,
-    secrets: &SecretLog,
-    attempt: &Attempt,
-) -> Result<Token, OAuthError> {
+    login: &AuthorizationCode<'_>,
+    grant: &Grant<'_>,
+    token_file: &std::path::Path,
+) -> Result<(), OAuthError> {
+    let settings = login.settings;
+    let attempt = Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
+    let _lock = store::lock(token_file, attempt.deadline())?;
+    let reservation = store::reserve(&store::Os, token_file)?;
     let auth = ClientAuth {
         id: &settings.configured.client_id,
         secret: settings.client_secret.as_ref(),
     };
-    token::request(
+    let token = token::request(
         client,
         discovered,
         &auth,
         &[
             ("grant_type", "authorization_code"),
-            ("code", code),
-            ("code_verifier", verifier),
-            ("redirect_uri", redirect_uri),
+            ("code", grant.code),
+            ("code_verifier", grant.verifier),
+            ("redirect_uri", grant.redirect_uri),
         ],
-        secrets,
-        attempt,
-    )
-}
-
-/// Saves the login's token under the file's lock.
-fn save(
-    path: &Path,
-    token: &Token,
-    settings: &Settings,
-    endpoint: &Endpoint,
-    attempt: &Attempt,
-) -> Result<(), OAuthError> {
-    let _lock = store::lock(path, attempt.deadline())?;
-    store::write(path, token, &settings.binding(endpoint))
+        login.secrets,
+        &attempt,
+    )?;
+    reservation.commit(&token, &settings.binding(login.endpoint))
 }
 
 /// 32 random bytes, base64url without padding.

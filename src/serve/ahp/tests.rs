@@ -167,7 +167,14 @@ fn detailed_paths_and_metrics_need_the_exact_bearer_token() {
             assert!(!r.body.contains("private"), "{}", r.body);
         }
         // RFC 7235: the scheme in any case, then one or more spaces.
-        for scheme in ["Bearer ", "bearer ", "BEARER ", "bEaReR ", "Bearer  ", "bearer   "] {
+        for scheme in [
+            "Bearer ",
+            "bearer ",
+            "BEARER ",
+            "bEaReR ",
+            "Bearer  ",
+            "bearer   ",
+        ] {
             let right = format!("\r\nAuthorization: {scheme}{TOKEN}");
             assert_eq!(with(&right, Some(&token())).status, 200, "{path} {right:?}");
         }
