@@ -16,7 +16,7 @@
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
 //!   file, refresh, client credentials; never interactive;
 //! * [`authorization_code`]: the authorization code grant with PKCE through a loopback
-//!   callback, which `login` runs.
+//!   callback, which `login` runs; [`loopback`]: the callback's bounded one-thread server.
 //!
 //! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
 //! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
@@ -26,6 +26,7 @@ pub(crate) mod acquire;
 pub(crate) mod authorization_code;
 pub(crate) mod challenge;
 pub(crate) mod discovery;
+pub(crate) mod loopback;
 pub(crate) mod random;
 pub(crate) mod store;
 pub(crate) mod token;

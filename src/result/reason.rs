@@ -411,8 +411,10 @@ pub enum OAuthStep {
     TokenFile(TokenFileProblem),
     /// `grant: refresh_token` and no refresh token (variable or token file).
     NoRefreshToken,
-    /// Login's callback carried an error, a wrong issuer or no code.
+    /// Login's callback carried an error, a wrong issuer or no code (or never came).
     Callback,
+    /// Login was cancelled (a signal) while it waited for the browser.
+    Cancelled,
 }
 
 impl OAuthStep {
@@ -434,6 +436,7 @@ impl OAuthStep {
             OAuthStep::TokenFile(_) => "token_file",
             OAuthStep::NoRefreshToken => "no_refresh_token",
             OAuthStep::Callback => "callback",
+            OAuthStep::Cancelled => "cancelled",
         }
     }
 }

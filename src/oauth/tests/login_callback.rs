@@ -2,13 +2,12 @@
 
 use super::*;
 
-/// Runs a login against the fake in a thread; the test plays the browser.
-/// Runs a login against `fake` that nobody completes, with `wait` and `cancelled`; returns
-/// its outcome, how long it took after printing the URL, and what it printed.
+/// Runs a login against `fake` that nobody completes, with `wait` and `cancel`; returns its
+/// outcome, how long it took after printing the URL, and what it printed.
 fn unattended_login(
     fake: &Fake,
     wait: Duration,
-    cancelled: &(dyn Fn() -> bool + Sync),
+    cancel: &Cancel,
 ) -> (Result<(), String>, Duration, Vec<String>) {
     let dir = scratch("login-unattended");
     let s = public_client(fake, dir.join("user.json"));
@@ -21,7 +20,7 @@ fn unattended_login(
         secrets: &secrets,
         step_timeout: LONG,
         wait,
-        cancelled,
+        cancel,
     };
     let mut out = LineSink(tx, Vec::new());
     let started = Instant::now();
@@ -42,7 +41,7 @@ fn a_login_nobody_completes_ends_with_its_wait() {
     );
     let fake = Fake::start(good);
     let wait = Duration::from_millis(300);
-    let (result, took, printed) = unattended_login(&fake, wait, &|| false);
+    let (result, took, printed) = unattended_login(&fake, wait, &Cancel::new());
     assert!(
         result.as_ref().is_err_and(|e| e.contains("Callback")),
         "{result:?}"
@@ -57,13 +56,60 @@ fn a_login_nobody_completes_ends_with_its_wait() {
     );
 }
 
-/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait.
+/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait, and says it
+/// was cancelled: before the wait, and while it waits.
 #[test]
 fn a_cancelled_login_ends_without_waiting() {
     let fake = Fake::start(good);
-    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &|| true);
-    assert!(result.is_err(), "{result:?}");
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &cancel);
+    assert!(
+        result.as_ref().is_err_and(|e| e.contains("Cancelled")),
+        "{result:?}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
+    // Cancelled once the URL is out, while the login waits for the browser.
+    let dir = scratch("login-cancelled");
+    let s = public_client(&fake, dir.join("user.json"));
+    let endpoint = fake.endpoint();
+    let cancel = Cancel::new();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let waiting = cancel.clone();
+    let worker = std::thread::spawn(move || {
+        let secrets = SecretLog::new();
+        let login = crate::oauth::authorization_code::AuthorizationCode {
+            settings: &s,
+            endpoint: &endpoint,
+            secrets: &secrets,
+            step_timeout: LONG,
+            wait: Duration::from_secs(60),
+            cancel: &waiting,
+        };
+        crate::oauth::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
+    });
+    let _ = rx.recv_timeout(LONG);
+    let _url = rx.recv_timeout(LONG);
+    let started = Instant::now();
+    cancel.cancel();
+    let result = worker.join().map_err(|_| ());
+    assert!(
+        matches!(
+            result,
+            Ok(Err(OAuthError::Step {
+                step: OAuthStep::Cancelled,
+                ..
+            }))
+        ),
+        "{result:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!dir.join("user.json").exists(), "nothing saved");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -82,7 +128,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
             secrets: &secrets,
             step_timeout: LONG,
             wait: Duration::from_secs(20),
-            cancelled: &|| false,
+            cancel: &Cancel::new(),
         };
         let mut out = LineSink(tx, Vec::new());
         crate::oauth::authorization_code::authorize(&login, &mut out)
@@ -173,7 +219,7 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
             secrets: &secrets,
             step_timeout: LONG,
             wait: Duration::from_secs(20),
-            cancelled: &|| false,
+            cancel: &Cancel::new(),
         };
         crate::oauth::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
     });

@@ -34,7 +34,7 @@ use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
 use crate::result::{Fact, Key};
 use crate::runtime::sync::lock;
-use crate::runtime::{Attempt, Deadline, SecretLog};
+use crate::runtime::{Attempt, Cancel, Deadline, SecretLog};
 
 pub(super) const LONG: Duration = Duration::from_secs(5);
 

@@ -27,6 +27,7 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::TokenFile(problem) => token_file(problem, check),
         OAuthStep::NoRefreshToken => "grant refresh_token needs a refresh token: set the variable named by mcp.oauth.refresh_token_env, or log in to fill mcp.oauth.token_file".into(),
         OAuthStep::Callback => "the authorization server's callback carried an error, a wrong issuer or no code; log in again".into(),
+        OAuthStep::Cancelled => "the login was cancelled before the browser came back; log in again".into(),
     }
 }
 
