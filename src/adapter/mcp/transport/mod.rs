@@ -57,6 +57,7 @@ use super::jsonrpc::{self, Incoming};
 use crate::config::McpTransport;
 use crate::contract::{Bound, Status};
 use crate::net::HeadFacts;
+use crate::oauth::AuthFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
 use crate::result::{Observation, Steps};
@@ -260,6 +261,12 @@ pub trait Transport: Send {
     /// Forgets the connection, session or process an aborted attempt used: the next request
     /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
     fn discard(&mut self);
+
+    /// What the run's OAuth established beside its token, for the authentication check
+    /// (`None`: no OAuth, as on stdio).
+    fn auth_facts(&self) -> Option<AuthFacts> {
+        None
+    }
 
     /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session
     /// this run was assigned; stdio: stdin closed, a short grace, the group terminated). The
