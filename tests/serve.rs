@@ -310,7 +310,9 @@ fn serves_ahp_v1_from_the_refresh_loop() {
     for scheme in ["bearer ", "BEARER  "] {
         let other = request(
             serving.addr,
-            &format!("GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization: {scheme}{TOKEN}\r\n\r\n"),
+            &format!(
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nauthorization: {scheme}{TOKEN}\r\n\r\n"
+            ),
         );
         assert_eq!(other.status, 200, "{scheme:?}: {}", other.head);
     }
