@@ -424,7 +424,8 @@ def keepalive_rows(fake):
 
 def busy_rows(fake):
     """`ping mcp` on loopback, idle and beside two busy loops: connections per run (through the
-    counting proxy, delay 0) and the medians."""
+    counting proxy, delay 0) and the medians, beside /bin/true's and the floor client's in the
+    same rounds (what the busy loops cost any process start and any client)."""
     proxy, paddr = start([PROXY, fake[len("http://"):], "0"])
     cases = {}
     for label in ("idle", "two busy loops"):
@@ -432,10 +433,14 @@ def busy_rows(fake):
         if label != "idle":
             loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
         c = Case("ping mcp, %s" % label, [BIN, "ping", "mcp", "http://%s/t/0000" % paddr])
-        c.measure()
-        c.walls.clear()
+        others = [Case("true", ["/bin/true"]), Case("floor", [FLOOR, "modern", fake + "/t/0000"])]
+        for case in [c] + others:
+            case.measure()
+            case.walls.clear()
         conns = []
         for _ in range(31):
+            for other in others:
+                other.measure()
             counted(proxy)
             c.measure()
             conns.append(counted(proxy)["connections"])
@@ -443,14 +448,18 @@ def busy_rows(fake):
         for p in loops:
             p.kill()
             p.wait()
-        cases[label] = (c, conns, load)
+        cases[label] = (c, conns, load, [o.median for o in others])
     print()
-    print("%-34s %9s %9s %12s %9s" % ("ping mcp on loopback (31 runs)", "median", "worst", "connections", "load avg"))
-    for label, (c, conns, load) in cases.items():
-        print("%-34s %6.2f ms %6.2f ms %12s %9.2f" % (label, c.median, c.worst,
-                                                       "-".join(str(x) for x in sorted(set(conns))), load))
+    print("%-34s %9s %9s %12s %9s %9s %9s" % ("ping mcp on loopback (31 runs)", "median", "worst", "connections",
+                                            "load avg", "true", "floor"))
+    for label, (c, conns, load, (true, floor)) in cases.items():
+        print("%-34s %6.2f ms %6.2f ms %12s %9.2f %6.2f ms %6.2f ms" % (
+            label, c.median, c.worst, "-".join(str(x) for x in sorted(set(conns))), load, true, floor))
+    print("  true, floor: medians of /bin/true and of the floor client (one connection, same server)")
+    print("  in the same rounds: what the busy loops cost any process and any client")
     idle, busy = cases["idle"], cases["two busy loops"]
-    return {"idle": idle[0].median, "busy": busy[0].median, "conns": max(idle[1] + busy[1]), "load": busy[2]}
+    return {"idle": idle[0].median, "busy": busy[0].median, "conns": max(idle[1] + busy[1]), "load": busy[2],
+            "true": busy[3][0] / max(idle[3][0], 1e-9), "floor": busy[3][1] / max(idle[3][1], 1e-9)}
 
 
 # e_machine of an ELF header (bytes 18-19, little-endian) -> the target's architecture.
@@ -530,8 +539,9 @@ def fleet_targets(fleet):
         ("keep-alive /health: %.0f req/s, %.2f x the Connection: close run's %.0f"
          % (kept["keep-alive"], ratio, kept["Connection: close"]), ratio > 1.0),
         ("ping mcp beside two busy loops: at most %d connection(s) per run (1)" % busy["conns"], busy["conns"] == 1),
-        ("ping mcp beside two busy loops: median %.2f ms, %.2f x the idle %.2f ms (at most 1.5 x; load average %.1f)"
-         % (busy["busy"], slower, busy["idle"], busy["load"]), slower <= 1.5),
+        ("ping mcp beside two busy loops: median %.2f ms, %.2f x the idle %.2f ms (at most 1.5 x; load average %.1f;"
+         " /bin/true %.1f x, the floor client %.1f x)"
+         % (busy["busy"], slower, busy["idle"], busy["load"], busy["true"], busy["floor"]), slower <= 1.5),
     ]
 
 
