@@ -113,7 +113,7 @@ pub fn render(
         }
         Format::OpenMetrics => {
             let runs = metrics::Runs {
-                total: 1,
+                total: None,
                 last: Some(run),
             };
             Ok(metrics::render(
