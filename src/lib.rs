@@ -154,25 +154,29 @@ where
             Ok(0)
         }
         Command::Validate(source) => {
-            load(&source)?;
+            load(&source, None)?;
             Ok(0)
         }
         Command::Run(args) => run_checks(args),
         Command::Serve(args) => Ok(serve(args)?),
         Command::Login { config, target } => {
+            let config = load(&config, None)?;
             let cancel = runtime::Cancel::new();
             signals::install(&cancel);
-            login::run(&config, &target, &cancel)?;
+            login::run(config, &target, &cancel)?;
             Ok(0)
         }
     }
 }
 
-/// The configuration of a file, or of standard input for `-`.
-fn load(source: &ConfigSource) -> Result<config::Config, Error> {
+/// The configuration of a file, or of standard input for `-`. One that streams in (stdin, a
+/// pipe, `<(…)`) must arrive within the run deadline (`--deadline`, else the run cap), so a
+/// writer that never finishes cannot hold the command.
+fn load(source: &ConfigSource, deadline_ms: Option<u64>) -> Result<config::Config, Error> {
+    let wait = deadline_ms.map_or(engine::RUN_CAP, std::time::Duration::from_millis);
     match source {
-        ConfigSource::Path(path) => config::load_file(path),
-        ConfigSource::Stdin => config::load_stdin(),
+        ConfigSource::Path(path) => config::load_file(path, wait),
+        ConfigSource::Stdin => config::load_stdin(wait),
     }
     .map_err(Error::from)
 }
@@ -180,7 +184,7 @@ fn load(source: &ConfigSource) -> Result<config::Config, Error> {
 fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let terminal = TerminalEnv::from_env();
     let mut config = match &args.source {
-        Source::File(source) => load(source)?,
+        Source::File(source) => load(source, args.deadline_ms)?,
         Source::Adhoc {
             name,
             kind,
@@ -218,7 +222,7 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
 
 /// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
 fn serve(args: ServeArgs) -> Result<i32, Error> {
-    let mut config = config::load_file(&args.config).map_err(Error::from)?;
+    let mut config = load(&args.config, args.deadline_ms)?;
     with_deadline_flag(&mut config, args.deadline_ms);
     let token = match &args.token_env {
         Some(name) => {

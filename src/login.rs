@@ -6,9 +6,9 @@
 //! exchange, the token file. Each network step has the target's `timeout_ms`; the browser has
 //! five minutes; SIGINT/SIGTERM end the wait. No token is printed.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::config::Config;
 use crate::contract::OAuthGrant;
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
@@ -17,9 +17,8 @@ use crate::result::reason::OAuthStep;
 use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
 
-/// Runs the login for the target named `name` in the configuration at `path`.
-pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error> {
-    let config = crate::config::load_file(path).map_err(Error::Config)?;
+/// Runs the login for the target named `name` in `config`.
+pub(crate) fn run(config: Config, name: &str, cancel: &Cancel) -> Result<(), Error> {
     let id = config
         .roots
         .iter()

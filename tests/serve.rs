@@ -47,6 +47,22 @@ impl Serving {
 
     /// The same, run by `wrapper` (a command that execs the rest, like `prlimit … --`).
     fn start_under(wrapper: &[&str], config: &Path, extra: &[&str]) -> Serving {
+        Serving::spawn(wrapper, config.as_os_str(), Stdio::null(), extra)
+    }
+
+    /// `serve -`, its configuration piped to its standard input (by `printf`).
+    fn start_from_stdin(config: &str) -> Serving {
+        let mut printf = Command::new("printf")
+            .args(["%s", config])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("printf");
+        let pipe = printf.stdout.take().expect("printf's stdout");
+        let _ = printf.wait();
+        Serving::spawn(&[], "-".as_ref(), pipe.into(), &[])
+    }
+
+    fn spawn(wrapper: &[&str], config: &std::ffi::OsStr, stdin: Stdio, extra: &[&str]) -> Serving {
         let mut cmd = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut cmd = Command::new(program);
@@ -62,7 +78,7 @@ impl Serving {
             .args(extra)
             .env_clear()
             .env("AHP_TOKEN", TOKEN)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -603,6 +619,20 @@ fn memory_and_threads_stay_flat_over_1000_runs() {
         mcp.sessions_created() >= 1100,
         "the MCP target ran every time"
     );
+    let (exit, _) = serving.terminate();
+    assert_eq!(exit.code(), Some(0));
+}
+
+/// `serve -` reads its configuration from standard input, as `check -` does.
+#[test]
+fn serve_reads_its_configuration_from_stdin() {
+    let fake = FakeServer::start(FakeConfig::default());
+    let serving = Serving::start_from_stdin(&format!(
+        "version: v1\ntargets:\n  - name: notes\n    type: mcp\n    endpoint: {}\n",
+        fake.url()
+    ));
+    let ready = serving.until_ready("the first run", |a| a.status == 200);
+    assert!(ready.body.contains("HEALTHY"), "{ready:?}");
     let (exit, _) = serving.terminate();
     assert_eq!(exit.code(), Some(0));
 }

@@ -6,7 +6,7 @@
 //! `make dist` writes them into the release archive (`cargo run --example reference`); the
 //! binary itself never calls this module, so it adds nothing to its size.
 
-use super::defs::{FLAGS, Flag, VERBS};
+use super::defs::{FLAGS, Flag, VERBS, with_options};
 use crate::contract::TargetType;
 use crate::exit;
 
@@ -44,10 +44,7 @@ impl Shell {
     }
 }
 
-/// The verbs' names, in help order.
-fn verbs() -> impl Iterator<Item = &'static str> {
-    VERBS.iter().map(|(name, _, _)| *name)
-}
+use super::defs::verb_names as verbs;
 
 /// Whether `flag` applies to `verb`.
 fn applies(flag: &Flag, verb: &str) -> bool {
@@ -74,8 +71,11 @@ pub fn man_page() -> String {
     ));
     out.push_str(".SH NAME\nagenthealth \\- health checks for MCP servers, HTTP endpoints and what they depend on\n");
     out.push_str(".SH SYNOPSIS\n");
-    for (_, synopsis, _) in VERBS {
-        out.push_str(&format!(".B agenthealth\n{}\n.br\n", roff(synopsis)));
+    for form in VERBS.iter().flat_map(|(_, forms, _)| forms.iter()) {
+        out.push_str(&format!(
+            ".B agenthealth\n{}\n.br\n",
+            roff(&with_options(form))
+        ));
     }
     out.push_str(".SH DESCRIPTION\n");
     out.push_str(&roff(
@@ -118,10 +118,11 @@ pub fn man_page() -> String {
 
 /// The man page's COMMANDS: each verb's synopsis, summary and options.
 fn commands(out: &mut String) {
-    for (name, synopsis, summary) in VERBS {
+    for (name, forms, summary) in VERBS {
+        let forms: Vec<String> = forms.iter().map(|f| roff(f)).collect();
         out.push_str(&format!(
             ".TP\n.B agenthealth {}\n{}",
-            roff(synopsis),
+            forms.join("\n.br\n.B agenthealth "),
             roff(summary)
         ));
         let flags: Vec<String> = FLAGS
