@@ -154,8 +154,11 @@ where
             Ok(0)
         }
         Command::Validate(source) => {
-            load(&source, None)?;
-            Ok(0)
+            // What would make a check MISCONFIGURED on any host is a load error here.
+            match load(&source, None)?.unusable_endpoint {
+                Some(unusable) => Err(Error::Config(unusable).into()),
+                None => Ok(0),
+            }
         }
         Command::Run(args) => run_checks(args),
         Command::Serve(args) => Ok(serve(args)?),

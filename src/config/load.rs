@@ -216,7 +216,9 @@ pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
         line: e.line,
         expected: e.message,
     })?;
-    config(&root).map_err(|fail| locate(fail, text))
+    let (mut config, unusable) = config(&root).map_err(|fail| locate(fail, text))?;
+    config.unusable_endpoint = unusable.map(|fail| locate(fail, text));
+    Ok(config)
 }
 
 /// Turns a [`Fail`] into a [`LoadError`], finding the line of the failing node.
@@ -233,8 +235,9 @@ fn locate(fail: Fail, text: &str) -> LoadError {
     }
 }
 
-/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`.
-fn config(root: &yaml::Node) -> Result<Config, Fail> {
+/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`; with the first
+/// endpoint that cannot work.
+fn config(root: &yaml::Node) -> Result<(Config, Option<Fail>), Fail> {
     let path = KeyPath::default();
     let doc = At {
         node: root,
@@ -273,7 +276,8 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     for (path, node) in &items {
         decls.push(section::top_level_target(At { node, path })?);
     }
+    let unusable = decls.iter().find_map(|d| d.first_unusable()).cloned();
     let mut config = graph::assemble(decls, concurrency)?;
     config.deadline = deadline;
-    Ok(config)
+    Ok((config, unusable))
 }

@@ -155,6 +155,7 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
         nodes,
         roots,
         deadline: None,
+        unusable_endpoint: None,
     }
 }
 

@@ -977,6 +977,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             nodes: vec![t],
             roots: vec![0],
             deadline: None,
+            unusable_endpoint: None,
         };
         let plan = RunPlan::resolve(config, |_| Some("secret".into()));
         let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);

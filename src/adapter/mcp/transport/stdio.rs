@@ -43,6 +43,7 @@
 //! Every exchange registers the process's abort handle on the attempt, so the engine's
 //! watchdog can kill the group the moment the deadline passes or the run is cancelled.
 
+use crate::contract::endpoint::is_stdio_name;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,9 +72,6 @@ pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
 
 /// Part of the close budget kept for the `SIGTERM` and `SIGKILL` steps and scheduling.
 const CLOSE_RESERVE: Duration = Duration::from_millis(20);
-
-/// The endpoint scheme of stdio targets.
-const SCHEME: &str = "stdio://";
 
 /// The stdio transport of one target run.
 pub struct StdioTransport {
@@ -523,24 +521,6 @@ pub fn spawn_reason(e: &SpawnError) -> StartProblem {
     }
 }
 
-/// Whether `endpoint` names a stdio target: `stdio://` and a non-empty name, without
-/// userinfo, query, fragment, whitespace or control characters. The name only identifies
-/// the target; it is never executed.
-pub fn valid_endpoint(endpoint: &str) -> bool {
-    let Some(prefix) = endpoint.get(..SCHEME.len()) else {
-        return false;
-    };
-    if !prefix.eq_ignore_ascii_case(SCHEME) {
-        return false;
-    }
-    let rest = &endpoint[SCHEME.len()..];
-    let name = rest.split('/').next().unwrap_or_default();
-    !name.is_empty()
-        && !rest
-            .chars()
-            .any(|c| matches!(c, '@' | '?' | '#') || c.is_whitespace() || c.is_control())
-}
-
 /// Why a stdio target cannot run, found offline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -560,7 +540,7 @@ pub fn prepare(
     let Some(stdio) = options.stdio.as_ref() else {
         return Err(Refusal::Target);
     };
-    if !valid_endpoint(&target.endpoint) {
+    if !is_stdio_name(&target.endpoint) {
         return Err(Refusal::Target);
     }
     if let Err(e) = Child::preflight(&command(stdio, env)) {
@@ -660,7 +640,7 @@ mod tests {
             "stdio://files/sub",
             "stdio://a.b_c-1",
         ] {
-            assert!(valid_endpoint(ok), "{ok}");
+            assert!(is_stdio_name(ok), "{ok}");
         }
         for bad in [
             "stdio://",
@@ -674,7 +654,7 @@ mod tests {
             "std",
             "stdio://\u{7}",
         ] {
-            assert!(!valid_endpoint(bad), "{bad}");
+            assert!(!is_stdio_name(bad), "{bad}");
         }
     }
 
