@@ -162,6 +162,10 @@ where
         }
         Command::Run(args) => run_checks(args),
         Command::Serve(args) => Ok(serve(args)?),
+        Command::LoginTargets(source) => {
+            login_targets(source.as_ref());
+            Ok(0)
+        }
         Command::Login { config, target } => {
             let config = load(&config, None)?;
             let cancel = runtime::Cancel::new();
@@ -170,6 +174,25 @@ where
             Ok(0)
         }
     }
+}
+
+/// `__complete login-targets FILE`: the names of the top-level targets `login` accepts (an
+/// `mcp.oauth` section with `grant: authorization_code`), for the shell completions. The
+/// strict loader only: no environment is read, so nothing but names (which label metrics,
+/// and are no secret) can be printed; any failure prints nothing.
+fn login_targets(source: Option<&ConfigSource>) {
+    let Some(Ok(config)) = source.map(|s| load(s, Some(2000))) else {
+        return;
+    };
+    let mut out = String::new();
+    for target in config.roots.iter().filter_map(|&id| config.nodes.get(id)) {
+        let oauth = target.mcp.as_ref().and_then(|m| m.oauth.as_ref());
+        if oauth.is_some_and(|o| o.grant == contract::OAuthGrant::AuthorizationCode) {
+            out.push_str(&text::clean(&target.name));
+            out.push('\n');
+        }
+    }
+    let _ = write_stdout(&out);
 }
 
 /// The configuration of a file, or of standard input for `-`. One that streams in (stdin, a

@@ -201,6 +201,10 @@ pub(crate) const VERBS: &[(&str, &[&str], &str)] = &[
     ("help", &["help [verb]"], "print usage"),
 ];
 
+/// The hidden verb the shell completions call (`__complete login-targets FILE`): in no help,
+/// man page or completion list.
+pub(crate) const COMPLETE: &str = "__complete";
+
 /// A form with its options' place: before the `--` of a server's command line, else last.
 pub(crate) fn with_options(form: &str) -> String {
     match form.split_once(" -- ") {

@@ -34,6 +34,9 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// `serve <config.yaml>`: the AgentHealth Protocol and metrics over HTTP.
     Serve(ServeArgs),
+    /// `__complete login-targets <config.yaml>`, for the shell completions: the top-level
+    /// targets `login` accepts, one name a line; hidden, never an error.
+    LoginTargets(Option<ConfigSource>),
     /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
     Login {
         /// The configuration file (or standard input).

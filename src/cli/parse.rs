@@ -95,6 +95,12 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
     let Some(verb) = low.positional.first() else {
         return Err(UsageError("missing command; use --help".into()));
     };
+    if verb == defs::COMPLETE {
+        return Ok(Command::LoginTargets(match &low.positional[1..] {
+            [what, file] if what == "login-targets" => Some(ConfigSource::from_arg(file)),
+            _ => None,
+        }));
+    }
     if !defs::verb_names().any(|v| v == verb) {
         return Err(unknown("command", verb, defs::verb_names(), "commands"));
     }

@@ -204,9 +204,60 @@ fn flag_words(verb: &str) -> String {
         .join(" ")
 }
 
+/// What a positional argument of a verb completes to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Arg {
+    /// A target type (`ping <type>`).
+    Type,
+    /// A target type or a configuration file (`doctor`).
+    TypeOrConfig,
+    /// A configuration file: `*.yaml`, `*.yml`, a directory, or `-`.
+    Config,
+    /// A verb (`help <verb>`).
+    Verb,
+    /// A top-level target `login` accepts, from `agenthealth __complete login-targets FILE`.
+    LoginTarget,
+}
+
+/// Each verb's positional arguments, by position (an endpoint completes to nothing). After
+/// `--` (`--stdio -- <command> [args...]`) every shell completes a command line.
+const POSITIONALS: &[(&str, &[Arg])] = &[
+    ("ping", &[Arg::Type]),
+    ("doctor", &[Arg::TypeOrConfig]),
+    ("check", &[Arg::Config]),
+    ("validate", &[Arg::Config]),
+    ("serve", &[Arg::Config]),
+    ("login", &[Arg::Config, Arg::LoginTarget]),
+    ("help", &[Arg::Verb]),
+];
+
+/// The target types, space-separated.
+fn type_words() -> String {
+    TargetType::names(&TargetType::ALL, " ")
+}
+
+/// The verbs, space-separated.
+fn verb_words() -> String {
+    verbs().collect::<Vec<_>>().join(" ")
+}
+
+/// The flags that take a value (whose value is no positional argument).
+fn value_flags() -> impl Iterator<Item = &'static Flag> {
+    FLAGS.iter().filter(|f| f.value_name().is_some())
+}
+
 fn bash() -> String {
     let mut out = String::from(
         "# bash completion for agenthealth (generated from its flag table)\n\
+         _agenthealth_configs() {\n\
+         \x20   local f\n\
+         \x20   COMPREPLY=()\n\
+         \x20   while IFS= read -r f; do\n\
+         \x20       [[ -d $f || $f == *.yaml || $f == *.yml ]] && COMPREPLY+=(\"$f\")\n\
+         \x20   done < <(compgen -f -- \"$1\")\n\
+         \x20   [[ - == \"$1\"* ]] && COMPREPLY+=(-)\n\
+         \x20   compopt -o filenames 2> /dev/null\n\
+         }\n\
          _agenthealth() {\n\
          \x20   local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n\
          \x20   case \"$prev\" in\n",
@@ -222,7 +273,34 @@ fn bash() -> String {
             (None, None) => {}
         }
     }
-    out.push_str("    esac\n    if [[ $COMP_CWORD -eq 1 ]]; then\n");
+    let values: Vec<String> = value_flags().map(|f| format!("--{}", f.long)).collect();
+    out.push_str(&format!(
+        "    esac\n\
+         \x20   # The positional arguments so far; after `--`, the server's command line.\n\
+         \x20   local i w args=() skip=\n\
+         \x20   for ((i = 2; i < COMP_CWORD; i++)); do\n\
+         \x20       w=${{COMP_WORDS[i]}}\n\
+         \x20       if [[ $w == -- ]]; then\n\
+         \x20           if ((i == COMP_CWORD - 1)); then\n\
+         \x20               COMPREPLY=($(compgen -c -- \"$cur\"))\n\
+         \x20           else\n\
+         \x20               COMPREPLY=($(compgen -f -- \"$cur\"))\n\
+         \x20           fi\n\
+         \x20           return\n\
+         \x20       fi\n\
+         \x20       if [[ -n $skip ]]; then\n\
+         \x20           [[ $w == = ]] || skip=\n\
+         \x20           continue\n\
+         \x20       fi\n\
+         \x20       case \"$w\" in\n\
+         \x20           {}|=) skip=1 ;;\n\
+         \x20           -*) ;;\n\
+         \x20           *) args+=(\"$w\") ;;\n\
+         \x20       esac\n\
+         \x20   done\n\
+         \x20   if [[ $COMP_CWORD -eq 1 ]]; then\n",
+        values.join("|")
+    ));
     let first: Vec<String> = verbs()
         .map(str::to_string)
         .chain(
@@ -247,12 +325,27 @@ fn bash() -> String {
         "    esac\n\
          \x20   if [[ $cur == -* ]]; then\n\
          \x20       COMPREPLY=($(compgen -W \"$flags\" -- \"$cur\"))\n\
-         \x20   else\n\
-         \x20       COMPREPLY=($(compgen -f -- \"$cur\"))\n\
+         \x20       return\n\
          \x20   fi\n\
-         }\n\
-         complete -o default -F _agenthealth agenthealth\n",
+         \x20   COMPREPLY=()\n\
+         \x20   case \"${COMP_WORDS[1]}:${#args[@]}\" in\n",
     );
+    for (verb, args) in POSITIONALS {
+        for (i, arg) in args.iter().enumerate() {
+            let action = match arg {
+                Arg::Type => format!("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", type_words()),
+                Arg::TypeOrConfig => format!(
+                    "_agenthealth_configs \"$cur\"; COMPREPLY+=($(compgen -W \"{}\" -- \"$cur\"))",
+                    type_words()
+                ),
+                Arg::Config => "_agenthealth_configs \"$cur\"".to_string(),
+                Arg::Verb => format!("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", verb_words()),
+                Arg::LoginTarget => "local IFS=$'\\n'; COMPREPLY=($(compgen -W \"$(\"${COMP_WORDS[0]}\" __complete login-targets \"${args[0]}\" 2> /dev/null)\" -- \"$cur\"))".to_string(),
+            };
+            out.push_str(&format!("        {verb}:{i}) {action} ;;\n"));
+        }
+    }
+    out.push_str("    esac\n}\ncomplete -F _agenthealth agenthealth\n");
     out
 }
 
@@ -265,28 +358,94 @@ fn zsh_text(text: &str) -> String {
 }
 
 fn zsh() -> String {
-    let mut out = String::from(
-        "#compdef agenthealth\n# zsh completion for agenthealth (generated from its flag table)\n\n_agenthealth() {\n    local -a verbs\n    verbs=(\n",
+    let mut out = format!(
+        "#compdef agenthealth\n\
+         # zsh completion for agenthealth (generated from its flag table)\n\n\
+         _agenthealth_configs() {{\n\
+         \x20   _files -g '*.(yaml|yml)'\n\
+         \x20   compadd -- -\n\
+         }}\n\n\
+         _agenthealth_types() {{\n\
+         \x20   local -a types\n\
+         \x20   types=({})\n\
+         \x20   _describe -t types 'target type' types\n\
+         }}\n\n\
+         _agenthealth_type_or_config() {{\n\
+         \x20   _alternative 'types:target type:_agenthealth_types' 'files:configuration:_agenthealth_configs'\n\
+         }}\n\n\
+         _agenthealth_verbs() {{\n\
+         \x20   local -a verbs\n\
+         \x20   verbs=(\n",
+        type_words()
     );
     for (name, _, summary) in VERBS {
         out.push_str(&format!("        '{name}:{}'\n", zsh_text(summary)));
     }
-    out.push_str("    )\n    if (( CURRENT == 2 )); then\n        _describe 'command' verbs\n        return\n    fi\n    case $words[2] in\n");
+    out.push_str(
+        "    )\n\
+         \x20   _describe 'command' verbs\n\
+         }\n\n\
+         _agenthealth_login_targets() {\n\
+         \x20   local -a targets\n\
+         \x20   targets=(${(f)\"$(_call_program targets $_agenthealth_cmd __complete login-targets ${(Q)line[1]} 2> /dev/null)\"})\n\
+         \x20   compadd -a targets\n\
+         }\n\n\
+         _agenthealth() {\n\
+         \x20   local _agenthealth_cmd=$words[1]\n\
+         \x20   if (( CURRENT == 2 )); then\n\
+         \x20       _agenthealth_verbs\n\
+         \x20       return\n\
+         \x20   fi\n\
+         \x20   # After `--`: the server's command line.\n\
+         \x20   local dash=${words[(i)--]}\n\
+         \x20   if (( dash < CURRENT )); then\n\
+         \x20       words=(${words[dash+1,-1]})\n\
+         \x20       (( CURRENT -= dash ))\n\
+         \x20       _normal\n\
+         \x20       return\n\
+         \x20   fi\n\
+         \x20   local verb=$words[2]\n\
+         \x20   shift words\n\
+         \x20   (( CURRENT-- ))\n\
+         \x20   case $verb in\n",
+    );
     for verb in verbs() {
-        out.push_str(&format!("        {verb})\n            _arguments \\\n"));
-        for f in FLAGS.iter().filter(|f| applies(f, verb)) {
-            let value = match (choices(f), f.value_name()) {
-                (Some(words), _) => format!(":{}:({})", f.long, words.join(" ")),
-                (None, Some(v)) => format!(":{}:", zsh_text(v)),
-                (None, None) => String::new(),
+        let mut specs: Vec<String> = FLAGS
+            .iter()
+            .filter(|f| applies(f, verb))
+            .map(|f| {
+                let value = match (choices(f), f.value_name()) {
+                    (Some(words), _) => format!(":{}:({})", f.long, words.join(" ")),
+                    (None, Some(v)) => format!(":{}:", zsh_text(v)),
+                    (None, None) => String::new(),
+                };
+                format!("'--{}[{}]{value}'", f.long, zsh_text(f.doc))
+            })
+            .collect();
+        let args = POSITIONALS
+            .iter()
+            .find(|(v, _)| *v == verb)
+            .map_or(&[][..], |(_, a)| *a);
+        for (i, arg) in args.iter().enumerate() {
+            let (what, action) = match arg {
+                Arg::Type => ("target type", "_agenthealth_types"),
+                Arg::TypeOrConfig => (
+                    "target type or configuration",
+                    "_agenthealth_type_or_config",
+                ),
+                Arg::Config => ("configuration", "_agenthealth_configs"),
+                Arg::Verb => ("command", "_agenthealth_verbs"),
+                Arg::LoginTarget => ("target", "_agenthealth_login_targets"),
             };
-            out.push_str(&format!(
-                "                '--{}[{}]{value}' \\\n",
-                f.long,
-                zsh_text(f.doc)
-            ));
+            specs.push(format!("'{}:{what}:{action}'", i + 1));
         }
-        out.push_str("                '*:file:_files'\n            ;;\n");
+        if matches!(verb, "ping" | "doctor") {
+            specs.push("'2:endpoint: '".into());
+        }
+        out.push_str(&format!(
+            "        {verb})\n            _arguments \\\n                {}\n            ;;\n",
+            specs.join(" \\\n                ")
+        ));
     }
     out.push_str("    esac\n}\n\n_agenthealth \"$@\"\n");
     out
@@ -298,8 +457,50 @@ fn fish_text(text: &str) -> String {
 }
 
 fn fish() -> String {
-    let mut out = String::from(
-        "# fish completion for agenthealth (generated from its flag table)\ncomplete -c agenthealth -f\n",
+    let values: Vec<String> = value_flags().map(|f| format!("--{}", f.long)).collect();
+    let mut out = format!(
+        "# fish completion for agenthealth (generated from its flag table)\n\
+         # The verb and the positional arguments so far (flags and their values left out).\n\
+         function __agenthealth_args\n\
+         \x20   set -l tokens (commandline -opc)\n\
+         \x20   set -l skip 0\n\
+         \x20   for t in $tokens[2..-1]\n\
+         \x20       if test $skip = 1\n\
+         \x20           set skip 0\n\
+         \x20           continue\n\
+         \x20       end\n\
+         \x20       switch $t\n\
+         \x20           case {}\n\
+         \x20               set skip 1\n\
+         \x20           case '-*'\n\
+         \x20           case '*'\n\
+         \x20               echo $t\n\
+         \x20       end\n\
+         \x20   end\n\
+         end\n\
+         # Whether the word being completed is positional argument N of VERB.\n\
+         function __agenthealth_at -a verb n\n\
+         \x20   contains -- -- (commandline -opc); and return 1\n\
+         \x20   set -l args (__agenthealth_args)\n\
+         \x20   test \"$args[1]\" = $verb; and test (count $args) -eq $n\n\
+         end\n\
+         function __agenthealth_configs\n\
+         \x20   for f in (commandline -ct)*\n\
+         \x20       if test -d $f\n\
+         \x20           echo $f/\n\
+         \x20       else if string match -qr '\\.ya?ml$' -- $f\n\
+         \x20           echo $f\n\
+         \x20       end\n\
+         \x20   end\n\
+         \x20   echo -\n\
+         end\n\
+         function __agenthealth_login_targets\n\
+         \x20   set -l args (__agenthealth_args)\n\
+         \x20   set -l program (commandline -opc)[1]\n\
+         \x20   $program __complete login-targets $args[2] 2> /dev/null\n\
+         end\n\
+         complete -c agenthealth -f\n",
+        values.join(" ")
     );
     let all: Vec<&str> = verbs().collect();
     for (name, _, summary) in VERBS {
@@ -308,8 +509,29 @@ fn fish() -> String {
             fish_text(summary)
         ));
     }
+    for (verb, args) in POSITIONALS {
+        for (i, arg) in args.iter().enumerate() {
+            let n = i + 1;
+            let mut candidates = match arg {
+                Arg::Type | Arg::TypeOrConfig => vec![format!("-a '{}'", type_words())],
+                Arg::Verb => vec![format!("-a '{}'", verb_words())],
+                Arg::Config => vec![],
+                Arg::LoginTarget => vec!["-a '(__agenthealth_login_targets)'".to_string()],
+            };
+            if matches!(arg, Arg::Config | Arg::TypeOrConfig) {
+                candidates.push("-a '(__agenthealth_configs)'".to_string());
+            }
+            for c in candidates {
+                out.push_str(&format!(
+                    "complete -c agenthealth -n '__agenthealth_at {verb} {n}' {c}\n"
+                ));
+            }
+        }
+    }
     out.push_str(
-        "complete -c agenthealth -n '__fish_seen_subcommand_from check doctor validate serve login' -F\n",
+        "# After `--`: the server's command line.\n\
+         complete -c agenthealth -n 'test (commandline -opc)[-1] = --' -a '(__fish_complete_command)'\n\
+         complete -c agenthealth -n 'contains -- -- (commandline -opc); and not test (commandline -opc)[-1] = --' -F\n",
     );
     for f in FLAGS {
         let scope: Vec<&str> = if f.verbs.is_empty() {

@@ -1,5 +1,6 @@
 //! The release files: a scratch image of one static binary, a LICENSE that matches
-//! Cargo.toml, completions that complete.
+//! Cargo.toml, install lines that put each file where its tool looks (the completions
+//! themselves are exercised in `tests/completions.rs`).
 
 use super::*;
 
@@ -82,52 +83,6 @@ fn the_license_is_the_one_cargo_toml_declares() {
             .starts_with("Apache License\n                           Version 2.0, January 2004")
     );
     assert!(license.contains("END OF TERMS AND CONDITIONS"));
-}
-
-#[test]
-fn bash_completes_verbs_flags_and_values() {
-    let script = agenthealth::reference::completion(agenthealth::reference::Shell::Bash);
-    let dir = TempDir::new("deploy-bash");
-    let file = dir.file("agenthealth.bash", &script);
-    let complete = |words: &[&str]| {
-        let words = words
-            .iter()
-            .map(|w| format!("'{w}'"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let out = Command::new("bash")
-            .arg("-c")
-            .arg(format!(
-                "source '{}'; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _agenthealth; echo \"${{COMPREPLY[*]}}\"",
-                file.display()
-            ))
-            .output()
-            .expect("bash");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    assert_eq!(complete(&["agenthealth", "se"]), "serve");
-    assert_eq!(complete(&["agenthealth", "serve", "--l"]), "--listen");
-    assert_eq!(
-        complete(&["agenthealth", "check", "--format", "o"]),
-        "openmetrics"
-    );
-    assert_eq!(complete(&["agenthealth", "ping", "--st"]), "--stdio");
-    assert_eq!(
-        complete(&["agenthealth", "check", "--st"]),
-        "",
-        "--stdio is ping's and doctor's"
-    );
-    let syntax = Command::new("bash")
-        .arg("-n")
-        .arg(&file)
-        .status()
-        .expect("bash -n");
-    assert!(syntax.success());
 }
 
 /// The air-gap install lines of docs/deployment.md, run as written on the archive's files
