@@ -136,8 +136,8 @@ notes (mcp): HEALTHY  latency 1.00 ms
     assert_eq!(reach["evidence"]["address"], "127.0.0.1:1");
 }
 
-/// doctor: the contract's line per result, then each distinct piece of advice once, naming
-/// the targets it applies to.
+/// doctor: the contract's line per status and type (the two unreachable HTTP targets share
+/// one), then each distinct piece of advice once, naming the targets it applies to.
 #[test]
 fn doctor_gives_each_advice_once_naming_its_targets() {
     let s = server();
@@ -153,8 +153,7 @@ fn doctor_gives_each_advice_once_naming_its_targets() {
         .unwrap_or_default();
     assert_eq!(
         advice,
-        "Doctor: orders (http) is UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
-Doctor: billing (http) is UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
+        "Doctor: orders and billing (http) are UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
 Doctor: notes (mcp) is HEALTHY. Checks passed. Review the check list to confirm it covers your readiness requirements.
   - orders, billing (reachability): nothing is listening at `127.0.0.1:1`
 ",
