@@ -231,11 +231,11 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let secrets = plan.secrets();
     let redactor = Redactor::new(secrets.iter().map(contract::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+    let on_terminal = std::io::stdout().is_terminal();
     let style = Style {
-        color: args
-            .color
-            .enabled(std::io::stdout().is_terminal(), &terminal),
+        color: args.color.enabled(on_terminal, &terminal),
         unicode: args.format == Format::Terminal && locale_is_utf8(),
+        width: on_terminal.then(|| terminal.width(stdout_columns())),
     };
     let text = output::render(&doc, args.format, style, args.doctor, run)
         .map_err(|why| ToolFailure::redacted(Error::InvalidDocument(why), &redactor))?;
@@ -285,6 +285,22 @@ fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
             origin: config::Origin::CommandLine,
         });
     }
+}
+
+/// The width of the terminal on stdout, as the kernel knows it (`TIOCGWINSZ`).
+#[allow(unsafe_code)]
+fn stdout_columns() -> Option<usize> {
+    use nix::libc;
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize`, which `size` is, and reads nothing else; on
+    // failure it writes nothing.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 fn locale_is_utf8() -> bool {

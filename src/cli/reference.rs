@@ -171,6 +171,10 @@ fn environment(out: &mut String) {
             "NO_COLOR",
             "no colour in terminal output (with --color auto)",
         ),
+        (
+            "COLUMNS",
+            "the width terminal output is filled to (20-1000; else the terminal's own)",
+        ),
     ] {
         out.push_str(&format!(".TP\n.B {}\n{}\n", roff(name), roff(what)));
     }

@@ -93,6 +93,33 @@ pub fn advise(doc: &Document, style: Style) -> String {
             }
         }
     }
+    match style.width {
+        Some(width) => filled(&out, width),
+        None => out,
+    }
+}
+
+/// Doctor's lines filled to `width` at spaces; continuation lines hang four columns in, under
+/// a bullet's text.
+fn filled(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let (lead, rest) = match line.strip_prefix("  - ") {
+            Some(rest) => ("  - ", rest),
+            None => ("", line),
+        };
+        let lead_width = crate::output::wrap::visible_width(lead);
+        let rest = [rest.to_string()];
+        out.push_str(&crate::output::wrap::fill(
+            lead,
+            lead_width,
+            &rest,
+            "",
+            width,
+            ("    ", 4),
+        ));
+        out.push('\n');
+    }
     out
 }
 

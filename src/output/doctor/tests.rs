@@ -10,6 +10,7 @@ fn causes(doc: &Document, unicode: bool) -> Vec<String> {
     let style = Style {
         color: false,
         unicode,
+        width: None,
     };
     advise(doc, style)
         .lines()
