@@ -24,6 +24,45 @@ fn legacy_fake_is_healthy_with_one_session_and_a_delete() {
     assert_eq!(s.count_http("DELETE"), 1);
 }
 
+/// A server that answers 500 and then resets the connection it kept alive: the next request
+/// on that connection fails before any byte of an answer (nothing was processed), so it is
+/// sent again on a new connection and the 500 decides — UNHEALTHY, never UNREACHABLE
+/// `failure=reset`, every run.
+#[test]
+fn a_reset_after_a_500_is_a_stale_connection_and_the_500_decides() {
+    for _ in 0..5 {
+        let s = FakeServer::start(preset("error-500-reset").expect("preset"));
+        let o = ping(&s.url(), &[]);
+        assert_eq!(o.code, 2, "{}", o.stdout);
+        let v = o.json();
+        assert_eq!(v["checks"]["reachability"]["evidence"]["http_status"], 500);
+        assert_eq!(v["checks"]["authentication"]["status"], "UNHEALTHY", "{v}");
+        assert!(!o.stdout.contains("\"reset\""), "{}", o.stdout);
+        // The reset one and the one on the new connection.
+        assert_eq!(s.count("server/discover"), 2);
+    }
+}
+
+/// A complete head decides the class whatever happens to the body: a 500 whose body is cut
+/// by a reset is UNHEALTHY (the status arrived), not UNREACHABLE.
+#[test]
+fn a_complete_5xx_head_decides_whatever_the_body_does() {
+    let s = FakeServer::start(FakeConfig {
+        faults: vec![Fault::post(Action::Error {
+            status: 500,
+            code: -32603,
+            message: "Internal error",
+            data: None,
+        })],
+        ..Default::default()
+    });
+    let o = ping(&s.url(), &[]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let s = FakeServer::start(FakeConfig::default().with_fault(Fault::post(Action::Reset)));
+    let o = ping(&s.url(), &[]);
+    assert_ne!(o.code, 3, "a response had started: {}", o.stdout);
+}
+
 #[test]
 fn modern_fake_never_initializes() {
     let s = FakeServer::start(FakeConfig {

@@ -43,6 +43,18 @@ pub struct NetError {
 }
 
 impl NetError {
+    /// Whether the exchange met a kept-alive connection already gone: it reused an idle
+    /// connection, which was reset or closed before any byte of an answer arrived (and the
+    /// attempt was not cut off).
+    pub fn stale_connection(&self) -> bool {
+        matches!(self.kind, NetFailure::Reset | NetFailure::Closed)
+            && !self.timings.new_connection
+            && self
+                .timings
+                .http
+                .is_none_or(|http| http.status == Status::Unreachable)
+    }
+
     /// The health status this failure stands for.
     pub fn status(&self) -> Status {
         status_for(self.kind, self.response_seen)

@@ -274,9 +274,13 @@ impl HttpTransport {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
         attempt: &Attempt,
+        once: bool,
     ) -> Result<Response, TransportError> {
         let auth = self.authorization(method, attempt)?;
         let mut req = Request::new(method, &self.endpoint);
+        if once {
+            req = req.once();
+        }
         for (name, value) in headers {
             req = req.header(name, value);
         }
@@ -337,7 +341,10 @@ impl HttpTransport {
         };
         headers.extend(name.as_deref().map(|n| ("mcp-name", n)));
         headers.extend(params.iter().map(|(h, v)| (h.as_str(), *v)));
-        self.send(Method::Post, &headers, Some(body), attempt)
+        // A functional call is never sent twice (the specification), not even after a stale
+        // kept-alive connection; any other message may be, when nothing can have arrived.
+        let once = method == "tools/call";
+        self.send(Method::Post, &headers, Some(body), attempt, once)
     }
 
     /// Keeps the session id an `initialize` response assigned. Returns whether one was.
@@ -468,7 +475,7 @@ impl HttpTransport {
         if let Era::Legacy(revision) = era {
             headers.push(("mcp-protocol-version", revision.as_str()));
         }
-        let response = self.send(Method::Get, &headers, None, attempt)?;
+        let response = self.send(Method::Get, &headers, None, attempt, false)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
             return Err(self.refused(status, response));
@@ -545,7 +552,13 @@ impl Transport for HttpTransport {
 
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
         let started = Instant::now();
-        let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], None, attempt);
+        let result = self.send(
+            Method::Head,
+            &[("accept", ACCEPT_BOTH)],
+            None,
+            attempt,
+            false,
+        );
         Some(result.map(|response| {
             let mut steps = Steps::default();
             response.timings().write_steps(&mut steps);
@@ -615,7 +628,7 @@ impl Transport for HttpTransport {
             // Best effort, each within its own share of the cleanup attempt (which the watchdog
             // can cut): the outcome never changes an observation.
             let cleanup = attempt.within(Deadline::after(DELETE_BUDGET, Bound::Cleanup));
-            if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup) {
+            if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup, false) {
                 drain(response);
             }
         }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::config::{Action, DiscoverReply, Era, FakeConfig, Fault, LegacyOpts, Mode, SseOpts};
+use super::config::{Action, DiscoverReply, Era, FakeConfig, Fault, LegacyOpts, Mode, On, SseOpts};
 
 /// Description of a named preset.
 #[derive(Clone, Copy, Debug)]
@@ -90,6 +90,12 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
     ),
     p("error-500", "HTTP 500 on every POST", false, false),
+    p(
+        "error-500-reset",
+        "HTTP 500 to a connection's first request, then a reset (RST) when it is reused",
+        false,
+        false,
+    ),
     p(
         "trickle",
         "every POST answered one byte per 50 ms",
@@ -233,6 +239,19 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
         },
         "unauthorized" => d().with_fault(Fault::always(Action::Status(401))),
         "error-500" => d().with_fault(Fault::post(Action::Status(500))),
+        "error-500-reset" => d()
+            .with_fault(Fault {
+                on: On::Reused,
+                action: Action::ResetUnanswered,
+                times: None,
+            })
+            .with_fault(Fault::post(Action::Error {
+                status: 500,
+                code: -32603,
+                message: "Internal error",
+                data: None,
+            }))
+            .with_fault(Fault::always(Action::Status(500))),
         "trickle" => d().with_fault(Fault::post(Action::Trickle(Duration::from_millis(50)))),
         "stall" => d().with_fault(Fault::post(Action::HangMidBody)),
         "endless-sse" => d().with_fault(Fault::post(Action::SseNoResponse)),
