@@ -101,7 +101,8 @@ keys! {
     // MCP stdio processes.
     ExitCode = "exit_code": "the exit code of a stdio server that ended before answering",
     ExitSignal = "exit_signal": "the signal that ended it",
-    ProcessRunning = "process_running": "it closed its output but was still running",
+    ProcessRunning = "process_running": "it was still running when its output closed or the deadline passed",
+    StdoutBytes = "stdout_bytes": "bytes the stdio server wrote in answer to the request the deadline cut (0: nothing)",
     ProcessError = "process_error": "why the stdio command cannot start (command_not_found, …)",
     Command = "command": "the configured stdio command",
     // MCP functional checks.

@@ -411,12 +411,32 @@ impl TargetRun for McpRun {
         } else if o.response_seen {
             self.silence = None;
         }
+        // What is known of the request the deadline left unanswered (the engine adds the
+        // same when its watchdog cut the attempt first).
+        let mut o = o;
+        if matches!(o.reason, Some(Reason::Engine(Note::TimedOut { .. }))) {
+            o.evidence.extend(&self.unanswered());
+        }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
         if attempt.expired() {
             self.discard();
         }
         o
+    }
+
+    fn unanswered(&mut self) -> Evidence {
+        let Some(session) = self.session.as_mut() else {
+            return Evidence::default();
+        };
+        let facts = session.transport().unanswered();
+        if facts.0.is_empty() {
+            return facts;
+        }
+        let mut evidence = Evidence::default();
+        evidence.set(Key::FailedMethod, Fact::Word(session.last_method()));
+        evidence.extend(&facts);
+        evidence
     }
 
     fn discard(&mut self) {

@@ -269,7 +269,7 @@ fn label(r: &NodeResult) -> String {
 /// way `audience` changes them.
 pub fn check_advice(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
     match check.reason {
-        Some(Reason::Engine(note)) => engine::advice(note, dim, check),
+        Some(Reason::Engine(note)) => engine::advice(note, dim, check, audience),
         Some(Reason::Config(problem)) => config::advice(problem, check, audience),
         Some(Reason::Network(failure)) => network::advice(failure, check),
         Some(Reason::Http(failure)) => Some(http::advice(failure, check, audience)),

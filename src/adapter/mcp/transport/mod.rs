@@ -59,7 +59,7 @@ use crate::contract::{Bound, Status};
 use crate::net::HeadFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
-use crate::result::{Observation, Steps};
+use crate::result::{Evidence, Observation, Steps};
 use crate::runtime::Attempt;
 
 /// Names a modern request mirrors into headers: `Mcp-Name` (a tool or prompt name, a
@@ -260,6 +260,13 @@ pub trait Transport: Send {
     /// Forgets the connection, session or process an aborted attempt used: the next request
     /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
     fn discard(&mut self);
+
+    /// What is known of the last request a deadline or an abort left unanswered, beyond the
+    /// deadline itself (stdio: that the process was still running, and what it had written
+    /// in answer). Empty when nothing was left unanswered or nothing more is known.
+    fn unanswered(&self) -> Evidence {
+        Evidence::default()
+    }
 
     /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session
     /// this run was assigned; stdio: stdin closed, a short grace, the group terminated). The

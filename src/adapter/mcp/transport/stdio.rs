@@ -58,8 +58,8 @@ use crate::contract::{Bound, LocalResource, Secret};
 use crate::process::{
     Child, ChildSpec, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::Observation;
 use crate::result::reason::{Limit, Malformed, StartProblem};
+use crate::result::{Evidence, Fact, Key, Observation};
 use crate::runtime::{Attempt, Deadline};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
@@ -81,6 +81,10 @@ pub struct StdioTransport {
     /// Server requests answered while waiting for the response in flight (at most
     /// [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
     answered: usize,
+    /// The bytes of output charged to the last request when its wait for a line ended at the
+    /// deadline or an abort, with the process's output still open; `None` after any other
+    /// ending.
+    unanswered: Option<usize>,
 }
 
 impl StdioTransport {
@@ -92,6 +96,7 @@ impl StdioTransport {
             env,
             child: None,
             answered: 0,
+            unanswered: None,
         }
     }
 
@@ -125,6 +130,7 @@ impl StdioTransport {
     ) -> Result<Box<RawValue>, TransportError> {
         let want = out.id.unwrap_or(0);
         self.answered = 0;
+        self.unanswered = None;
         self.send_all(std::slice::from_ref(out), attempt)?;
         let mut used = 0usize;
         loop {
@@ -132,9 +138,15 @@ impl StdioTransport {
             let Some(child) = self.child.as_mut() else {
                 return Err(network(attempt));
             };
-            let line = child
-                .recv_line(attempt)
-                .map_err(|e| stopped(&e, used, attempt))?;
+            let line = match child.recv_line(attempt) {
+                Ok(line) => line,
+                Err(e) => {
+                    if matches!(e, RecvError::Timeout | RecvError::Aborted) {
+                        self.unanswered = Some(used);
+                    }
+                    return Err(stopped(&e, used, attempt));
+                }
+            };
             used = used.saturating_add(line.len().saturating_add(1));
             if used > MAX_RESPONSE_BYTES {
                 return Err(TransportError::Limit(Limit::OutputBeforeResponse));
@@ -162,6 +174,7 @@ impl StdioTransport {
         attempt: &Attempt,
     ) -> Vec<Result<Box<RawValue>, TransportError>> {
         let era = outs.first().map_or(Era::Modern, |o| o.era);
+        self.unanswered = None;
         if let Err(e) = self.send_all(outs, attempt) {
             return outs.iter().map(|_| Err(e.clone())).collect();
         }
@@ -282,6 +295,19 @@ impl Transport for StdioTransport {
                 e
             }
         })
+    }
+
+    fn unanswered(&self) -> Evidence {
+        let mut facts = Evidence::default();
+        if let Some(bytes) = self.unanswered {
+            // Its output was still open when the wait ended: it had not exited.
+            facts.set(Key::ProcessRunning, Fact::Bool(true));
+            facts.set(
+                Key::StdoutBytes,
+                Fact::Int(i64::try_from(bytes).unwrap_or(i64::MAX)),
+            );
+        }
+        facts
     }
 
     fn discard(&mut self) {
