@@ -43,11 +43,12 @@ pub struct NetError {
 }
 
 impl NetError {
-    /// Whether the exchange met a kept-alive connection already gone: it reused an idle
-    /// connection, which was reset or closed before any byte of an answer arrived (and the
-    /// attempt was not cut off).
+    /// Whether the exchange met a kept-alive connection the server had already reset: it
+    /// reused an idle connection, which was reset before any byte of an answer arrived (and
+    /// the attempt was not cut off). An orderly close (FIN) instead may follow a request the
+    /// server read and acted on, so it is no stale connection.
     pub fn stale_connection(&self) -> bool {
-        matches!(self.kind, NetFailure::Reset | NetFailure::Closed)
+        self.kind == NetFailure::Reset
             && !self.timings.new_connection
             && self
                 .timings

@@ -302,12 +302,12 @@ impl Client {
     /// Everything that can be refused without the network (an unusable proxy variable or
     /// trust store, an invalid header) fails before any byte is sent.
     ///
-    /// A kept-alive connection the server closed while it sat idle (a server that resets the
-    /// connection after answering an error, say) fails the next request with a reset or a
-    /// close before any byte of an answer — a connection that no longer exists, not a server
-    /// that cannot be reached. Nothing can have been processed, so such a request goes once
-    /// more, on a new connection, within the same attempt; never one marked
-    /// [`Request::once`].
+    /// A kept-alive connection the server reset while it sat idle (a server that resets the
+    /// connection after answering an error, say) fails the next request with a reset before
+    /// any byte of an answer — a connection that no longer existed, not a server that cannot
+    /// be reached, and nothing it acted on. Such a request goes once more, on a new
+    /// connection, within the same attempt; never one marked [`Request::once`]. A request the
+    /// server read and then closed the connection on (an orderly close) is never sent again.
     pub fn send(&mut self, attempt: &Attempt, req: &Request<'_>) -> Result<Response, NetError> {
         match self.exchange(attempt, req) {
             Err(e) if !req.once && e.stale_connection() => {
