@@ -78,6 +78,8 @@ keys! {
     Fallback = "fallback": "unpinned discovery was rejected the legacy way, so initialize followed",
     DiscoverHttpStatus = "discover_http_status": "the HTTP status of the rejected discovery",
     DiscoverRpcCode = "discover_rpc_code": "the JSON-RPC error code of the rejected discovery",
+    DiscoverResult = "discover_result": "why a server/discover result was no modern answer: no_versions (no supportedVersions at all)",
+    TransportHint = "transport_hint": "the deprecated HTTP+SSE transport: sse_path (the endpoint's path ends in /sse) or http_sse (a GET opened its event stream)",
     SessionIdIssued = "session_id_issued": "whether legacy initialize assigned a session id",
     ResponseMode = "response_mode": "how the establishing response arrived: json or sse",
     ServerVersion = "server_version": "the revision the server answered when it was refused (YYYY-MM-DD, grammar-checked)",

@@ -84,6 +84,19 @@ fn a_server_silent_on_discover_is_named_and_the_pin_advised() {
     assert_eq!(evidence(&v, "protocol", "era"), "legacy");
 }
 
+/// Over stdio too, a discover result with no versions at all (`{}`) falls back to
+/// `initialize`, saying why.
+#[test]
+fn a_discover_result_without_versions_falls_back() {
+    let spec = Spec::fake(&["--era", "legacy", "--discover-result", "{}"]);
+    let (case, v) = expect("discover-empty", &spec, HEALTHY, ms(4 * 5_000));
+    assert_eq!(evidence(&v, "protocol", "era"), "legacy");
+    assert_eq!(evidence(&v, "protocol", "fallback"), true);
+    assert_eq!(evidence(&v, "protocol", "discover_result"), "no_versions");
+    assert!(evidence(&v, "protocol", "discover_http_status").is_null());
+    assert_eq!(&case.logged()[..2], ["server/discover", "initialize"]);
+}
+
 #[test]
 fn a_discovery_timeout_never_falls_back() {
     let spec = Spec::fake(&["--era", "legacy", "--discover-hang"]).timeout(600);

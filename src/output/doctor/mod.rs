@@ -268,6 +268,28 @@ fn label(r: &NodeResult) -> String {
 /// The likely fix for one failed check: by the family of its reason, naming settings the
 /// way `audience` changes them.
 pub fn check_advice(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
+    let advice = by_reason(dim, check, audience);
+    // The deprecated HTTP+SSE transport, found (a GET opened its stream) or suspected (the
+    // path ends in /sse, where a Streamable HTTP endpoint may live too).
+    let instead = "which agenthealth does not speak";
+    let configure = "configure the server's Streamable HTTP endpoint (often /mcp) as";
+    let endpoint = audience.name(Setting::Endpoint);
+    match word(check, Key::TransportHint).as_deref() {
+        Some("http_sse") => Some(format!(
+            "this is the deprecated HTTP+SSE transport (a GET opens an event stream announcing \
+             a message endpoint), {instead}: {configure} {endpoint}, or upgrade the server"
+        )),
+        Some("sse_path") => Some(format!(
+            "if this is the deprecated HTTP+SSE transport (the path ends in /sse), {instead}, \
+             {configure} {endpoint}, or upgrade the server{}",
+            advice.map_or_else(String::new, |a| format!("; otherwise: {a}"))
+        )),
+        _ => advice,
+    }
+}
+
+/// The likely fix by the family of the check's reason.
+fn by_reason(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
     match check.reason {
         Some(Reason::Engine(note)) => engine::advice(note, dim, check, audience),
         Some(Reason::Config(problem)) => config::advice(problem, check, audience),

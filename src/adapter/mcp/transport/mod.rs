@@ -268,6 +268,14 @@ pub trait Transport: Send {
         Evidence::default()
     }
 
+    /// Whether the endpoint speaks the deprecated HTTP+SSE transport: a `GET` opens an event
+    /// stream whose first event announces a message endpoint (`event: endpoint`). Asked only
+    /// once both eras' POSTs were refused by status; bounded by the attempt, the first event
+    /// only, its data never kept. Only HTTP has such a thing.
+    fn opens_deprecated_sse(&mut self, _attempt: &Attempt) -> bool {
+        false
+    }
+
     /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session
     /// this run was assigned; stdio: stdin closed, a short grace, the group terminated). The
     /// engine's watchdog cuts it at the cleanup budget like any call. Never reports anything.

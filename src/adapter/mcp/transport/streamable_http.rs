@@ -550,6 +550,29 @@ impl Transport for HttpTransport {
         McpTransport::Http
     }
 
+    fn opens_deprecated_sse(&mut self, attempt: &Attempt) -> bool {
+        /// Enough for the `endpoint` event (its data is a path), never the stream.
+        const FIRST_EVENT: usize = 4096;
+        let Ok(response) = self.send(Method::Get, &[("accept", SSE)], None, attempt, false) else {
+            return false;
+        };
+        if response.status() != 200 || media_type(response.headers()) != Some(ResponseMode::Sse) {
+            return false;
+        }
+        let mut reader = response.into_reader();
+        let mut parser = SseParser::new(FIRST_EVENT);
+        let (mut events, mut chunk, mut read) = (Vec::new(), [0u8; 1024], 0);
+        while events.is_empty() && read < FIRST_EVENT {
+            match reader.read(&mut chunk) {
+                Ok(n @ 1..) if parser.feed(&chunk[..n], &mut events).is_ok() => read += n,
+                _ => break,
+            }
+        }
+        // The stream never ends: this connection is not reused.
+        self.client.discard();
+        events.first().is_some_and(|e| e.event_type == "endpoint")
+    }
+
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
         let started = Instant::now();
         let result = self.send(

@@ -32,14 +32,17 @@ pub const DOCUMENTED_ROUTES: &[(&str, &str)] = &[
     // the server's toy authorization server issues that token (docs/oauth.md).
     ("/private", "auth"),
     // What real servers answer on day one (docs/mcp.md): a gateway's 404 −32601 to
-    // server/discover, an older Python SDK's 200 −32602, a 200 `{}`, a 2024-11-05-only
-    // server, a 307 to the path with a trailing slash, a 403 without a challenge.
+    // server/discover, an older Python SDK's 200 −32602, a 200 `{}` to server/discover, a
+    // 2024-11-05-only server, a 307 to the path with a trailing slash, a 403 without a
+    // challenge.
     ("/gateway", "gateway"),
     ("/stateless", "stateless-legacy"),
     ("/anything", "discover-empty"),
     ("/old", "legacy-2024-11-05"),
     ("/moved", "redirect-slash"),
     ("/forbidden", "forbidden-host"),
+    // The deprecated HTTP+SSE transport (Python's SDK): HEAD 200, POST 405, GET its stream.
+    ("/sse", "sse-legacy-python"),
     // Answers `HEAD`, reads every `POST` and never answers it (the run deadline's example).
     ("/hang", "hang"),
 ];

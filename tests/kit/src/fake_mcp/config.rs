@@ -294,6 +294,9 @@ pub enum Action {
     /// SSE stream that never carries the answer: keep-alive comments and
     /// notifications every 50 ms until the client leaves or the server drops.
     SseNoResponse,
+    /// The deprecated HTTP+SSE transport's stream: an `endpoint` event, then comments until
+    /// the client leaves or the server drops.
+    SseEndpoint,
     /// SSE stream with a notification (no event ids) that ends without the answer.
     SseEndWithoutResponse,
     /// SSE stream (priming event with id, optional `retry:`) that ends without

@@ -182,6 +182,18 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
     ),
     p(
+        "sse-legacy-node",
+        "the deprecated HTTP+SSE transport as Node's SDK serves it: HEAD unanswered, GET opens the event stream, POST 404",
+        false,
+        false,
+    ),
+    p(
+        "sse-legacy-python",
+        "the deprecated HTTP+SSE transport as Python's SDK serves it: HEAD 200 event-stream, GET the stream, POST 405",
+        false,
+        false,
+    ),
+    p(
         "redirect-slash",
         "every request: 307 to the same path with a trailing slash",
         false,
@@ -309,6 +321,29 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
             },
             ..d()
         },
+        "sse-legacy-node" => d()
+            .with_fault(Fault::http("HEAD", Action::HangBeforeHeaders))
+            .with_fault(Fault::http("GET", Action::SseEndpoint))
+            .with_fault(Fault::post(Action::Raw {
+                status: 404,
+                headers: vec![("Content-Type", "text/html; charset=utf-8")],
+                body: "<!DOCTYPE html><title>Error</title><pre>Cannot POST {path}</pre>\n".into(),
+            })),
+        "sse-legacy-python" => d()
+            .with_fault(Fault::http(
+                "HEAD",
+                Action::Raw {
+                    status: 200,
+                    headers: vec![("Content-Type", "text/event-stream")],
+                    body: String::new(),
+                },
+            ))
+            .with_fault(Fault::http("GET", Action::SseEndpoint))
+            .with_fault(Fault::post(Action::Raw {
+                status: 405,
+                headers: vec![("Allow", "GET, HEAD"), ("Content-Type", "text/plain")],
+                body: "Method Not Allowed".into(),
+            })),
         "redirect-slash" => d().with_fault(Fault::always(Action::Raw {
             status: 307,
             headers: vec![("Location", "{base}{path}/")],

@@ -750,6 +750,7 @@ fn handle(
             mcp::answer(shared, route, &req, None)
         }
         Some(Action::SseNoResponse) => return render::sse_forever(shared, route, stream, close),
+        Some(Action::SseEndpoint) => return render::sse_endpoint_stream(shared, stream, close),
         Some(Action::Status(code)) => status_answer(shared, route, *code),
         Some(Action::Raw {
             status,
