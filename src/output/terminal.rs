@@ -141,32 +141,8 @@ fn node(
             pad_status(check.status, style)
         );
         let items = detail_items(*dim, check, &mut seen);
-        let line = match style.width {
-            Some(width) if !items.is_empty() => {
-                // Continuation lines hang under the details, or a little past the tree's
-                // rule when the details start right of the middle.
-                let lead = format!("{head}  ");
-                let column = wrap::visible_width(&lead);
-                let tree = format!("{body_prefix}{rule}");
-                let indent = if column <= width / 2 {
-                    column - wrap::visible_width(&tree)
-                } else {
-                    4
-                };
-                let hang = format!("{tree}{}", " ".repeat(indent));
-                let hang_width = wrap::visible_width(&hang);
-                wrap::fill(
-                    &lead,
-                    column,
-                    &items,
-                    separator(style),
-                    width,
-                    (&hang, hang_width),
-                )
-            }
-            _ if items.is_empty() => head.trim_end().to_string(),
-            _ => format!("{head}  {}", items.join(separator(style))),
-        };
+        let tree = format!("{body_prefix}{rule}");
+        let line = check_line(&head, &items, &tree, style);
         lines.push((dim.as_str(), line));
     }
     lines.sort_by_key(|(name, _)| *name);
@@ -180,6 +156,35 @@ fn node(
         let line = format!("{body_prefix}{}", if last { elbow } else { tee });
         let body = format!("{body_prefix}{}", if last { gap } else { pipe });
         node(out, d, &line, &body, style, None);
+    }
+}
+
+/// A check's line: `head` (the tree, the dimension and the status), then its detail items.
+/// On a terminal of known width the items are filled to it; continuation lines hang under
+/// the details, or a little past the tree's rule when the details start right of the middle.
+fn check_line(head: &str, items: &[String], tree: &str, style: Style) -> String {
+    match style.width {
+        Some(width) if !items.is_empty() => {
+            let lead = format!("{head}  ");
+            let column = wrap::visible_width(&lead);
+            let indent = if column <= width / 2 {
+                column - wrap::visible_width(tree)
+            } else {
+                4
+            };
+            let hang = format!("{tree}{}", " ".repeat(indent));
+            let hang_width = wrap::visible_width(&hang);
+            wrap::fill(
+                &lead,
+                column,
+                items,
+                separator(style),
+                width,
+                (&hang, hang_width),
+            )
+        }
+        _ if items.is_empty() => head.trim_end().to_string(),
+        _ => format!("{head}  {}", items.join(separator(style))),
     }
 }
 
