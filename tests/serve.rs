@@ -392,7 +392,7 @@ fn serve_failures_are_tool_failures() {
     assert_eq!(help.code, 0);
     assert!(
         help.stdout
-            .contains("usage: agenthealth serve <config.yaml>"),
+            .contains("usage: agenthealth serve <config.yaml|->"),
         "{}",
         help.stdout
     );
