@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::net::{Client, Endpoint};
-use crate::oauth::{Authorizer, OAuthError};
+use crate::oauth::{AuthFacts, Authorizer, OAuthError};
 use crate::run_plan::Credential;
 use crate::runtime::{Attempt, SecretLog};
 
@@ -48,6 +48,14 @@ impl Authorization {
         match self {
             Authorization::Static(value) => value.as_deref(),
             Authorization::OAuth(_) => None,
+        }
+    }
+
+    /// What OAuth established beside the token, for the authentication check.
+    pub fn facts(&self) -> Option<&AuthFacts> {
+        match self {
+            Authorization::Static(_) => None,
+            Authorization::OAuth(authorizer) => Some(authorizer.facts()),
         }
     }
 

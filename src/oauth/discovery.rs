@@ -14,20 +14,28 @@
 //!    pinned issuer only: the first document whose `issuer` equals it exactly. Its endpoints
 //!    must be secure ([`super::url::secure`]), and `https` when the issuer is.
 //! 4. **Scope:** configured scopes, else the challenge's, else the metadata's
-//!    `scopes_supported`, else none.
+//!    `scopes_supported`, else none. A server's scopes pass the configured scopes' rule
+//!    or are not sent: a challenge scope with one bad token is ignored as a whole (evidence
+//!    `challenge_scope=ignored`), bad metadata entries are skipped.
 //!
 //! Metadata requests never carry a credential and never follow a redirect (the network
-//! layer follows none); each answer must be a 200 JSON object of at most 64 KiB. Every
-//! request is bounded by the attempt's deadline.
+//! layer follows none); each answer must be a 200 JSON object of at most 64 KiB, else the
+//! next candidate is tried. Every request is bounded by the attempt's deadline; one the
+//! deadline cuts ends discovery at its step with `failure=timeout`.
 
 use serde_json::{Map, Value};
 
 use super::OAuthError;
 use super::challenge::{self, Challenge};
 use super::url;
-use crate::net::{Client, Endpoint, Method, Request, Response};
-use crate::result::reason::OAuthStep;
+use crate::net::{self, Client, Endpoint, Method, Request, Response};
+use crate::result::reason::{NetFailure, OAuthStep};
+use crate::result::{Evidence, Fact, Key};
 use crate::runtime::Attempt;
+use crate::text::is_scope_token;
+
+/// Most scopes requested from a server's list.
+const MAX_SCOPES: usize = 64;
 
 /// Largest metadata document read.
 pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;
@@ -45,6 +53,8 @@ pub(crate) struct Discovered {
     pub scope: Option<String>,
     /// The pinned issuer's validated metadata.
     pub server: ServerMetadata,
+    /// What the authentication check reports of it (`challenge_scope`).
+    pub evidence: Evidence,
 }
 
 /// The parts of an issuer's metadata OAuth uses.
@@ -76,27 +86,54 @@ pub(crate) fn discover(
     let found = challenge(client, endpoint, attempt)?;
     let protected = protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
     // The pinned issuer's metadata.
-    let server = url::server_metadata_candidates(&issuer_url)
-        .iter()
-        .filter_map(|c| fetch(client, c, attempt))
-        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer))
-        .ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))
+    let step = OAuthStep::ServerMetadata;
+    let mut pinned = None;
+    for candidate in url::server_metadata_candidates(&issuer_url) {
+        let doc = fetch(client, &candidate, step, attempt)?;
+        if let Some(doc) = doc.filter(|d| d.get("issuer").and_then(Value::as_str) == Some(issuer)) {
+            pinned = Some(doc);
+            break;
+        }
+    }
+    let server = pinned
+        .ok_or_else(|| OAuthError::step(step))
         .and_then(|doc| server_metadata(&doc, issuer_url.is_https()))?;
-    // The scope: the configured one, else the challenge's, else what the resource supports.
-    let scope = if !configured_scopes.is_empty() {
-        Some(configured_scopes.join(" "))
-    } else if let Some(challenged) = found.scope {
-        Some(challenged)
-    } else {
-        strings(protected.get("scopes_supported"))
-            .filter(|s| !s.is_empty())
-            .map(|s| s.join(" "))
-    };
+    let mut evidence = Evidence::default();
+    let scope = scope(configured_scopes, &found, &protected, &mut evidence);
     Ok(Discovered {
         resource,
         scope,
         server,
+        evidence,
     })
+}
+
+/// The scope to request: the configured one, else the challenge's, else what the resource
+/// supports. A server's scopes must pass the rule configured ones do
+/// ([`is_scope_token`], at most [`MAX_SCOPES`]): a challenge scope that breaks it is ignored
+/// (`challenge_scope=ignored`), metadata entries that break it are skipped.
+fn scope(
+    configured: &[String],
+    found: &Challenge,
+    protected: &Map<String, Value>,
+    evidence: &mut Evidence,
+) -> Option<String> {
+    if !configured.is_empty() {
+        return Some(configured.join(" "));
+    }
+    if let Some(challenged) = found.scope.as_deref() {
+        let tokens: Vec<&str> = challenged.split(' ').filter(|t| !t.is_empty()).collect();
+        if tokens.len() <= MAX_SCOPES && tokens.iter().all(|t| is_scope_token(t)) {
+            return Some(tokens.join(" "));
+        }
+        evidence.set(Key::ChallengeScope, Fact::Word("ignored"));
+    }
+    let supported: Vec<String> = strings(protected.get("scopes_supported"))?
+        .into_iter()
+        .filter(|s| is_scope_token(s))
+        .take(MAX_SCOPES)
+        .collect();
+    (!supported.is_empty()).then(|| supported.join(" "))
 }
 
 /// The endpoint's challenge: the `HEAD`'s, else that of an unauthenticated `POST` answered
@@ -155,10 +192,15 @@ fn protected_resource(
         }
         None => url::resource_metadata_candidates(endpoint),
     };
-    let protected = candidates
-        .iter()
-        .find_map(|c| fetch(client, c, attempt))
-        .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMetadata))?;
+    let step = OAuthStep::ResourceMetadata;
+    let mut document = None;
+    for candidate in &candidates {
+        document = fetch(client, candidate, step, attempt)?;
+        if document.is_some() {
+            break;
+        }
+    }
+    let protected = document.ok_or_else(|| OAuthError::step(step))?;
     if protected.get("resource").and_then(Value::as_str) != Some(resource) {
         return Err(OAuthError::step(OAuthStep::ResourceMismatch));
     }
@@ -237,21 +279,41 @@ fn strings(value: Option<&Value>) -> Option<Vec<String>> {
 }
 
 /// One metadata document: a secure URL answered 200 with a JSON object of at most 64 KiB.
-/// `None` when this candidate failed, for any reason.
-fn fetch(client: &mut Client, text: &str, attempt: &Attempt) -> Option<Map<String, Value>> {
-    let target = url::secure(text)?;
-    let response = client
-        .send(
-            attempt,
-            &Request::new(Method::Get, &target).header("accept", "application/json"),
-        )
-        .ok()?;
-    if response.status() != 200 {
-        return None;
+/// `Ok(None)` when this candidate failed for any other reason than time: a request the
+/// deadline cut ends discovery at `step` (`failure=timeout`), for the next candidate would
+/// have no time either.
+fn fetch(
+    client: &mut Client,
+    text: &str,
+    step: OAuthStep,
+    attempt: &Attempt,
+) -> Result<Option<Map<String, Value>>, OAuthError> {
+    let Some(target) = url::secure(text) else {
+        return Ok(None);
+    };
+    let cut = |f: net::NetError, status| {
+        if f.kind == NetFailure::Timeout {
+            Err(OAuthError::network(step, &f, status))
+        } else {
+            Ok(None)
+        }
+    };
+    // Its own response flag: a silent server is UNREACHABLE, a trickling one UNKNOWN.
+    let request = Request::new(Method::Get, &target).header("accept", "application/json");
+    let response = match client.send(&attempt.beside(), &request) {
+        Ok(response) => response,
+        Err(f) => return cut(f, None),
+    };
+    let status = response.status();
+    if status != 200 {
+        return Ok(None);
     }
-    let body = response.read_body(MAX_METADATA_BYTES).ok()?;
+    let body = match response.read_body(MAX_METADATA_BYTES) {
+        Ok(body) => body,
+        Err(f) => return cut(f, Some(status)),
+    };
     if body.over_limit {
-        return None;
+        return Ok(None);
     }
-    serde_json::from_slice(&body.bytes).ok()
+    Ok(serde_json::from_slice(&body.bytes).ok())
 }

@@ -22,7 +22,7 @@ use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
 use crate::contract::Secret;
 use crate::net::{Client, Method, Request};
-use crate::result::reason::{NetFailure, OAuthStep, TokenError};
+use crate::result::reason::{OAuthStep, TokenError};
 use crate::runtime::{Attempt, SecretLog};
 
 /// Lifetime of a token whose answer has no `expires_in`.
@@ -55,6 +55,12 @@ impl Token {
                 .expires_at
                 .duration_since(now)
                 .is_ok_and(|left| left > EXPIRY_MARGIN)
+    }
+
+    /// Whether the access token still works now: well-formed and not yet expired. A run that
+    /// cannot refresh uses such a token, however close to its expiry.
+    pub fn valid(&self, now: SystemTime) -> bool {
+        is_b64token(self.access.expose()) && self.expires_at > now
     }
 
     /// The `Authorization` header value.
@@ -107,13 +113,16 @@ pub(crate) fn request(
     if let Some(header) = basic.as_deref() {
         req = req.header("authorization", header);
     }
+    // Its own response flag: whether the token endpoint answered part of this request
+    // decides UNREACHABLE or UNKNOWN when the deadline cuts it.
+    let step = OAuthStep::TokenEndpoint(None);
     let response = client
-        .send(attempt, &req)
-        .map_err(|f| OAuthError::step(OAuthStep::TokenEndpoint(None)).failing(f.kind, None))?;
+        .send(&attempt.beside(), &req)
+        .map_err(|f| OAuthError::network(step, &f, None))?;
     let status = response.status();
-    let body = response.read_body(MAX_METADATA_BYTES).map_err(|f| {
-        OAuthError::step(OAuthStep::TokenEndpoint(None)).failing(f.kind, Some(status))
-    })?;
+    let body = response
+        .read_body(MAX_METADATA_BYTES)
+        .map_err(|f| OAuthError::network(step, &f, Some(status)))?;
     let doc: Option<Map<String, Value>> = if body.over_limit {
         None
     } else {
@@ -222,22 +231,6 @@ fn basic(id: &str, secret: &Secret) -> String {
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(pair)
     )
-}
-
-/// A network failure's own word, for the token endpoint's evidence.
-impl OAuthError {
-    fn failing(mut self, kind: NetFailure, status: Option<u16>) -> OAuthError {
-        if let OAuthError::Step {
-            failure,
-            http_status,
-            ..
-        } = &mut self
-        {
-            *failure = Some(kind);
-            *http_status = status;
-        }
-        self
-    }
 }
 
 #[cfg(test)]

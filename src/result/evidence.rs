@@ -89,7 +89,9 @@ keys! {
     Limit = "limit": "which safety limit was exceeded",
     Oauth = "oauth": "which OAuth step failed (resource_metadata, issuer_not_listed, token_endpoint, token_file, …)",
     OauthError = "oauth_error": "the token endpoint's RFC 6749 error code (invalid_client, invalid_grant, …)",
-    TokenFile = "token_file": "why the token file cannot be used (permissions, symlink, binding, …)",
+    TokenFile = "token_file": "why the token file cannot be used (permissions, symlink, binding, …), could not take a refreshed token (unwritable, unsaved), or that a refreshed token a killed run left was recovered",
+    OsError = "os_error": "the operating system's reason a token file could not be written (enospc, edquot, eio, erofs, eacces, eperm, other)",
+    ChallengeScope = "challenge_scope": "ignored: the 401 challenge's scope broke the scope-token rule, so it was not requested",
     // MCP inventories.
     ToolsCount = "tools_count": "tools listed",
     ResourcesCount = "resources_count": "resources listed",

@@ -15,9 +15,11 @@
 //!
 //! `harness`: the targets, configurations and the `login` driver; `grants`: the grants a
 //! check runs by itself; `authorization_code`: `agenthealth login` and the tokens it saves;
-//! `conformance`: the official suite's client scenarios.
+//! `conformance`: the official suite's client scenarios; `disk_faults`: token files on a
+//! volume that fills up or fails, against the rotating server.
 
 mod authorization_code;
 mod conformance;
+mod disk_faults;
 mod grants;
 mod harness;

@@ -356,6 +356,25 @@ impl McpRun {
         o.responded()
     }
 
+    /// The authentication check's outcome with what OAuth established beside its token
+    /// (`challenge_scope`, `token_file`): a run that had a token but could not save the
+    /// refreshed one works, and its next runs are at risk, so a passing check is DEGRADED.
+    fn with_auth_facts(&mut self, mut o: Observation) -> Observation {
+        let facts = self
+            .session
+            .as_mut()
+            .and_then(|s| s.transport().auth_facts());
+        let Some(facts) = facts else {
+            return o;
+        };
+        o.evidence.extend(&facts.evidence);
+        if let Some(reason) = facts.degraded.filter(|_| o.status == Status::Healthy) {
+            o.status = Status::Degraded;
+            o.reason = Some(reason);
+        }
+        o
+    }
+
     /// The opted-in tool call (see [`functional`]), on this run's session and inventory.
     fn functional(&mut self, attempt: &Attempt) -> Observation {
         // The loader guarantees both; a configuration built elsewhere is refused, never run.
@@ -414,9 +433,11 @@ impl TargetRun for McpRun {
         let allowed = Duration::from_millis(u64::try_from(micros).unwrap_or(u64::MAX));
         let o = match dim {
             Dimension::Reachability => self.reachability(attempt),
-            Dimension::Authentication | Dimension::Protocol => {
-                self.establish(attempt).map_or_else(|o| o, Ready::observe)
+            Dimension::Authentication => {
+                let o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
+                self.with_auth_facts(o)
             }
+            Dimension::Protocol => self.establish(attempt).map_or_else(|o| o, Ready::observe),
             Dimension::Capability => self.capability(attempt),
             Dimension::Functional => self.functional(attempt),
             _ => Observation::failed(Status::Unknown, Reason::Engine(Note::DimensionUnsupported)),

@@ -23,8 +23,9 @@
 //   or deny) logs in the fixed user `lab-user` and grants everything asked, via the Grant API.
 //
 // Test-only routes outside the issuer: GET /_lab/log (every request, every token request
-// with the auth method that arrived and the tokens issued, every auth-method refusal) and
-// POST /_lab/reset (empties the log).
+// with the auth method that arrived and the tokens issued, every auth-method refusal, and
+// `refresh_token_replays`: rotated-out refresh tokens presented again, each of which revokes
+// its grant, counted in `grants_revoked`) and POST /_lab/reset (empties the log).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import express from 'express';
@@ -113,7 +114,9 @@ const RESOURCE = /^http:\/\/127\.0\.0\.1:[0-9]{1,5}\/mcp$/;
 const RESOURCE_SCOPE = 'read write';
 
 // --- the log the tests read through GET /_lab/log ---
-const log = { requests: [], token_requests: [], refused: [] };
+const log = {
+  requests: [], token_requests: [], refused: [], refresh_token_replays: 0, grants_revoked: 0,
+};
 
 function basicCredentials(header) {
   const match = /^Basic ([A-Za-z0-9+/=]*)$/.exec(header ?? '');
@@ -197,6 +200,17 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
   // Plain http on loopback: keep cookies usable without TLS.
   provider.proxy = false;
 
+  // Replays of rotated refresh tokens: the refresh_token grant destroys a consumed token
+  // presented again, revokes its grant (event grant.revoked) and answers invalid_grant; the
+  // words that tell a replay from other invalid grants are in err.error_detail (its
+  // error_description is the generic "grant request is invalid").
+  provider.on('grant.error', (_ctx, err) => {
+    if (err?.error === 'invalid_grant' && err?.error_detail === 'refresh token already used') {
+      log.refresh_token_replays += 1;
+    }
+  });
+  provider.on('grant.revoked', () => { log.grants_revoked += 1; });
+
   const app = express();
   app.disable('x-powered-by');
   app.use((req, res, next) => {
@@ -211,6 +225,8 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
     log.requests.length = 0;
     log.token_requests.length = 0;
     log.refused.length = 0;
+    log.refresh_token_replays = 0;
+    log.grants_revoked = 0;
     res.status(204).end();
   });
 

@@ -57,6 +57,7 @@ use super::jsonrpc::{self, Incoming};
 use crate::config::McpTransport;
 use crate::contract::{Bound, Status};
 use crate::net::HeadFacts;
+use crate::oauth::AuthFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
 use crate::result::{Evidence, Observation, Steps};
@@ -274,6 +275,12 @@ pub trait Transport: Send {
     /// only, its data never kept. Only HTTP has such a thing.
     fn opens_deprecated_sse(&mut self, _attempt: &Attempt) -> bool {
         false
+    }
+
+    /// What the run's OAuth established beside its token, for the authentication check
+    /// (`None`: no OAuth, as on stdio).
+    fn auth_facts(&self) -> Option<AuthFacts> {
+        None
     }
 
     /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session

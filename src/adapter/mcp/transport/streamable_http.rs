@@ -633,6 +633,10 @@ impl Transport for HttpTransport {
         }
     }
 
+    fn auth_facts(&self) -> Option<oauth::AuthFacts> {
+        self.credentials.facts().cloned()
+    }
+
     fn close(&mut self, attempt: &Attempt) {
         let sessions: Vec<SessionId> = self.retired.drain(..).chain(self.session.take()).collect();
         for session in sessions {
