@@ -11,7 +11,8 @@
 //! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
 //! * [`Format`]: how results are written (`--format`);
-//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`).
+//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`);
+//! * [`endpoint`]: what an endpoint must look like ([`EndpointProblem`]: why one cannot work).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
@@ -19,6 +20,7 @@
 
 pub mod bound;
 pub mod dimension;
+pub mod endpoint;
 pub mod format;
 pub mod grant;
 pub mod resource;
@@ -57,6 +59,7 @@ parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
 
 pub use bound::Bound;
 pub use dimension::Dimension;
+pub use endpoint::EndpointProblem;
 pub use format::Format;
 pub use grant::OAuthGrant;
 pub use resource::LocalResource;
