@@ -162,7 +162,7 @@ def wanted(section):
 def main():
     if WAN_INSIDE:
         return wan_inside()
-    _, fake = start([FAKE, "--route", "/modern=modern", "--route", "/hang=hang",
+    _, fake = start([FAKE, "--port", "0", "--route", "/modern=modern", "--route", "/hang=hang",
                      "--route", "/trickle=trickle", "--route", "/stall=stall",
                      "--route", "/endless-sse=endless-sse", "--route", "/huge=huge", "--until-killed"])
     local, by, true = local_rows(fake) if wanted("local") else ([], {}, None)
@@ -179,9 +179,9 @@ def main():
 
 def local_rows(fake):
     """ping mcp and friends against local servers beside the floor: (cases, by label, true)."""
-    _, fake2 = start([FAKE, "--until-killed"])
+    _, fake2 = start([FAKE, "--port", "0", "--until-killed"])
     ca = os.path.join(TMP, "ca.pem")
-    _, tls = start([FAKE, "--tls", ca, "--route", "/modern=modern", "--until-killed"])
+    _, tls = start([FAKE, "--port", "0", "--tls", ca, "--until-killed"])
     own_ca = dict(os.environ, SSL_CERT_FILE=ca)
     own_ca.pop("SSL_CERT_DIR", None)
     system_store = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_DIR", "SSL_CERT_FILE")}
@@ -269,7 +269,7 @@ def wan_inside():
     one JSON line per WAN kind."""
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     start([sys.executable, TUN, "20"], ready="ready")
-    _, fake = start([FAKE, "--route", "/modern=modern", "--until-killed"])
+    _, fake = start([FAKE, "--port", "0", "--route", "/modern=modern", "--until-killed"])
     proxy, paddr = start([PROXY, fake[len("http://"):], "0", "10.77.0.1", "20"])
     far = "10.77.0.2:" + paddr.rsplit(":", 1)[1]
     functional = os.path.join(TMP, "functional.yaml")
@@ -315,7 +315,7 @@ def counted(proxy):
 
 def graph_rows(fake):
     """The 1,000-node graph and its config load: the json check's Case."""
-    _, fake2 = start([FAKE, "--until-killed"])
+    _, fake2 = start([FAKE, "--port", "0", "--until-killed"])
     graph = os.path.join(TMP, "graph.yaml")
     with open(graph, "w") as f:
         subprocess.run([os.path.join(HERE, "graph/generate.sh"), "10", "9", "10",
@@ -386,7 +386,7 @@ def fleet_rows():
     routes = []
     for i in range(1000):
         routes += ["--route", "/t/%04d=modern" % i]
-    _, fake = start([FAKE, "--until-killed"] + routes)
+    _, fake = start([FAKE, "--port", "0", "--until-killed"] + routes)
     host = fake[len("http://"):]
     replica, addr = serve("version: v1\nmodules:\n  - name: m\n    type: mcp\n    allow: [127.0.0.1/32]\n",
                           "--probe-concurrency", "32")

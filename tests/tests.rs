@@ -13,6 +13,7 @@
 
 mod architecture;
 mod cli;
+mod completions;
 mod config;
 mod deadline;
 mod deploy;

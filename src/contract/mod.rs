@@ -15,6 +15,7 @@
 //! * [`AllowList`] and [`Forbidden`]: what a `/probe` module may reach, and the word for why a
 //!   target is refused — one definition that the configuration reads, the network layer
 //!   enforces and `serve` answers by.
+//! * [`endpoint`]: what an endpoint must look like ([`EndpointProblem`]: why one cannot work).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
@@ -23,6 +24,7 @@
 pub mod allow;
 pub mod bound;
 pub mod dimension;
+pub mod endpoint;
 pub mod format;
 pub mod grant;
 pub mod resource;
@@ -62,6 +64,7 @@ parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
 pub use allow::{AllowList, Forbidden};
 pub use bound::Bound;
 pub use dimension::Dimension;
+pub use endpoint::EndpointProblem;
 pub use format::Format;
 pub use grant::OAuthGrant;
 pub use resource::LocalResource;
