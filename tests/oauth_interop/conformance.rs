@@ -7,12 +7,13 @@ use std::thread;
 
 use serde_json::Value;
 
-use crate::interop::oauth::Conformance;
+use crate::interop::oauth::{Conformance, Suite};
 use crate::util::{TempDir, bin};
 
 /// The official conformance suite's client `auth/*` scenarios that fit a pre-registered
-/// client (tests/interop/README.md says which do not, and why). Each must pass by the
-/// suite's own verdict: no FAILURE or WARNING check, and the wrapper's exit accepted.
+/// client (tests/interop/README.md says which do not, and why), per suite version. Each must
+/// pass by the suite's own verdict: no FAILURE or WARNING check, and the wrapper's exit
+/// accepted.
 const CONFORMANCE_SCENARIOS: &[&str] = &[
     "auth/client-credentials-basic",
     "auth/pre-registration",
@@ -28,6 +29,19 @@ const CONFORMANCE_SCENARIOS: &[&str] = &[
     "auth/iss-unexpected",
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
+    "auth/resource-mismatch",
+    "auth/offline-access-not-supported",
+];
+/// The same for 0.1.16, which has no `iss-*` scenarios.
+const CONFORMANCE_0116_SCENARIOS: &[&str] = &[
+    "auth/client-credentials-basic",
+    "auth/pre-registration",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-from-www-authenticate",
     "auth/resource-mismatch",
     "auth/offline-access-not-supported",
 ];
@@ -110,8 +124,8 @@ fn find_checks(dir: &Path) -> Option<PathBuf> {
 
 /// Runs `scenarios`, [`CONFORMANCE_PARALLEL`] at a time (each spends most of its time
 /// starting Node), and fails with every report that did not pass.
-fn assert_conformance(scenarios: &[&'static str]) {
-    let suite = Conformance::locate();
+fn assert_conformance(version: Suite, scenarios: &[&'static str]) {
+    let suite = Conformance::locate(version);
     let suite = std::sync::Arc::new(suite);
     let mut failures = Vec::new();
     for chunk in scenarios.chunks(CONFORMANCE_PARALLEL) {
@@ -126,7 +140,7 @@ fn assert_conformance(scenarios: &[&'static str]) {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} conformance scenarios failed:\n\n{}",
+        "{version:?}: {} of {} conformance scenarios failed:\n\n{}",
         failures.len(),
         scenarios.len(),
         failures.join("\n\n")
@@ -138,10 +152,15 @@ const CONFORMANCE_PARALLEL: usize = 3;
 
 #[test]
 fn conformance_auth_scenarios_for_a_pre_registered_client_pass() {
-    assert_conformance(CONFORMANCE_SCENARIOS);
+    assert_conformance(Suite::Alpha12, CONFORMANCE_SCENARIOS);
+}
+
+#[test]
+fn conformance_0116_auth_scenarios_for_a_pre_registered_client_pass() {
+    assert_conformance(Suite::V0116, CONFORMANCE_0116_SCENARIOS);
 }
 
 #[test]
 fn conformance_scope_from_a_challenge_sent_only_on_post_passes() {
-    assert_conformance(CONFORMANCE_POST_CHALLENGE_SCENARIOS);
+    assert_conformance(Suite::Alpha12, CONFORMANCE_POST_CHALLENGE_SCENARIOS);
 }

@@ -14,7 +14,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-use crate::interop::oauth::{AuthServer, BASIC, Client, ODD, POST, SECRETS, WEB};
+use crate::interop::oauth::{
+    BASIC, Client, Lab, ODD, POST, SDK_BASIC, SDK_POST, SDK_SECRETS, SECRETS, WEB,
+};
 use crate::util::{Outcome, TempDir, command, run_env};
 use agenthealth_testkit::oauth_browser::{Browser, Decision};
 use agenthealth_testkit::oauth_http;
@@ -51,6 +53,8 @@ pub(super) struct Target {
     pub(super) refresh_env: bool,
     pub(super) redirect_port: Option<u16>,
     pub(super) revision: Option<&'static str>,
+    /// `token_endpoint_auth_method`, when configured.
+    pub(super) auth_method: Option<&'static str>,
 }
 
 impl Target {
@@ -72,6 +76,7 @@ impl Target {
             refresh_env: false,
             redirect_port: None,
             revision: None,
+            auth_method: None,
         }
     }
 
@@ -87,6 +92,11 @@ impl Target {
 
     pub(super) fn revision(mut self, revision: &'static str) -> Target {
         self.revision = Some(revision);
+        self
+    }
+
+    pub(super) fn auth_method(mut self, method: &'static str) -> Target {
+        self.auth_method = Some(method);
         self
     }
 
@@ -129,6 +139,9 @@ impl Target {
         if let Some(port) = self.redirect_port {
             y.push_str(&format!("        redirect_port: {port}\n"));
         }
+        if let Some(method) = self.auth_method {
+            y.push_str(&format!("        token_endpoint_auth_method: {method}\n"));
+        }
         y
     }
 }
@@ -165,6 +178,25 @@ pub(super) fn check(config: &Path, env: &[(&'static str, String)]) -> Outcome {
         &["check", config.to_str().unwrap(), "--format", "json"],
         env,
     )
+}
+
+/// `doctor CONFIG` (the terminal advice).
+pub(super) fn doctor(config: &Path, env: &[(&'static str, String)]) -> Outcome {
+    run_with(&["doctor", config.to_str().unwrap()], env)
+}
+
+/// Makes the access token saved in `token_file` look expired (its `expires_at` an hour
+/// ago), so the next check refreshes without waiting for the lifetime to pass.
+pub(super) fn expire_saved_token(token_file: &Path) {
+    let text = std::fs::read_to_string(token_file).expect("token file");
+    let mut doc: Value = serde_json::from_str(&text).expect("token file JSON");
+    doc["expires_at"] = Value::from("2000-01-01T00:00:00Z");
+    std::fs::write(token_file, format!("{doc}\n")).expect("rewrite the token file");
+}
+
+/// The evidence of the check named `check` of a JSON result document.
+pub(super) fn evidence<'a>(doc: &'a Value, check: &str) -> &'a Value {
+    &doc["checks"][check]["evidence"]
 }
 
 /// A loopback redirect port nothing listens on.
@@ -217,16 +249,18 @@ pub(super) fn leak_forms(client_id: &str, secret: &str) -> Vec<String> {
     ]
 }
 
-/// None of the lab's client secrets, the given extra values, nor any token the
-/// authorization server issued appears on stdout or stderr.
-pub(super) fn assert_no_secrets(o: &Outcome, lab: &AuthServer, extra: &[&str], what: &str) {
+/// None of the labs' client secrets, the given extra values, nor any token or client secret
+/// the authorization server issued appears on stdout or stderr.
+pub(super) fn assert_no_secrets(o: &Outcome, lab: &impl Lab, extra: &[&str], what: &str) {
     let mut needles: Vec<String> = Vec::new();
-    for client in [BASIC, POST, ODD, WEB] {
+    for client in [BASIC, POST, ODD, WEB, SDK_BASIC, SDK_POST] {
         needles.extend(leak_forms(client.id, client.secret.unwrap()));
     }
-    needles.extend(SECRETS.iter().map(|s| (*s).to_owned()));
+    needles.extend(SECRETS.iter().chain(&SDK_SECRETS).map(|s| (*s).to_owned()));
     needles.extend(extra.iter().map(|s| (*s).to_owned()));
-    needles.extend(lab.log().issued_tokens());
+    let log = lab.log();
+    needles.extend(log.issued_tokens());
+    needles.extend(log.registered_secrets());
     for needle in needles.iter().filter(|n| n.len() >= 8) {
         assert!(
             !o.stdout.contains(needle.as_str()) && !o.stderr.contains(needle.as_str()),
@@ -239,7 +273,7 @@ pub(super) fn assert_no_secrets(o: &Outcome, lab: &AuthServer, extra: &[&str], w
 }
 
 /// The token requests the lab saw with this grant type, since its last reset.
-pub(super) fn token_requests(lab: &AuthServer, grant: &str) -> Vec<Value> {
+pub(super) fn token_requests(lab: &impl Lab, grant: &str) -> Vec<Value> {
     lab.log().grants(grant).into_iter().cloned().collect()
 }
 
