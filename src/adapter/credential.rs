@@ -51,6 +51,14 @@ impl Authorization {
         }
     }
 
+    /// What OAuth established this run (`auth_method`, …); nothing for a static credential.
+    pub fn facts(&self) -> Option<&crate::result::Evidence> {
+        match self {
+            Authorization::Static(_) => None,
+            Authorization::OAuth(authorizer) => Some(authorizer.facts()),
+        }
+    }
+
     /// The value for the next request, acquiring an OAuth token within `attempt` if needed.
     pub fn header(
         &mut self,

@@ -20,7 +20,7 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 
-use crate::contract::{Bound, Dimension, OAuthGrant, Relationship, TargetType};
+use crate::contract::{AuthMethod, Bound, Dimension, OAuthGrant, Relationship, TargetType};
 
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};
@@ -275,4 +275,7 @@ pub struct OAuthOptions {
     pub scopes: Vec<String>,
     /// Loopback callback port for login (0 = ephemeral).
     pub redirect_port: Option<u16>,
+    /// How the client authenticates at the token endpoint; `None`: chosen from the
+    /// server's metadata.
+    pub token_endpoint_auth_method: Option<AuthMethod>,
 }

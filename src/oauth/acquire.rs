@@ -27,6 +27,7 @@ use super::url;
 use crate::config::OAuthOptions;
 use crate::contract::{OAuthGrant, Secret};
 use crate::net::{Client, Endpoint};
+use crate::result::Evidence;
 use crate::result::reason::OAuthStep;
 use crate::runtime::{Attempt, SecretLog};
 
@@ -47,6 +48,15 @@ impl Settings {
         self.configured.token_file.as_deref().map(Path::new)
     }
 
+    /// How the client authenticates at the token endpoint.
+    pub(crate) fn client_auth(&self) -> ClientAuth<'_> {
+        ClientAuth {
+            id: &self.configured.client_id,
+            secret: self.client_secret.as_ref(),
+            method: self.configured.token_endpoint_auth_method,
+        }
+    }
+
     /// What a token file for `endpoint` must be bound to.
     pub(crate) fn binding(&self, endpoint: &Endpoint) -> Binding {
         Binding {
@@ -64,6 +74,8 @@ pub(crate) struct Authorizer {
     secrets: SecretLog,
     token: Option<Token>,
     discovered: Option<Discovered>,
+    /// What this run's successful OAuth steps established, for the checks' evidence.
+    facts: Evidence,
 }
 
 impl Authorizer {
@@ -79,7 +91,13 @@ impl Authorizer {
             secrets,
             token: None,
             discovered: None,
+            facts: Evidence::default(),
         }
+    }
+
+    /// The evidence of this run's OAuth so far (`auth_method`, …): facts, never values.
+    pub(crate) fn facts(&self) -> &Evidence {
+        &self.facts
     }
 
     /// The `Authorization` value for the next MCP request, within `attempt`.
@@ -115,6 +133,9 @@ impl Authorizer {
             }
         };
         let header = token.authorization();
+        if let Some(method) = token.method {
+            method.record(&mut self.facts);
+        }
         self.token = Some(token);
         Ok(header)
     }
@@ -156,10 +177,7 @@ impl Authorizer {
                 attempt,
             )?,
         };
-        let auth = ClientAuth {
-            id: &settings.configured.client_id,
-            secret: settings.client_secret.as_ref(),
-        };
+        let auth = settings.client_auth();
         let result = match &refresh {
             None => token::request(
                 client,

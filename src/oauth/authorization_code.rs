@@ -32,7 +32,7 @@ use super::acquire::Settings;
 use super::discovery::{self, Discovered};
 use super::random::random;
 use super::store;
-use super::token::{self, ClientAuth, Token};
+use super::token::{self, Token};
 use super::url::{form, parse_query};
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
@@ -90,6 +90,11 @@ pub(crate) fn authorize(
     if !discovered.server.pkce_s256 {
         return Err(OAuthError::step(OAuthStep::Pkce));
     }
+    // A client the token endpoint would refuse is refused before the browser is involved.
+    token::choose(
+        &settings.client_auth(),
+        discovered.server.auth_methods.as_deref(),
+    )?;
 
     let verifier = random_text()?;
     let state = random_text()?;
@@ -325,14 +330,10 @@ fn exchange(
     secrets: &SecretLog,
     attempt: &Attempt,
 ) -> Result<Token, OAuthError> {
-    let auth = ClientAuth {
-        id: &settings.configured.client_id,
-        secret: settings.client_secret.as_ref(),
-    };
     token::request(
         client,
         discovered,
-        &auth,
+        &settings.client_auth(),
         &[
             ("grant_type", "authorization_code"),
             ("code", code),

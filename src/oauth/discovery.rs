@@ -54,8 +54,9 @@ pub(crate) struct ServerMetadata {
     pub token_endpoint: Endpoint,
     /// `authorization_endpoint`, when present and secure (login needs it).
     pub authorization_endpoint: Option<Endpoint>,
-    /// `token_endpoint_auth_methods_supported` (RFC 8414's default when absent or empty).
-    pub auth_methods: Vec<String>,
+    /// `token_endpoint_auth_methods_supported` as listed; `None` when absent or empty (RFC
+    /// 8414's default, `client_secret_basic`, then applies).
+    pub auth_methods: Option<Vec<String>>,
     /// `code_challenge_methods_supported` lists `S256`.
     pub pkce_s256: bool,
     /// `authorization_response_iss_parameter_supported: true` (RFC 9207).
@@ -206,11 +207,8 @@ pub(crate) fn server_metadata(
     let token_endpoint = endpoint("token_endpoint")
         .unwrap_or_else(|| Err(OAuthError::step(OAuthStep::ServerMetadata)))?;
     let authorization_endpoint = endpoint("authorization_endpoint").transpose()?;
-    let mut auth_methods =
-        strings(doc.get("token_endpoint_auth_methods_supported")).unwrap_or_default();
-    if auth_methods.is_empty() {
-        auth_methods.push("client_secret_basic".into());
-    }
+    let auth_methods =
+        strings(doc.get("token_endpoint_auth_methods_supported")).filter(|m| !m.is_empty());
     let pkce_s256 = strings(doc.get("code_challenge_methods_supported"))
         .is_some_and(|m| m.iter().any(|m| m == "S256"));
     let iss_required =

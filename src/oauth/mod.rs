@@ -54,6 +54,8 @@ pub(crate) enum OAuthError {
         http_status: Option<u16>,
         /// The network failure, when the token endpoint did not answer.
         failure: Option<NetFailure>,
+        /// The client authentication the token request used (or was refused).
+        method: Option<token::MethodChoice>,
     },
 }
 
@@ -64,12 +66,21 @@ impl OAuthError {
             step,
             http_status: None,
             failure: None,
+            method: None,
         }
     }
 
     /// A token-file problem.
     pub(crate) fn file(problem: TokenFileProblem) -> OAuthError {
         OAuthError::step(OAuthStep::TokenFile(problem))
+    }
+
+    /// Adds the client authentication the step used.
+    pub(crate) fn with_method(mut self, choice: token::MethodChoice) -> OAuthError {
+        if let OAuthError::Step { method, .. } = &mut self {
+            *method = Some(choice);
+        }
+        self
     }
 
     /// Adds the HTTP status the step got.
@@ -94,6 +105,7 @@ impl OAuthError {
                 step,
                 http_status,
                 failure,
+                method,
             } => {
                 let mut o = Observation::failed(
                     Status::Misconfigured,
@@ -116,6 +128,9 @@ impl OAuthError {
                 }
                 if let Some(failure) = failure {
                     o.evidence.set(Key::Failure, Fact::Word(failure.as_word()));
+                }
+                if let Some(method) = method {
+                    method.record(&mut o.evidence);
                 }
                 o
             }

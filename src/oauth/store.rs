@@ -125,6 +125,7 @@ pub(crate) fn read(
             .map(|t| Secret::new(t.to_string())),
         expires_at: system_time(expires_at),
         scope: text("scope").unwrap_or_default().to_string(),
+        method: None,
     }))
 }
 

@@ -15,9 +15,11 @@
 //!
 //! `harness`: the targets, configurations and the `login` driver; `grants`: the grants a
 //! check runs by itself; `authorization_code`: `agenthealth login` and the tokens it saves;
-//! `conformance`: the official suite's client scenarios.
+//! `conformance`: the official suite's client scenarios; `python_sdk`: the authorization
+//! server built on the Python SDK's own auth routes.
 
 mod authorization_code;
 mod conformance;
 mod grants;
 mod harness;
+mod python_sdk;

@@ -268,12 +268,21 @@ impl McpRun {
             return Err(Observation::new(Status::Unknown));
         };
         let mut evidence = Evidence::default();
-        match handshake(session, plan, &mut evidence, attempt) {
-            Ok(ready) => {
+        let outcome = handshake(session, plan, &mut evidence, attempt);
+        // What OAuth established on the way (the method used, …) explains the session too.
+        let oauth = session
+            .transport()
+            .auth_facts()
+            .cloned()
+            .unwrap_or_default();
+        match outcome {
+            Ok(mut ready) => {
+                ready.evidence.extend(&oauth);
                 self.state = State::Ready(ready.clone());
                 Ok(ready)
             }
             Err(failure) => {
+                evidence.extend(&oauth);
                 let o = explain(&failure, evidence, session);
                 if !failure.is_network() && failure.response_seen() && !attempt.is_aborted() {
                     self.state = State::Failed(o.clone());

@@ -955,6 +955,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             token_file: None,
             scopes: Vec::new(),
             redirect_port: None,
+            token_endpoint_auth_method: None,
         }),
         ..McpOptions::default()
     };

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use super::{env_ref, no_nul};
 use crate::config::reader::{Fail, Field};
 use crate::config::{OAuthOptions, rules};
-use crate::contract::OAuthGrant;
+use crate::contract::{AuthMethod, OAuthGrant};
 
 const OAUTH_KEYS: &[&str] = &[
     "issuer",
@@ -16,6 +16,7 @@ const OAUTH_KEYS: &[&str] = &[
     "token_file",
     "scopes",
     "redirect_port",
+    "token_endpoint_auth_method",
 ];
 
 /// Reads `mcp.oauth`, then checks that the grant has what it needs to get a token.
@@ -53,6 +54,16 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
     if let Some(msg) = missing {
         return Err(g.path.fail(msg));
     }
+    let token_endpoint_auth_method = match map.get("token_endpoint_auth_method") {
+        Some(f) => {
+            let method = auth_method(f)?;
+            if let Some(msg) = method_conflict(method, grant, client_secret_env.is_some()) {
+                return Err(f.path.fail(msg));
+            }
+            Some(method)
+        }
+        None => None,
+    };
     // A client-credentials token is never refreshed: a refresh token configured for one is a
     // mistake, refused by name. (`redirect_port` on other grants is harmless and accepted, as
     // the Go reference accepts it; only `login` uses it.)
@@ -72,6 +83,33 @@ pub(super) fn oauth(f: &Field<'_>) -> Result<OAuthOptions, Fail> {
         token_file,
         scopes,
         redirect_port,
+        token_endpoint_auth_method,
+    })
+}
+
+/// Why `method` cannot authenticate this client, if it cannot: a public method with a
+/// secret, or for a grant that needs a confidential client; a confidential one without.
+fn method_conflict(method: AuthMethod, grant: OAuthGrant, secret: bool) -> Option<&'static str> {
+    match (method.confidential(), secret) {
+        (false, _) if grant == OAuthGrant::ClientCredentials => Some(
+            "grant `client_credentials` needs a confidential client (client_secret_basic or client_secret_post)",
+        ),
+        (false, true) => Some(
+            "`none` is a public client: remove `client_secret_env`, or choose client_secret_basic or client_secret_post",
+        ),
+        (true, false) => {
+            Some("a confidential method needs the client's secret: set `client_secret_env`")
+        }
+        _ => None,
+    }
+}
+
+/// `token_endpoint_auth_method`: one of the three this client speaks.
+fn auth_method(f: &Field<'_>) -> Result<AuthMethod, Fail> {
+    let s = f.at().str("a token endpoint auth method")?;
+    AuthMethod::parse(s).ok_or_else(|| {
+        let methods = AuthMethod::ALL.map(AuthMethod::as_str);
+        f.path.fail(rules::unknown("method", &methods, s))
     })
 }
 

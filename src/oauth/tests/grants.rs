@@ -38,6 +38,8 @@ fn client_credentials_with_basic_for_the_resource_and_reused_within_the_run() {
     );
     assert_eq!(value(&form, "scope"), Some("read"), "the challenge's scope");
     assert_eq!(value(&form, "client_secret"), None);
+    // RFC 6749 §3.2.1: the body names the client too (the Python SDK's servers need it).
+    assert_eq!(value(&form, "client_id"), Some("registered-client"));
     // No metadata request carries a credential.
     for r in fake.server.requests() {
         if r.target != "/token" {
@@ -79,6 +81,40 @@ fn client_secret_post_when_basic_is_not_listed() {
     let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert_eq!(step_of(&r), Some(OAuthStep::AuthMethod));
     assert!(fake.requests("/token").is_empty());
+}
+
+#[test]
+fn a_public_client_is_not_sent_where_only_confidential_methods_are_listed() {
+    let confidential_only = |root: &str| {
+        let mut w = good(root);
+        if let Some(doc) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+            doc["token_endpoint_auth_methods_supported"] =
+                json!(["client_secret_post", "client_secret_basic"]);
+        }
+        w
+    };
+    let public = |fake: &Fake, method| {
+        let mut s = settings(fake, OAuthGrant::ClientCredentials);
+        s.client_secret = None;
+        s.configured.grant = OAuthGrant::RefreshToken;
+        s.configured.token_endpoint_auth_method = method;
+        s.refresh_token = Some(Secret::new("configured-refresh".into()));
+        s
+    };
+    let fake = Fake::start(confidential_only);
+    let (r, _) = authorize(&fake, public(&fake, None));
+    let Err(e) = r else { panic!("refused") };
+    let o = e.observation();
+    assert_eq!(o.evidence.get(Key::Oauth), Some(&Fact::Word("auth_method")));
+    assert_eq!(o.evidence.get(Key::AuthMethod), Some(&Fact::Word("none")));
+    assert!(fake.requests("/token").is_empty(), "zero token requests");
+    // Said explicitly, `none` is used.
+    let fake = Fake::start(confidential_only);
+    let (r, _) = authorize(&fake, public(&fake, Some(AuthMethod::None)));
+    assert!(r.is_ok(), "{r:?}");
+    let form = fake.form();
+    assert_eq!(value(&form, "client_id"), Some("registered-client"));
+    assert!(fake.requests("/token")[0].header("authorization").is_none());
 }
 
 #[test]

@@ -24,12 +24,12 @@ use super::store::{self, Binding};
 use super::token::Token;
 use super::{OAuthError, check_offline, url};
 use crate::config::OAuthOptions;
-use crate::contract::OAuthGrant;
-use crate::contract::{Bound, Secret};
+use crate::contract::{AuthMethod, Bound, OAuthGrant, Secret};
 use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
 use crate::net::testkit::{with_watchdog, within};
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
+use crate::result::{Fact, Key};
 use crate::runtime::sync::lock;
 use crate::runtime::{Attempt, Deadline, SecretLog};
 
@@ -161,6 +161,7 @@ pub(super) fn settings(fake: &Fake, grant: OAuthGrant) -> Settings {
             token_file: None,
             scopes: Vec::new(),
             redirect_port: None,
+            token_endpoint_auth_method: None,
         },
         client_secret: Some(Secret::new("client-secret-value".into())),
         refresh_token: None,
@@ -231,6 +232,7 @@ pub(super) fn token(access: &str, refresh: Option<&str>, expires_in: i64) -> Tok
         refresh: refresh.map(|r| Secret::new(r.into())),
         expires_at,
         scope: "read".into(),
+        method: None,
     }
 }
 

@@ -16,7 +16,7 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::IssuerNotListed => "mcp.oauth.issuer is not among the server's authorization_servers (compared exactly, trailing slash included); check the issuer".into(),
         OAuthStep::ServerMetadata => "the issuer publishes no authorization-server metadata whose issuer equals mcp.oauth.issuer exactly (tried /.well-known/oauth-authorization-server and /.well-known/openid-configuration)".into(),
         OAuthStep::InsecureEndpoint => "the authorization server's token or authorization endpoint is not https; credentials travel only over https (or http on a loopback address)".into(),
-        OAuthStep::AuthMethod => "the authorization server supports neither client_secret_basic nor client_secret_post, so the client secret cannot be presented".into(),
+        OAuthStep::AuthMethod => auth_method(check),
         OAuthStep::Pkce => "login needs PKCE S256, and the authorization server does not list it in code_challenge_methods_supported".into(),
         OAuthStep::TokenEndpoint(error) => token_endpoint(error, check),
         OAuthStep::TokenResponse => "the token endpoint's answer is not a usable bearer token (access_token, token_type Bearer, expires_in from 1 s to 10 years)".into(),
@@ -31,9 +31,21 @@ pub(super) fn login_required() -> String {
     "no saved credentials for grant authorization_code: run `agenthealth login CONFIG TARGET` where a browser is available, then keep the token file at mcp.oauth.token_file".into()
 }
 
+/// The client authentication was refused before any request.
+fn auth_method(check: &Check) -> String {
+    match word(check, Key::AuthMethod).as_deref() {
+        Some("none") => "the authorization server lists only confidential token endpoint methods, and this client has no secret: set mcp.oauth.client_secret_env for a confidential client, or, if the server serves public clients anyway (the Python mcp SDK's servers do), set mcp.oauth.token_endpoint_auth_method: none".into(),
+        Some(method) => format!("the authorization server does not list mcp.oauth.token_endpoint_auth_method ({method}) among its token endpoint methods; choose one it lists, or remove the setting"),
+        None => "the authorization server supports neither client_secret_basic nor client_secret_post, so the client secret cannot be presented".into(),
+    }
+}
+
 fn token_endpoint(error: Option<TokenError>, check: &Check) -> String {
     match error {
-        Some(TokenError::InvalidClient) => "the authorization server rejected the client (invalid_client): check mcp.oauth.client_id and the secret in the variable named by mcp.oauth.client_secret_env".into(),
+        Some(TokenError::InvalidClient) => match (word(check, Key::AuthMethod), word(check, Key::AuthMethodAlternative)) {
+            (Some(used), Some(other)) => format!("the authorization server refused the client with {used} (invalid_client); it also lists {other}: if the client is registered for that, set mcp.oauth.token_endpoint_auth_method: {other}; else check mcp.oauth.client_id and the secret in the variable named by mcp.oauth.client_secret_env"),
+            _ => "the authorization server rejected the client (invalid_client): check mcp.oauth.client_id and the secret in the variable named by mcp.oauth.client_secret_env".into(),
+        },
         Some(TokenError::InvalidGrant) => "the refresh token or code was rejected (invalid_grant): it expired, was used twice or was revoked; run agenthealth login again, or replace the refresh token".into(),
         Some(TokenError::UnauthorizedClient) => "the client is not allowed this grant (unauthorized_client); check the client's registration or mcp.oauth.grant".into(),
         Some(TokenError::UnsupportedGrantType) => "the authorization server does not support this grant (unsupported_grant_type); check mcp.oauth.grant".into(),

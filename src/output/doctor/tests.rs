@@ -617,3 +617,53 @@ fn every_oauth_failure_has_its_own_advice() {
         assert!(seen.insert(advice.clone()), "{step:?} repeats: {advice}");
     }
 }
+
+/// The client authentication: a public client where only confidential methods are listed
+/// names `token_endpoint_auth_method: none`; a configured method the server does not list
+/// names it; a client refused with Basic where post is listed too says to configure post
+/// instead of checking a secret that may be right.
+#[test]
+fn the_client_authentication_advice_names_the_method_to_configure() {
+    use crate::result::reason::{McpFailure, OAuthStep as S, TokenError};
+    let advice = |step, facts: &[(Key, Fact)]| {
+        let c = check(
+            Status::Misconfigured,
+            Some(Reason::Mcp(McpFailure::OAuth(step))),
+            facts,
+        );
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let public = advice(S::AuthMethod, &[(Key::AuthMethod, Fact::Word("none"))]);
+    assert!(
+        public.contains("set mcp.oauth.token_endpoint_auth_method: none"),
+        "{public}"
+    );
+    let unlisted = advice(
+        S::AuthMethod,
+        &[(Key::AuthMethod, Fact::Word("client_secret_post"))],
+    );
+    assert!(
+        unlisted
+            .contains("does not list mcp.oauth.token_endpoint_auth_method (client_secret_post)"),
+        "{unlisted}"
+    );
+    let refused = S::TokenEndpoint(Some(TokenError::InvalidClient));
+    let other = advice(
+        refused,
+        &[
+            (Key::AuthMethod, Fact::Word("client_secret_basic")),
+            (Key::AuthMethodAlternative, Fact::Word("client_secret_post")),
+        ],
+    );
+    assert!(
+        other.starts_with("the authorization server refused the client with client_secret_basic")
+            && other.contains("set mcp.oauth.token_endpoint_auth_method: client_secret_post"),
+        "{other}"
+    );
+    let only = advice(
+        refused,
+        &[(Key::AuthMethod, Fact::Word("client_secret_post"))],
+    );
+    assert!(only.contains("check mcp.oauth.client_id"), "{only}");
+    assert!(!only.contains("token_endpoint_auth_method"), "{only}");
+}

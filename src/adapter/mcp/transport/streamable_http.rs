@@ -543,6 +543,10 @@ impl Transport for HttpTransport {
         McpTransport::Http
     }
 
+    fn auth_facts(&self) -> Option<&crate::result::Evidence> {
+        self.credentials.facts()
+    }
+
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
         let started = Instant::now();
         let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], None, attempt);
