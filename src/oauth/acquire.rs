@@ -20,15 +20,15 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::OAuthError;
-use super::discovery::{self, Discovered};
+use super::discovery::{self, Discovered, ResourceRule};
 use super::store::{self, Binding};
 use super::token::{self, ClientAuth, Token};
 use super::url;
 use crate::config::OAuthOptions;
 use crate::contract::{OAuthGrant, Secret};
 use crate::net::{Client, Endpoint};
-use crate::result::Evidence;
 use crate::result::reason::OAuthStep;
+use crate::result::{Evidence, Fact, Key};
 use crate::runtime::{Attempt, SecretLog};
 
 /// `mcp.oauth` as configured, with the secrets its variables name resolved (by the plan).
@@ -177,6 +177,12 @@ impl Authorizer {
                 attempt,
             )?,
         };
+        // Said only when the binding was not exact: the root document named the origin or
+        // a path prefix.
+        if discovered.rule != ResourceRule::Exact {
+            self.facts
+                .set(Key::ResourceRule, Fact::Word(discovered.rule.as_word()));
+        }
         let auth = settings.client_auth();
         let result = match &refresh {
             None => token::request(

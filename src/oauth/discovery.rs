@@ -8,8 +8,12 @@
 //!    effect) and read its 401's challenge. No answer at all is the engine's to classify.
 //! 2. **Protected-resource metadata** (RFC 9728): the challenge's `resource_metadata`, which
 //!    must share the endpoint's origin, else the well-known locations in order. Its
-//!    `resource` must equal the endpoint's canonical resource URI and its
-//!    `authorization_servers` must list the pinned issuer, both compared exactly.
+//!    `authorization_servers` must list the pinned issuer exactly, and its `resource` must be
+//!    this endpoint by one of three rules ([`ResourceRule`]): equal to the endpoint's
+//!    canonical resource URI (any location); or, for the document at the origin's root
+//!    well-known URL only, the origin itself (RFC 9728 §3.3 makes it the right value there)
+//!    or a same-origin path prefix of the endpoint (as the official TypeScript client
+//!    accepts). Tokens are requested for the `resource` as published.
 //! 3. **Authorization-server metadata** (RFC 8414, then OpenID Connect discovery) of the
 //!    pinned issuer only: the first document whose `issuer` equals it exactly. Its endpoints
 //!    must be secure ([`super::url::secure`]), and `https` when the issuer is.
@@ -36,11 +40,47 @@ pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;
 /// none: a request every MCP revision accepts and none keeps state for.
 const CHALLENGE_PROBE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#;
 
+/// Which rule bound the protected-resource metadata's `resource` to the endpoint (the
+/// `resource_rule` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResourceRule {
+    /// The endpoint's canonical resource URI, from any location.
+    Exact,
+    /// The endpoint's origin, from the root well-known location.
+    RootOrigin,
+    /// A same-origin path prefix of the endpoint, from the root well-known location.
+    PathPrefix,
+}
+
+impl ResourceRule {
+    /// The evidence word.
+    pub(crate) fn as_word(self) -> &'static str {
+        match self {
+            ResourceRule::Exact => "exact",
+            ResourceRule::RootOrigin => "root_origin",
+            ResourceRule::PathPrefix => "path_prefix",
+        }
+    }
+}
+
+/// Where the protected-resource metadata came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Location {
+    /// A custom URL the challenge named.
+    Named,
+    /// `/.well-known/oauth-protected-resource<path>`.
+    PathInserted,
+    /// `/.well-known/oauth-protected-resource` at the origin (named or not).
+    Root,
+}
+
 /// What discovery established.
 #[derive(Clone, Debug)]
 pub(crate) struct Discovered {
-    /// The canonical resource URI tokens are requested for.
+    /// The resource tokens are requested for: the metadata's `resource` as published.
     pub resource: String,
+    /// How that `resource` was bound to the endpoint.
+    pub rule: ResourceRule,
     /// The scope to request (precedence applied), space-separated.
     pub scope: Option<String>,
     /// The pinned issuer's validated metadata.
@@ -75,7 +115,8 @@ pub(crate) fn discover(
     let resource = url::resource_uri(endpoint);
 
     let found = challenge(client, endpoint, attempt)?;
-    let protected = protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
+    let (protected, published, rule) =
+        protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
     // The pinned issuer's metadata.
     let server = url::server_metadata_candidates(&issuer_url)
         .iter()
@@ -94,7 +135,8 @@ pub(crate) fn discover(
             .map(|s| s.join(" "))
     };
     Ok(Discovered {
-        resource,
+        resource: published,
+        rule,
         scope,
         server,
     })
@@ -135,8 +177,9 @@ fn challenge(
 }
 
 /// The protected-resource metadata (RFC 9728): from the challenge's same-origin
-/// `resource_metadata`, else the well-known locations; it must name `resource` and list the
-/// pinned `issuer`.
+/// `resource_metadata`, else the well-known locations; it must list the pinned `issuer` and
+/// name this endpoint by a [`ResourceRule`]. The document, its `resource` as published, and
+/// the rule that matched.
 fn protected_resource(
     client: &mut Client,
     endpoint: &Endpoint,
@@ -144,25 +187,46 @@ fn protected_resource(
     resource: &str,
     issuer: &str,
     attempt: &Attempt,
-) -> Result<serde_json::Map<String, Value>, OAuthError> {
-    let candidates = match &found.resource_metadata {
+) -> Result<(Map<String, Value>, String, ResourceRule), OAuthError> {
+    let wells = url::resource_metadata_candidates(endpoint);
+    let root = wells.last().cloned().unwrap_or_default();
+    let candidates: Vec<(String, Location)> = match &found.resource_metadata {
         Some(named) => {
             let same_origin =
                 url::secure(named).is_some_and(|u| url::origin(&u) == url::origin(endpoint));
             if !same_origin {
                 return Err(OAuthError::step(OAuthStep::ResourceMetadataOrigin));
             }
-            vec![named.clone()]
+            let at = if *named == root {
+                Location::Root
+            } else {
+                Location::Named
+            };
+            vec![(named.clone(), at)]
         }
-        None => url::resource_metadata_candidates(endpoint),
+        None => wells
+            .into_iter()
+            .map(|c| {
+                let at = if c == root {
+                    Location::Root
+                } else {
+                    Location::PathInserted
+                };
+                (c, at)
+            })
+            .collect(),
     };
-    let protected = candidates
+    let (protected, at) = candidates
         .iter()
-        .find_map(|c| fetch(client, c, attempt))
+        .find_map(|(c, at)| fetch(client, c, attempt).map(|doc| (doc, *at)))
         .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMetadata))?;
-    if protected.get("resource").and_then(Value::as_str) != Some(resource) {
-        return Err(OAuthError::step(OAuthStep::ResourceMismatch));
-    }
+    let published = protected
+        .get("resource")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let rule = resource_rule(&published, endpoint, resource, at)
+        .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMismatch))?;
     let listed = protected
         .get("authorization_servers")
         .and_then(Value::as_array)
@@ -170,7 +234,37 @@ fn protected_resource(
     if !listed {
         return Err(OAuthError::step(OAuthStep::IssuerNotListed));
     }
-    Ok(protected)
+    Ok((protected, published, rule))
+}
+
+/// The rule by which the metadata's `published` resource names `endpoint` (whose canonical
+/// URI is `canonical`), given where the document was found; `None`: another resource. Only
+/// the root document may name the origin or a path prefix: a path-inserted or custom one
+/// describes exactly one resource.
+fn resource_rule(
+    published: &str,
+    endpoint: &Endpoint,
+    canonical: &str,
+    at: Location,
+) -> Option<ResourceRule> {
+    let named = Endpoint::parse(published)
+        .ok()
+        .filter(|_| !published.contains('#'))?;
+    if url::resource_uri(&named) == canonical {
+        return Some(ResourceRule::Exact);
+    }
+    if at != Location::Root || url::origin(&named) != url::origin(endpoint) {
+        return None;
+    }
+    let prefix = named.uri().path().trim_end_matches('/');
+    if prefix.is_empty() && named.uri().query().is_none() {
+        return Some(ResourceRule::RootOrigin);
+    }
+    let path = endpoint.uri().path();
+    let bounded = path
+        .strip_prefix(prefix)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    (named.uri().query().is_none() && bounded).then_some(ResourceRule::PathPrefix)
 }
 
 /// The `Bearer` challenge of an answer's `WWW-Authenticate` headers.

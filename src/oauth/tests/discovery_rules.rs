@@ -295,3 +295,86 @@ fn an_https_issuer_needs_https_endpoints_even_on_loopback() {
         );
     }
 }
+
+/// Root protected-resource metadata may name the origin, or a same-origin path prefix of
+/// the endpoint (RFC 9728 §3.3); tokens are then requested for the resource as published,
+/// and the evidence says which rule matched. A path-inserted or custom document stays
+/// exact, and so does any other origin, path or query.
+#[test]
+fn root_metadata_may_name_the_origin_or_a_path_prefix_and_nothing_else_is_relaxed() {
+    let at_root = |resource: &'static str| {
+        move |root: &str| {
+            let mut w = good(root);
+            w.challenge = Some(r#"Bearer scope="read""#.into());
+            w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+            w.docs.insert(
+                "/.well-known/oauth-protected-resource".into(),
+                json!({"resource": resource.replace("{root}", root), "authorization_servers": [root]}),
+            );
+            w
+        }
+    };
+    for (published, rule) in [
+        ("{root}", "root_origin"),
+        ("{root}/", "root_origin"),
+        ("{root}/mcp", ""),
+    ] {
+        let fake = Fake::start(at_root(published));
+        let mut a = Authorizer::new(
+            Arc::new(settings(&fake, OAuthGrant::ClientCredentials)),
+            fake.endpoint(),
+            SecretLog::new(),
+        );
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        assert!(r.is_ok(), "{published}: {r:?}");
+        let sent = published.replace("{root}", &fake.root);
+        assert_eq!(
+            value(&fake.form(), "resource"),
+            Some(sent.as_str()),
+            "as published"
+        );
+        let said = a.facts().get(Key::ResourceRule);
+        assert_eq!(said, Some(&Fact::Word(rule)).filter(|_| !rule.is_empty()));
+    }
+    // A prefix at a `/` boundary: the endpoint `/api/mcp` under `/api`.
+    let prefixed = |published: &'static str| {
+        move |root: &str| {
+            let mut w = at_root(published)(root);
+            w.challenge = Some(r#"Bearer scope="read""#.into());
+            w
+        }
+    };
+    let fake = Fake::start(prefixed("{root}/api"));
+    let endpoint = Endpoint::parse(&format!("{}/api/mcp", fake.root)).expect("endpoint");
+    let s = settings(&fake, OAuthGrant::ClientCredentials);
+    let mut a = Authorizer::new(Arc::new(s), endpoint.clone(), SecretLog::new());
+    let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(
+        a.facts().get(Key::ResourceRule),
+        Some(&Fact::Word("path_prefix"))
+    );
+    for refused in [
+        "{root}/ap",
+        "{root}/api?x=1",
+        "http://127.0.0.2:9/api",
+        "{root}/other",
+    ] {
+        let fake = Fake::start(prefixed(refused));
+        let endpoint = Endpoint::parse(&format!("{}/api/mcp", fake.root)).expect("endpoint");
+        let s = settings(&fake, OAuthGrant::ClientCredentials);
+        let mut a = Authorizer::new(Arc::new(s), endpoint, SecretLog::new());
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        assert_eq!(step_of(&r), Some(OAuthStep::ResourceMismatch), "{refused}");
+        assert!(fake.requests("/token").is_empty());
+    }
+    // The origin from the path-inserted document is another resource.
+    fails_at(&[(
+        |w, root| {
+            if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+                d["resource"] = json!(root);
+            }
+        },
+        OAuthStep::ResourceMismatch,
+    )]);
+}
