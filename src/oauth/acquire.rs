@@ -179,6 +179,9 @@ impl Authorizer {
         };
         // Said only when the binding was not exact: the root document named the origin or
         // a path prefix.
+        if discovered.compat {
+            self.facts.set(Key::Discovery, Fact::Word("2025-03-26"));
+        }
         if discovered.rule != ResourceRule::Exact {
             self.facts
                 .set(Key::ResourceRule, Fact::Word(discovered.rule.as_word()));

@@ -81,6 +81,9 @@ pub(crate) struct Discovered {
     pub resource: String,
     /// How that `resource` was bound to the endpoint.
     pub rule: ResourceRule,
+    /// A 2025-03-26 server without protected-resource metadata: the resource is the
+    /// endpoint's canonical URI and the issuer the MCP origin's authorization server.
+    pub compat: bool,
     /// The scope to request (precedence applied), space-separated.
     pub scope: Option<String>,
     /// The pinned issuer's validated metadata.
@@ -94,6 +97,17 @@ pub(crate) struct ServerMetadata {
     pub token_endpoint: Endpoint,
     /// `authorization_endpoint`, when present and secure (login needs it).
     pub authorization_endpoint: Option<Endpoint>,
+    /// `registration_endpoint` (RFC 7591), when present and secure (`login --register`).
+    pub registration_endpoint: Option<Endpoint>,
+    /// `pushed_authorization_request_endpoint` (RFC 9126), when present and secure.
+    pub par_endpoint: Option<Endpoint>,
+    /// `require_pushed_authorization_requests: true`.
+    pub par_required: bool,
+    /// `scopes_supported`: the entries that are scope tokens.
+    pub scopes_supported: Vec<String>,
+    /// An OpenID Connect provider that honours `prompt=consent` (`prompt_values_supported`
+    /// lists it, or, absent, the document is an OpenID one): what a refresh token may need.
+    pub consent_prompt: bool,
     /// `token_endpoint_auth_methods_supported` as listed; `None` when absent or empty (RFC
     /// 8414's default, `client_secret_basic`, then applies).
     pub auth_methods: Option<Vec<String>>,
@@ -115,15 +129,18 @@ pub(crate) fn discover(
     let resource = url::resource_uri(endpoint);
 
     let found = challenge(client, endpoint, attempt)?;
+    let located = protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
+    // A 2025-03-26 server publishes no protected-resource metadata: its authorization server
+    // is at its own origin, so only a pinned issuer there is looked up that way.
+    let compat = located.is_none();
+    if compat
+        && (found.resource_metadata.is_some() || url::origin(&issuer_url) != url::origin(endpoint))
+    {
+        return Err(OAuthError::step(OAuthStep::ResourceMetadata));
+    }
     let (protected, published, rule) =
-        protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
-    // The pinned issuer's metadata.
-    let server = url::server_metadata_candidates(&issuer_url)
-        .iter()
-        .filter_map(|c| fetch(client, c, attempt))
-        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer))
-        .ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))
-        .and_then(|doc| server_metadata(&doc, issuer_url.is_https()))?;
+        located.unwrap_or_else(|| (Map::new(), resource.clone(), ResourceRule::Exact));
+    let server = issuer_metadata(client, &issuer_url, issuer, compat, attempt)?;
     // The scope: the configured one, else the challenge's, else what the resource supports.
     let scope = if !configured_scopes.is_empty() {
         Some(configured_scopes.join(" "))
@@ -137,9 +154,55 @@ pub(crate) fn discover(
     Ok(Discovered {
         resource: published,
         rule,
+        compat,
         scope,
         server,
     })
+}
+
+/// The pinned issuer's metadata: the first document whose `issuer` is the pin, exactly.
+/// For a 2025-03-26 server (`compat`) the MCP origin's own RFC 8414 document is a candidate
+/// too, and when there is none and the pin is that origin, the specification's default
+/// endpoints stand in (`/authorize`, `/token`, `/register`; PKCE S256, which that revision
+/// required).
+fn issuer_metadata(
+    client: &mut Client,
+    issuer_url: &Endpoint,
+    issuer: &str,
+    compat: bool,
+    attempt: &Attempt,
+) -> Result<ServerMetadata, OAuthError> {
+    let origin = url::origin(issuer_url);
+    let mut candidates = url::server_metadata_candidates(issuer_url);
+    let at_origin = format!("{origin}/.well-known/oauth-authorization-server");
+    if compat && !candidates.contains(&at_origin) {
+        candidates.push(at_origin);
+    }
+    let doc = candidates
+        .iter()
+        .filter_map(|c| fetch(client, c, attempt).ok())
+        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer));
+    match doc {
+        Some(doc) => server_metadata(&doc, issuer_url.is_https()),
+        None if compat && url::resource_uri(issuer_url) == origin => {
+            let at = |path: &str| Endpoint::parse(&format!("{origin}{path}")).ok();
+            let token_endpoint =
+                at("/token").ok_or_else(|| OAuthError::step(OAuthStep::ServerMetadata))?;
+            Ok(ServerMetadata {
+                token_endpoint,
+                authorization_endpoint: at("/authorize"),
+                registration_endpoint: at("/register"),
+                par_endpoint: None,
+                par_required: false,
+                scopes_supported: Vec::new(),
+                consent_prompt: false,
+                auth_methods: None,
+                pkce_s256: true,
+                iss_required: false,
+            })
+        }
+        None => Err(OAuthError::step(OAuthStep::ServerMetadata)),
+    }
 }
 
 /// The endpoint's challenge: the `HEAD`'s, else that of an unauthenticated `POST` answered
@@ -176,10 +239,13 @@ fn challenge(
     })
 }
 
+/// The document, its `resource` as published, and the rule that bound it.
+type Located = (Map<String, Value>, String, ResourceRule);
+
 /// The protected-resource metadata (RFC 9728): from the challenge's same-origin
 /// `resource_metadata`, else the well-known locations; it must list the pinned `issuer` and
-/// name this endpoint by a [`ResourceRule`]. The document, its `resource` as published, and
-/// the rule that matched.
+/// name this endpoint by a [`ResourceRule`]. `None` when every location answered without a
+/// document (what a 2025-03-26 server does); no answer at all is `resource_metadata`.
 fn protected_resource(
     client: &mut Client,
     endpoint: &Endpoint,
@@ -187,7 +253,7 @@ fn protected_resource(
     resource: &str,
     issuer: &str,
     attempt: &Attempt,
-) -> Result<(Map<String, Value>, String, ResourceRule), OAuthError> {
+) -> Result<Option<Located>, OAuthError> {
     let wells = url::resource_metadata_candidates(endpoint);
     let root = wells.last().cloned().unwrap_or_default();
     let candidates: Vec<(String, Location)> = match &found.resource_metadata {
@@ -216,10 +282,22 @@ fn protected_resource(
             })
             .collect(),
     };
-    let (protected, at) = candidates
-        .iter()
-        .find_map(|(c, at)| fetch(client, c, attempt).map(|doc| (doc, *at)))
-        .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMetadata))?;
+    let mut unanswered = false;
+    let mut found = None;
+    for (c, at) in &candidates {
+        match fetch(client, c, attempt) {
+            Ok(doc) => {
+                found = Some((doc, *at));
+                break;
+            }
+            Err(answered) => unanswered |= !answered,
+        }
+    }
+    let (protected, at) = match found {
+        Some(found) => found,
+        None if unanswered => return Err(OAuthError::step(OAuthStep::ResourceMetadata)),
+        None => return Ok(None),
+    };
     let published = protected
         .get("resource")
         .and_then(Value::as_str)
@@ -234,7 +312,7 @@ fn protected_resource(
     if !listed {
         return Err(OAuthError::step(OAuthStep::IssuerNotListed));
     }
-    Ok((protected, published, rule))
+    Ok(Some((protected, published, rule)))
 }
 
 /// The rule by which the metadata's `published` resource names `endpoint` (whose canonical
@@ -301,6 +379,21 @@ pub(crate) fn server_metadata(
     let token_endpoint = endpoint("token_endpoint")
         .unwrap_or_else(|| Err(OAuthError::step(OAuthStep::ServerMetadata)))?;
     let authorization_endpoint = endpoint("authorization_endpoint").transpose()?;
+    let registration_endpoint = endpoint("registration_endpoint").transpose()?;
+    let par_endpoint = endpoint("pushed_authorization_request_endpoint").transpose()?;
+    let par_required = doc.get("require_pushed_authorization_requests") == Some(&Value::Bool(true));
+    let scopes_supported = strings(doc.get("scopes_supported"))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| is_scope_token(s))
+        .collect();
+    let consent_prompt = match strings(doc.get("prompt_values_supported")) {
+        Some(prompts) => prompts.iter().any(|p| p == "consent"),
+        None => {
+            doc.contains_key("subject_types_supported")
+                || doc.contains_key("id_token_signing_alg_values_supported")
+        }
+    };
     let auth_methods =
         strings(doc.get("token_endpoint_auth_methods_supported")).filter(|m| !m.is_empty());
     let pkce_s256 = strings(doc.get("code_challenge_methods_supported"))
@@ -310,10 +403,22 @@ pub(crate) fn server_metadata(
     Ok(ServerMetadata {
         token_endpoint,
         authorization_endpoint,
+        registration_endpoint,
+        par_endpoint,
+        par_required,
+        scopes_supported,
+        consent_prompt,
         auth_methods,
         pkce_s256,
         iss_required,
     })
+}
+
+/// An RFC 6749 §3.3 scope token: printable ASCII without space, `"` or `\`.
+pub(crate) fn is_scope_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| (33..=126).contains(&b) && b != b'"' && b != b'\\')
 }
 
 /// A JSON array of strings (non-strings skipped).
@@ -329,21 +434,22 @@ fn strings(value: Option<&Value>) -> Option<Vec<String>> {
 }
 
 /// One metadata document: a secure URL answered 200 with a JSON object of at most 64 KiB.
-/// `None` when this candidate failed, for any reason.
-fn fetch(client: &mut Client, text: &str, attempt: &Attempt) -> Option<Map<String, Value>> {
-    let target = url::secure(text)?;
+/// `Err(true)` when the candidate answered something else, `Err(false)` when it did not
+/// answer (or is no URL to ask).
+fn fetch(client: &mut Client, text: &str, attempt: &Attempt) -> Result<Map<String, Value>, bool> {
+    let target = url::secure(text).ok_or(false)?;
     let response = client
         .send(
             attempt,
             &Request::new(Method::Get, &target).header("accept", "application/json"),
         )
-        .ok()?;
+        .map_err(|_| false)?;
     if response.status() != 200 {
-        return None;
+        return Err(true);
     }
-    let body = response.read_body(MAX_METADATA_BYTES).ok()?;
+    let body = response.read_body(MAX_METADATA_BYTES).map_err(|_| false)?;
     if body.over_limit {
-        return None;
+        return Err(true);
     }
-    serde_json::from_slice(&body.bytes).ok()
+    serde_json::from_slice(&body.bytes).map_err(|_| true)
 }

@@ -24,7 +24,7 @@ use super::OAuthError;
 use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
 use crate::contract::{AuthMethod, Secret};
-use crate::net::{Client, Method, Request};
+use crate::net::{Client, Endpoint, Method, Request};
 use crate::result::reason::{NetFailure, OAuthStep, TokenError};
 use crate::result::{Evidence, Fact, Key};
 use crate::runtime::{Attempt, SecretLog};
@@ -149,6 +149,66 @@ pub(crate) fn request(
 ) -> Result<Token, OAuthError> {
     let choice = choose(auth, discovered.server.auth_methods.as_deref())?;
     let mut fields: Vec<(&str, &str)> = grant.to_vec();
+    fields.push(("resource", discovered.resource.as_str()));
+    if let Some(scope) = discovered.scope.as_deref() {
+        fields.push(("scope", scope));
+    }
+    let answer = client_post(
+        client,
+        &discovered.server.token_endpoint,
+        (auth, choice),
+        &fields,
+        OAuthStep::TokenEndpoint,
+        secrets,
+        attempt,
+    )?;
+    if answer.status != 200 {
+        return Err(answer.refusal(OAuthStep::TokenEndpoint).with_method(choice));
+    }
+    let doc = answer
+        .doc
+        .ok_or_else(|| OAuthError::step(OAuthStep::TokenResponse))?;
+    let mut token = parse(&doc, discovered.scope.as_deref(), SystemTime::now())?;
+    token.method = Some(choice);
+    Ok(token)
+}
+
+/// What an authorization server answered to a form POST.
+pub(crate) struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, when it is a JSON object of at most 64 KiB.
+    pub doc: Option<Map<String, Value>>,
+}
+
+impl Answer {
+    /// The refusal at `step`: the RFC 6749 error code when it is one we know, and the status.
+    pub(crate) fn refusal(&self, step: fn(Option<TokenError>) -> OAuthStep) -> OAuthError {
+        let error = self
+            .doc
+            .as_ref()
+            .and_then(|d| d.get("error"))
+            .and_then(Value::as_str)
+            .and_then(TokenError::parse);
+        OAuthError::step(step(error)).status(self.status)
+    }
+}
+
+/// A form POST of `fields` to `endpoint`, authenticated as the client (the token endpoint's
+/// and the pushed-authorization endpoint's way): `client_id` in the body always, the secret
+/// in a Basic header or in the body as `choice` says. Every token-like value of the answer
+/// is recorded for redaction before anything else reads it. No answer is `step(None)` with
+/// the failure word and the method.
+pub(crate) fn client_post(
+    client: &mut Client,
+    endpoint: &Endpoint,
+    (auth, choice): (&ClientAuth<'_>, MethodChoice),
+    fields: &[(&str, &str)],
+    step: fn(Option<TokenError>) -> OAuthStep,
+    secrets: &SecretLog,
+    attempt: &Attempt,
+) -> Result<Answer, OAuthError> {
+    let mut fields: Vec<(&str, &str)> = fields.to_vec();
     fields.push(("client_id", auth.id));
     let basic = match (choice.used, auth.secret) {
         (AuthMethod::ClientSecretBasic, Some(secret)) => Some(basic(auth.id, secret)),
@@ -158,27 +218,26 @@ pub(crate) fn request(
         }
         _ => None,
     };
-    fields.push(("resource", discovered.resource.as_str()));
-    if let Some(scope) = discovered.scope.as_deref() {
-        fields.push(("scope", scope));
-    }
     let body = form(&fields);
-    let mut req = Request::new(Method::Post, &discovered.server.token_endpoint)
+    let mut req = Request::new(Method::Post, endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json")
         .body(body.as_bytes());
     if let Some(header) = basic.as_deref() {
         req = req.header("authorization", header);
     }
-    let refused = |e: OAuthError| e.with_method(choice);
-    let endpoint = || OAuthStep::TokenEndpoint(None);
+    let failed = |kind, status| {
+        OAuthError::step(step(None))
+            .failing(kind, status)
+            .with_method(choice)
+    };
     let response = client
         .send(attempt, &req)
-        .map_err(|f| refused(OAuthError::step(endpoint()).failing(f.kind, None)))?;
+        .map_err(|f| failed(f.kind, None))?;
     let status = response.status();
     let body = response
         .read_body(MAX_METADATA_BYTES)
-        .map_err(|f| refused(OAuthError::step(endpoint()).failing(f.kind, Some(status))))?;
+        .map_err(|f| failed(f.kind, Some(status)))?;
     let doc: Option<Map<String, Value>> = if body.over_limit {
         None
     } else {
@@ -192,19 +251,7 @@ pub(crate) fn request(
             }
         }
     }
-    if status != 200 {
-        let error = doc
-            .as_ref()
-            .and_then(|d| d.get("error"))
-            .and_then(Value::as_str)
-            .and_then(TokenError::parse);
-        let step = OAuthStep::TokenEndpoint(error);
-        return Err(refused(OAuthError::step(step).status(status)));
-    }
-    let doc = doc.ok_or_else(|| OAuthError::step(OAuthStep::TokenResponse))?;
-    let mut token = parse(&doc, discovered.scope.as_deref(), SystemTime::now())?;
-    token.method = Some(choice);
-    Ok(token)
+    Ok(Answer { status, doc })
 }
 
 /// A token answer, validated.

@@ -88,6 +88,7 @@ keys! {
     Oauth = "oauth": "which OAuth step failed (resource_metadata, issuer_not_listed, token_endpoint, token_file, …)",
     OauthError = "oauth_error": "the token endpoint's RFC 6749 error code (invalid_client, invalid_grant, …)",
     TokenFile = "token_file": "why the token file cannot be used (permissions, symlink, binding, …)",
+    Discovery = "discovery": "2025-03-26 when the server published no protected-resource metadata and the pinned issuer at its origin was used, as that revision did",
     ResourceRule = "resource_rule": "how the root protected-resource metadata's resource names the endpoint when it is not the endpoint itself (root_origin, path_prefix)",
     AuthMethod = "auth_method": "the token endpoint client authentication used or refused (client_secret_basic, client_secret_post, none)",
     AuthMethodAlternative = "auth_method_alternative": "the other confidential method the server lists, when the one used was chosen automatically",

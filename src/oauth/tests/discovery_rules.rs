@@ -68,8 +68,10 @@ fn the_protected_resource_is_found_on_its_own_origin_and_names_the_resource_and_
             OAuthStep::ResourceMetadataOrigin,
         ),
         (
-            |w, _| {
-                w.challenge = None;
+            // Nothing anywhere, and the challenge's location gone too (with none named, the
+            // issuer on the MCP origin would be a 2025-03-26 server's: see below).
+            |w, root| {
+                w.challenge = Some(format!(r#"Bearer resource_metadata="{root}/gone""#));
                 w.docs.clear();
             },
             OAuthStep::ResourceMetadata,
@@ -376,5 +378,66 @@ fn root_metadata_may_name_the_origin_or_a_path_prefix_and_nothing_else_is_relaxe
             }
         },
         OAuthStep::ResourceMismatch,
+    )]);
+}
+
+/// A 2025-03-26 server publishes no protected-resource metadata. With the pinned issuer on
+/// the MCP origin, its RFC 8414 metadata is used (also from the origin's root for an issuer
+/// with a path), else the default endpoints; the resource is the endpoint and the evidence
+/// says so. A pin of another origin, or a challenge naming metadata that is not there,
+/// stays `resource_metadata`.
+#[test]
+fn a_2025_03_26_server_without_resource_metadata_uses_the_issuer_at_its_origin() {
+    fn without_prm(root: &str) -> World {
+        let mut w = good(root);
+        w.challenge = Some(r#"Bearer scope="read""#.into());
+        w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+        w
+    }
+    let run = |fake: &Fake, issuer: String| {
+        let mut s = settings(fake, OAuthGrant::ClientCredentials);
+        s.configured.issuer = issuer;
+        let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        (r, a.facts().get(Key::Discovery).cloned())
+    };
+    let fake = Fake::start(without_prm);
+    let (r, said) = run(&fake, fake.root.clone());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(said, Some(Fact::Word("2025-03-26")));
+    let resource = format!("{}/mcp", fake.root);
+    assert_eq!(value(&fake.form(), "resource"), Some(resource.as_str()));
+
+    // An issuer with a path, whose document is at the origin's root.
+    let fake = Fake::start(|root| {
+        let mut w = without_prm(root);
+        if let Some(doc) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+            doc["issuer"] = json!(format!("{root}/oauth"));
+        }
+        w
+    });
+    let (r, _) = run(&fake, format!("{}/oauth", fake.root));
+    assert!(r.is_ok(), "{r:?}");
+
+    // No metadata at all: the default token endpoint.
+    let fake = Fake::start(|root| {
+        let mut w = without_prm(root);
+        w.docs.clear();
+        w
+    });
+    let (r, _) = run(&fake, fake.root.clone());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(fake.requests("/token").len(), 1);
+
+    // Not on the MCP origin, or named metadata missing: no guessing.
+    let fake = Fake::start(without_prm);
+    let (r, _) = run(&fake, "http://127.0.0.2:9".into());
+    assert_eq!(step_of(&r), Some(OAuthStep::ResourceMetadata));
+    fails_at(&[(
+        |w, root| {
+            w.challenge = Some(format!(r#"Bearer resource_metadata="{root}/missing""#));
+            w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+        },
+        OAuthStep::ResourceMetadata,
     )]);
 }
