@@ -1,13 +1,14 @@
 //! The authorization code grant with PKCE, through a loopback callback: what `agenthealth
 //! login` runs (`src/login.rs` is the command around it).
 //!
-//! 1. Discovery as for a check; the authorization endpoint must be secure and the server
-//!    must list PKCE `S256`.
+//! 1. Discovery as for a check; the authorization endpoint must be secure, the server
+//!    must list PKCE `S256`, and the client must be one its token endpoint can authenticate.
 //! 2. A verifier and a `state` of 32 random bytes each (base64url), the S256 challenge, and a
 //!    listener on `127.0.0.1:<redirect_port>` (ephemeral when unset); the authorization URL
-//!    — the endpoint's own query kept, then `response_type`, `client_id`, `redirect_uri`,
-//!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope` — is
-//!    printed after `Open this URL to authorize AgentHealth:`.
+//!    ([`super::authorization_request`]: `client_id`, `response_type`, `redirect_uri`,
+//!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope`, pushed
+//!    first when the server requires it) is printed after `Open this URL to authorize
+//!    AgentHealth:`.
 //! 3. The callback listener answers only `GET /callback` whose `Host` is exactly
 //!    `127.0.0.1:<port>` (anything else: 404). It reads each request head within five
 //!    seconds (at most 8 KiB) and writes within five. A missing, repeated or wrong `state`
@@ -29,11 +30,12 @@ use base64::Engine as _;
 
 use super::OAuthError;
 use super::acquire::Settings;
+use super::authorization_request;
 use super::discovery::{self, Discovered};
 use super::random::random;
 use super::store;
 use super::token::{self, Token};
-use super::url::{form, parse_query};
+use super::url::parse_query;
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenFileProblem};
@@ -82,11 +84,9 @@ pub(crate) fn authorize(
         &settings.configured.scopes,
         &step(),
     )?;
-    let authorization_endpoint = discovered
-        .server
-        .authorization_endpoint
-        .clone()
-        .ok_or_else(|| OAuthError::step(OAuthStep::InsecureEndpoint))?;
+    if discovered.server.authorization_endpoint.is_none() {
+        return Err(OAuthError::step(OAuthStep::InsecureEndpoint));
+    }
     if !discovered.server.pkce_s256 {
         return Err(OAuthError::step(OAuthStep::Pkce));
     }
@@ -106,19 +106,25 @@ pub(crate) fn authorize(
         .map_err(|_| OAuthError::step(OAuthStep::Callback))?
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let url = authorization_url(
-        &authorization_endpoint,
-        &[
-            ("response_type", "code"),
-            ("client_id", settings.configured.client_id.as_str()),
-            ("redirect_uri", redirect_uri.as_str()),
-            ("code_challenge", challenge.as_str()),
-            ("code_challenge_method", "S256"),
-            ("state", state.as_str()),
-            ("resource", discovered.resource.as_str()),
-        ],
-        discovered.scope.as_deref(),
-    );
+    let mut params = vec![
+        ("response_type", "code"),
+        ("redirect_uri", redirect_uri.as_str()),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("state", state.as_str()),
+        ("resource", discovered.resource.as_str()),
+    ];
+    if let Some(scope) = discovered.scope.as_deref() {
+        params.push(("scope", scope));
+    }
+    let url = authorization_request::url(
+        &mut client,
+        &discovered,
+        &settings.client_auth(),
+        &params,
+        login.secrets,
+        &step(),
+    )?;
     say(
         out,
         &format!("Open this URL to authorize AgentHealth:\n{url}"),
@@ -148,18 +154,6 @@ pub(crate) fn authorize(
         out,
         "OAuth login complete; credentials saved to the configured token file.",
     )
-}
-
-/// The authorization endpoint with its own query kept, then `params` and the `scope`, if
-/// any.
-fn authorization_url(endpoint: &Endpoint, params: &[(&str, &str)], scope: Option<&str>) -> String {
-    let mut params = params.to_vec();
-    if let Some(scope) = scope {
-        params.push(("scope", scope));
-    }
-    let base = endpoint.uri().to_string();
-    let joiner = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{joiner}{}", form(&params))
 }
 
 /// Writes a line for the person logging in (a writer that fails is a failed callback step:

@@ -16,7 +16,8 @@
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
 //!   file, refresh, client credentials; never interactive;
 //! * [`authorization_code`]: the authorization code grant with PKCE through a loopback
-//!   callback, which `login` runs.
+//!   callback, which `login` runs; [`authorization_request`]: the URL it sends the browser
+//!   to (pushed first when the server requires it).
 //!
 //! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
 //! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
@@ -24,6 +25,7 @@
 
 pub(crate) mod acquire;
 pub(crate) mod authorization_code;
+pub(crate) mod authorization_request;
 pub(crate) mod challenge;
 pub(crate) mod discovery;
 pub(crate) mod random;
@@ -113,7 +115,7 @@ impl OAuthError {
                 )
                 .with(Key::Oauth, Fact::Word(step.as_word()));
                 match step {
-                    OAuthStep::TokenEndpoint(Some(error)) => {
+                    OAuthStep::TokenEndpoint(Some(error)) | OAuthStep::Par(Some(error)) => {
                         o.evidence.set(Key::OauthError, Fact::Word(error.as_word()));
                     }
                     OAuthStep::TokenFile(problem) => {

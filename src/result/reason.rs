@@ -413,6 +413,9 @@ pub enum OAuthStep {
     NoRefreshToken,
     /// Login's callback carried an error, a wrong issuer or no code.
     Callback,
+    /// Login: the server requires pushed authorization requests (RFC 9126) and names no
+    /// endpoint for them, or refused ours (with the RFC 6749 error it gave, if one we know).
+    Par(Option<TokenError>),
 }
 
 impl OAuthStep {
@@ -434,6 +437,7 @@ impl OAuthStep {
             OAuthStep::TokenFile(_) => "token_file",
             OAuthStep::NoRefreshToken => "no_refresh_token",
             OAuthStep::Callback => "callback",
+            OAuthStep::Par(_) => "par",
         }
     }
 }

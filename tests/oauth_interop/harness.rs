@@ -345,8 +345,14 @@ pub(super) fn login(
     if !url.is_empty() {
         let redirect = oauth_http::query_param(&url, "redirect_uri").unwrap_or_default();
         let mut browser = Browser::new();
+        // A pushed request's URL names no redirect_uri: the callback is the loopback
+        // `/callback` then.
         let callback = browser.authorize(&url, decision, |u| {
-            !redirect.is_empty() && u.starts_with(redirect.as_str())
+            if redirect.is_empty() {
+                oauth_http::split_url(u).1.starts_with("/callback")
+            } else {
+                u.starts_with(redirect.as_str())
+            }
         });
         match callback {
             Ok(callback) => {

@@ -16,10 +16,12 @@
 //! `harness`: the targets, configurations and the `login` driver; `grants`: the grants a
 //! check runs by itself; `authorization_code`: `agenthealth login` and the tokens it saves;
 //! `conformance`: the official suite's client scenarios; `python_sdk`: the authorization
-//! server built on the Python SDK's own auth routes.
+//! server built on the Python SDK's own auth routes; `oidc_provider`: oidc-provider's own
+//! policies (PAR required, its refresh-token policy, registration).
 
 mod authorization_code;
 mod conformance;
 mod grants;
 mod harness;
+mod oidc_provider;
 mod python_sdk;

@@ -585,6 +585,11 @@ fn every_oauth_failure_has_its_own_advice() {
         (S::TokenResponse, "bearer token"),
         (S::NoRefreshToken, "mcp.oauth.refresh_token_env"),
         (S::Callback, "log in again"),
+        (S::Par(None), "pushed_authorization_request_endpoint"),
+        (
+            S::Par(Some(TokenError::InvalidRequest)),
+            "refused ours (invalid_request)",
+        ),
         (S::TokenEndpoint(None), "token request failed"),
     ];
     steps.extend(

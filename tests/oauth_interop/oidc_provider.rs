@@ -1,0 +1,40 @@
+//! oidc-provider run with its own policies instead of the lab's conveniences: pushed
+//! authorization requests required, refresh tokens only for a consented `offline_access`,
+//! open dynamic registration.
+
+use crate::interop::oauth::{AsOptions, AuthServer, NATIVE, ProtectedServer, Rs};
+use crate::util::TempDir;
+use agenthealth_testkit::oauth_browser::Decision;
+use agenthealth_testkit::oauth_http;
+
+use super::harness::*;
+
+/// `require_pushed_authorization_requests`: a plain authorization request is refused there,
+/// so login pushes its parameters first (RFC 9126) and prints the authorization endpoint with
+/// only `client_id` and the `request_uri`; the login completes and the check is HEALTHY.
+#[test]
+fn login_pushes_its_authorization_request_where_the_server_requires_it() {
+    let lab = AuthServer::start(AsOptions {
+        par_required: true,
+        ..AsOptions::default()
+    });
+    let server = ProtectedServer::start(Rs::Ts2, lab.issuer());
+    let dir = TempDir::new("oauth-par");
+    let token_file = dir.0.join("tokens/par.json");
+    let target = Target::login(server.url(), lab.issuer(), NATIVE, &token_file);
+    let config = write_config(&dir, &[&target]);
+    let done = login(&config, "lab", &[], Decision::Approve);
+    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    let param = |name| oauth_http::query_param(&done.url, name);
+    assert!(
+        param("request_uri").is_some_and(|u| u.starts_with("urn:")),
+        "{}",
+        done.url
+    );
+    assert_eq!(param("client_id").as_deref(), Some(NATIVE.id));
+    assert_eq!(param("code_challenge"), None, "pushed, not in the URL");
+    assert_eq!(done.callback_status, 200, "{}", done.callback_body);
+    assert_eq!(lab.log().par_requests(), 1);
+    assert_healthy(&check(&config, &[]), None, "after a pushed login");
+    assert_no_secrets(&done.outcome(), &lab, &[], "PAR login");
+}
