@@ -108,6 +108,7 @@ pub(crate) fn authorize(
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
     let mut params = vec![
         ("response_type", "code"),
+        ("client_id", settings.configured.client_id.as_str()),
         ("redirect_uri", redirect_uri.as_str()),
         ("code_challenge", challenge.as_str()),
         ("code_challenge_method", "S256"),

@@ -17,8 +17,7 @@ use crate::runtime::{Attempt, SecretLog};
 /// Longest `request_uri` accepted.
 const MAX_REQUEST_URI: usize = 2048;
 
-/// The URL for the browser. `params` are the request's parameters without `client_id`,
-/// which comes from `auth`.
+/// The URL for the browser; `params` are the request's parameters, `client_id` among them.
 pub(crate) fn url(
     client: &mut Client,
     discovered: &Discovered,
@@ -33,10 +32,14 @@ pub(crate) fn url(
         .as_ref()
         .ok_or_else(|| OAuthError::step(OAuthStep::InsecureEndpoint))?;
     if !discovered.server.par_required {
-        let mut all = vec![("client_id", auth.id)];
-        all.extend_from_slice(params);
-        return Ok(with_query(endpoint, &all));
+        return Ok(with_query(endpoint, params));
     }
+    // The pushed form names the client as every authenticated POST does.
+    let params: Vec<(&str, &str)> = params
+        .iter()
+        .copied()
+        .filter(|(k, _)| *k != "client_id")
+        .collect();
     let refused = || OAuthError::step(OAuthStep::Par(None));
     let pushed_to = discovered
         .server
@@ -48,7 +51,7 @@ pub(crate) fn url(
         client,
         pushed_to,
         (auth, choice),
-        params,
+        &params,
         OAuthStep::Par,
         secrets,
         attempt,
