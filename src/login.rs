@@ -18,7 +18,7 @@ use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
 
 /// Runs the login for the target named `name` in the configuration at `path`.
-pub(crate) fn run(path: &Path, name: &str, cancel: &Cancel) -> Result<(), Error> {
+pub(crate) fn run(path: &Path, name: &str, register: bool, cancel: &Cancel) -> Result<(), Error> {
     let config = crate::config::load_file(path).map_err(Error::Config)?;
     let id = config
         .roots

@@ -31,6 +31,7 @@ use super::challenge::{self, Challenge};
 use super::url;
 use crate::net::{Client, Endpoint, Method, Request, Response};
 use crate::result::reason::OAuthStep;
+use crate::result::{Fact, Key};
 use crate::runtime::Attempt;
 
 /// Largest metadata document read.
@@ -65,7 +66,7 @@ impl ResourceRule {
 
 /// Where the protected-resource metadata came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Location {
+pub(crate) enum Location {
     /// A custom URL the challenge named.
     Named,
     /// `/.well-known/oauth-protected-resource<path>`.
@@ -178,10 +179,15 @@ fn issuer_metadata(
     if compat && !candidates.contains(&at_origin) {
         candidates.push(at_origin);
     }
+    let mut named = Vec::new();
     let doc = candidates
         .iter()
         .filter_map(|c| fetch(client, c, attempt).ok())
-        .find(|doc| doc.get("issuer").and_then(Value::as_str) == Some(issuer));
+        .find(|doc| {
+            let this = doc.get("issuer").and_then(Value::as_str);
+            named.extend(this.map(str::to_string));
+            this == Some(issuer)
+        });
     match doc {
         Some(doc) => server_metadata(&doc, issuer_url.is_https()),
         None if compat && url::resource_uri(issuer_url) == origin => {
@@ -201,13 +207,17 @@ fn issuer_metadata(
                 iss_required: false,
             })
         }
-        None => Err(OAuthError::step(OAuthStep::ServerMetadata)),
+        None => {
+            let slash = slash_apart(issuer, &named);
+            Err(OAuthError::step(OAuthStep::ServerMetadata)
+                .with_facts(|f| slash.into_iter().for_each(|w| f.set(Key::IssuerSlash, w))))
+        }
     }
 }
 
 /// The endpoint's challenge: the `HEAD`'s, else that of an unauthenticated `POST` answered
 /// 401.
-fn challenge(
+pub(crate) fn challenge(
     client: &mut Client,
     endpoint: &Endpoint,
     attempt: &Attempt,
@@ -239,8 +249,11 @@ fn challenge(
     })
 }
 
+/// A metadata document as fetched (a JSON object).
+pub(crate) type Document = Map<String, Value>;
+
 /// The document, its `resource` as published, and the rule that bound it.
-type Located = (Map<String, Value>, String, ResourceRule);
+type Located = (Document, String, ResourceRule);
 
 /// The protected-resource metadata (RFC 9728): from the challenge's same-origin
 /// `resource_metadata`, else the well-known locations; it must list the pinned `issuer` and
@@ -254,49 +267,8 @@ fn protected_resource(
     issuer: &str,
     attempt: &Attempt,
 ) -> Result<Option<Located>, OAuthError> {
-    let wells = url::resource_metadata_candidates(endpoint);
-    let root = wells.last().cloned().unwrap_or_default();
-    let candidates: Vec<(String, Location)> = match &found.resource_metadata {
-        Some(named) => {
-            let same_origin =
-                url::secure(named).is_some_and(|u| url::origin(&u) == url::origin(endpoint));
-            if !same_origin {
-                return Err(OAuthError::step(OAuthStep::ResourceMetadataOrigin));
-            }
-            let at = if *named == root {
-                Location::Root
-            } else {
-                Location::Named
-            };
-            vec![(named.clone(), at)]
-        }
-        None => wells
-            .into_iter()
-            .map(|c| {
-                let at = if c == root {
-                    Location::Root
-                } else {
-                    Location::PathInserted
-                };
-                (c, at)
-            })
-            .collect(),
-    };
-    let mut unanswered = false;
-    let mut found = None;
-    for (c, at) in &candidates {
-        match fetch(client, c, attempt) {
-            Ok(doc) => {
-                found = Some((doc, *at));
-                break;
-            }
-            Err(answered) => unanswered |= !answered,
-        }
-    }
-    let (protected, at) = match found {
-        Some(found) => found,
-        None if unanswered => return Err(OAuthError::step(OAuthStep::ResourceMetadata)),
-        None => return Ok(None),
+    let Some((protected, at)) = resource_document(client, endpoint, found, attempt)? else {
+        return Ok(None);
     };
     let published = protected
         .get("resource")
@@ -305,14 +277,69 @@ fn protected_resource(
         .to_string();
     let rule = resource_rule(&published, endpoint, resource, at)
         .ok_or_else(|| OAuthError::step(OAuthStep::ResourceMismatch))?;
-    let listed = protected
-        .get("authorization_servers")
-        .and_then(Value::as_array)
-        .is_some_and(|servers| servers.iter().any(|s| s.as_str() == Some(issuer)));
-    if !listed {
-        return Err(OAuthError::step(OAuthStep::IssuerNotListed));
+    let servers = strings(protected.get("authorization_servers")).unwrap_or_default();
+    if !servers.iter().any(|s| s == issuer) {
+        let slash = slash_apart(issuer, &servers);
+        return Err(OAuthError::step(OAuthStep::IssuerNotListed)
+            .with_facts(|f| slash.into_iter().for_each(|w| f.set(Key::IssuerSlash, w))));
     }
     Ok(Some((protected, published, rule)))
+}
+
+/// How `named` (what a server publishes) differs from the `pinned` issuer when only by a
+/// trailing slash: the `issuer_slash` fact, `with` or `without` (the server's spelling).
+pub(crate) fn slash_apart(pinned: &str, named: &[String]) -> Option<Fact> {
+    named.iter().find_map(|n| {
+        if n.strip_suffix('/') == Some(pinned) {
+            Some(Fact::Word("with"))
+        } else if pinned.strip_suffix('/') == Some(n.as_str()) {
+            Some(Fact::Word("without"))
+        } else {
+            None
+        }
+    })
+}
+
+/// The protected-resource metadata document and where it was: the challenge's same-origin
+/// `resource_metadata`, else the well-known locations in order. `None` when every location
+/// answered without a document; no answer at all is `resource_metadata`.
+pub(crate) fn resource_document(
+    client: &mut Client,
+    endpoint: &Endpoint,
+    found: &Challenge,
+    attempt: &Attempt,
+) -> Result<Option<(Document, Location)>, OAuthError> {
+    let wells = url::resource_metadata_candidates(endpoint);
+    let root = wells.last().cloned().unwrap_or_default();
+    let at = |c: &str, otherwise| {
+        if c == root { Location::Root } else { otherwise }
+    };
+    let candidates: Vec<(String, Location)> = match &found.resource_metadata {
+        Some(named) => {
+            let same_origin =
+                url::secure(named).is_some_and(|u| url::origin(&u) == url::origin(endpoint));
+            if !same_origin {
+                return Err(OAuthError::step(OAuthStep::ResourceMetadataOrigin));
+            }
+            vec![(named.clone(), at(named, Location::Named))]
+        }
+        None => wells
+            .iter()
+            .map(|c| (c.clone(), at(c, Location::PathInserted)))
+            .collect(),
+    };
+    let mut unanswered = false;
+    for (c, at) in &candidates {
+        match fetch(client, c, attempt) {
+            Ok(doc) => return Ok(Some((doc, *at))),
+            Err(answered) => unanswered |= !answered,
+        }
+    }
+    if unanswered {
+        Err(OAuthError::step(OAuthStep::ResourceMetadata))
+    } else {
+        Ok(None)
+    }
 }
 
 /// The rule by which the metadata's `published` resource names `endpoint` (whose canonical
@@ -422,7 +449,7 @@ pub(crate) fn is_scope_token(s: &str) -> bool {
 }
 
 /// A JSON array of strings (non-strings skipped).
-fn strings(value: Option<&Value>) -> Option<Vec<String>> {
+pub(crate) fn strings(value: Option<&Value>) -> Option<Vec<String>> {
     Some(
         value?
             .as_array()?
@@ -436,7 +463,11 @@ fn strings(value: Option<&Value>) -> Option<Vec<String>> {
 /// One metadata document: a secure URL answered 200 with a JSON object of at most 64 KiB.
 /// `Err(true)` when the candidate answered something else, `Err(false)` when it did not
 /// answer (or is no URL to ask).
-fn fetch(client: &mut Client, text: &str, attempt: &Attempt) -> Result<Map<String, Value>, bool> {
+pub(crate) fn fetch(
+    client: &mut Client,
+    text: &str,
+    attempt: &Attempt,
+) -> Result<Map<String, Value>, bool> {
     let target = url::secure(text).ok_or(false)?;
     let response = client
         .send(

@@ -9,7 +9,8 @@
 //!   the canonical resource URI, the well-known locations, form encoding;
 //! * [`challenge`]: the 401's `WWW-Authenticate` (`resource_metadata`, `scope`);
 //! * [`discovery`]: protected-resource metadata (RFC 9728), the pinned issuer's metadata
-//!   (RFC 8414, then OpenID Connect), the scope;
+//!   (RFC 8414, then OpenID Connect), the scope; [`details`]: the same read for `doctor
+//!   --oauth-details`, validated for showing, never for a token;
 //! * [`token`]: token requests with client authentication, and what a usable token is;
 //! * [`store`]: the token file (private, bound to issuer, resource and client, written
 //!   atomically, locked across read–refresh–write);
@@ -27,6 +28,7 @@ pub(crate) mod acquire;
 pub(crate) mod authorization_code;
 pub(crate) mod authorization_request;
 pub(crate) mod challenge;
+pub(crate) mod details;
 pub(crate) mod discovery;
 pub(crate) mod random;
 pub(crate) mod store;
@@ -38,7 +40,7 @@ pub(crate) use acquire::{Authorizer, Settings};
 use crate::contract::Status;
 use crate::net;
 use crate::result::reason::{McpFailure, NetFailure, OAuthStep, Reason, TokenFileProblem};
-use crate::result::{Fact, Key, Observation};
+use crate::result::{Evidence, Fact, Key, Observation};
 
 /// Why OAuth could not produce a token.
 #[derive(Clone, Debug)]
@@ -56,8 +58,9 @@ pub(crate) enum OAuthError {
         http_status: Option<u16>,
         /// The network failure, when the token endpoint did not answer.
         failure: Option<NetFailure>,
-        /// The client authentication the token request used (or was refused).
-        method: Option<token::MethodChoice>,
+        /// What else the step established, as facts (the client authentication used, how
+        /// a listed issuer differs from the pin, …).
+        facts: Evidence,
     },
 }
 
@@ -68,7 +71,7 @@ impl OAuthError {
             step,
             http_status: None,
             failure: None,
-            method: None,
+            facts: Evidence::default(),
         }
     }
 
@@ -78,9 +81,14 @@ impl OAuthError {
     }
 
     /// Adds the client authentication the step used.
-    pub(crate) fn with_method(mut self, choice: token::MethodChoice) -> OAuthError {
-        if let OAuthError::Step { method, .. } = &mut self {
-            *method = Some(choice);
+    pub(crate) fn with_method(self, choice: token::MethodChoice) -> OAuthError {
+        self.with_facts(|facts| choice.record(facts))
+    }
+
+    /// Adds facts the step established.
+    pub(crate) fn with_facts(mut self, add: impl FnOnce(&mut Evidence)) -> OAuthError {
+        if let OAuthError::Step { facts, .. } = &mut self {
+            add(facts);
         }
         self
     }
@@ -107,7 +115,7 @@ impl OAuthError {
                 step,
                 http_status,
                 failure,
-                method,
+                facts,
             } => {
                 let mut o = Observation::failed(
                     Status::Misconfigured,
@@ -131,9 +139,7 @@ impl OAuthError {
                 if let Some(failure) = failure {
                     o.evidence.set(Key::Failure, Fact::Word(failure.as_word()));
                 }
-                if let Some(method) = method {
-                    method.record(&mut o.evidence);
-                }
+                o.evidence.extend(facts);
                 o
             }
         }

@@ -421,7 +421,7 @@ mod tests {
                 method,
             };
             choose(&auth, listed.as_deref()).map_err(|e| match e {
-                OAuthError::Step { step, method, .. } => (step, method.map(|m| m.used)),
+                OAuthError::Step { step, facts, .. } => (step, facts.get(Key::AuthMethod).cloned()),
                 _ => (OAuthStep::Callback, None),
             })
         };
@@ -442,14 +442,17 @@ mod tests {
         assert_eq!(pick(Some(Post), true, Some(both)), ok(Post, None));
         assert_eq!(
             pick(Some(Post), true, Some(&["client_secret_basic"])),
-            Err((OAuthStep::AuthMethod, Some(Post)))
+            Err((
+                OAuthStep::AuthMethod,
+                Some(Fact::Word("client_secret_post"))
+            ))
         );
         // A public client: only where `none` is listed, nothing is, or it was said.
         assert_eq!(pick(None, false, Some(&["none"])), ok(Public, None));
         assert_eq!(pick(None, false, None), ok(Public, None));
         assert_eq!(
             pick(None, false, Some(both)),
-            Err((OAuthStep::AuthMethod, Some(Public)))
+            Err((OAuthStep::AuthMethod, Some(Fact::Word("none"))))
         );
         assert_eq!(pick(Some(Public), false, Some(both)), ok(Public, None));
     }

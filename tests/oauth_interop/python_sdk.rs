@@ -128,3 +128,55 @@ fn a_public_client_needs_none_said_explicitly_where_only_confidential_methods_ar
     assert_no_secrets(&o, &lab, &[], "public");
     assert_no_secrets(&done.outcome(), &lab, &[], "public login");
 }
+
+/// First contact: `doctor mcp URL` on a server that challenges with `resource_metadata` says
+/// it uses OAuth and how to see its details; with `--oauth-details` it prints the block to
+/// paste, the issuer byte for byte as its metadata names it (trailing slash included), and
+/// that it registers clients. The JSON document carries none of it.
+#[test]
+fn first_contact_names_the_oauth_details_command_and_the_flag_prints_the_block() {
+    let lab = SdkAuthServer::start(SdkAsOptions::default());
+    let plain = run_with(&["doctor", "mcp", lab.url()], &[]);
+    assert_eq!(plain.code, 4, "{}", plain.stdout);
+    assert!(
+        plain
+            .stdout
+            .contains("run `agenthealth doctor mcp URL --oauth-details`"),
+        "{}",
+        plain.stdout
+    );
+    assert!(!plain.stdout.contains(lab.issuer()), "{}", plain.stdout);
+    let detailed = run_with(&["doctor", "mcp", lab.url(), "--oauth-details"], &[]);
+    assert_eq!(detailed.code, 4, "{}", detailed.stdout);
+    let issuer_line = format!("          issuer: '{}'\n", lab.issuer());
+    for expected in [
+        issuer_line.as_str(),
+        "          grant: authorization_code\n",
+        "          token_file: .credentials/doctor.json\n",
+        "          scopes: ['read']\n",
+        "it registers clients dynamically: run `agenthealth login CONFIG TARGET --register`",
+    ] {
+        assert!(
+            detailed.stdout.contains(expected),
+            "{expected}\n{}",
+            detailed.stdout
+        );
+    }
+    assert!(
+        !detailed.stdout.contains("client_id"),
+        "{}",
+        detailed.stdout
+    );
+    let json = run_with(
+        &[
+            "doctor",
+            "mcp",
+            lab.url(),
+            "--oauth-details",
+            "--format",
+            "json",
+        ],
+        &[],
+    );
+    assert!(!json.stdout.contains(lab.issuer()), "{}", json.stdout);
+}

@@ -6,6 +6,18 @@ use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
 
+/// The command that shows what the server publishes.
+const DETAILS: &str = "`agenthealth doctor CONFIG --oauth-details`";
+
+/// `with` or `without`, when the server names the issuer only a trailing slash apart.
+fn slash(check: &Check) -> Option<&'static str> {
+    match word(check, Key::IssuerSlash).as_deref() {
+        Some("with") => Some("with"),
+        Some("without") => Some("without"),
+        _ => None,
+    }
+}
+
 pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
     match step {
         OAuthStep::Issuer => "mcp.oauth.issuer must be an https URL (or http on localhost or a loopback address) without a query".into(),
@@ -13,8 +25,14 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::ResourceMetadata => "the server publishes no protected-resource metadata (RFC 9728): none named by its 401 challenge, none at /.well-known/oauth-protected-resource; check that the endpoint is the MCP URL of an OAuth-protected server".into(),
         OAuthStep::ResourceMetadataOrigin => "the 401 challenge names resource_metadata on another origin; agenthealth trusts only metadata from the MCP endpoint's own scheme, host and port".into(),
         OAuthStep::ResourceMismatch => "the protected-resource metadata describes another resource than this endpoint; configure the endpoint exactly as the server's resource URL".into(),
-        OAuthStep::IssuerNotListed => "mcp.oauth.issuer is not among the server's authorization_servers (compared exactly, trailing slash included); check the issuer".into(),
-        OAuthStep::ServerMetadata => "the issuer publishes no authorization-server metadata whose issuer equals mcp.oauth.issuer exactly (tried /.well-known/oauth-authorization-server and /.well-known/openid-configuration)".into(),
+        OAuthStep::IssuerNotListed => match slash(check) {
+            Some(how) => format!("the server's authorization_servers list mcp.oauth.issuer {how} the trailing slash, and issuers are compared exactly: write mcp.oauth.issuer {how} it"),
+            None => format!("mcp.oauth.issuer is not among the server's authorization_servers (compared exactly, trailing slash included); {DETAILS} lists them"),
+        },
+        OAuthStep::ServerMetadata => match slash(check) {
+            Some(how) => format!("the issuer's metadata names mcp.oauth.issuer {how} the trailing slash, and issuers are compared exactly: write mcp.oauth.issuer {how} it (if the server's authorization_servers then no longer list it, the two documents disagree and no issuer satisfies both: ask the server's operator)"),
+            None => format!("the issuer publishes no authorization-server metadata whose issuer equals mcp.oauth.issuer exactly (tried /.well-known/oauth-authorization-server and /.well-known/openid-configuration); {DETAILS} shows what it publishes"),
+        },
         OAuthStep::InsecureEndpoint => "the authorization server's token or authorization endpoint is not https; credentials travel only over https (or http on a loopback address)".into(),
         OAuthStep::AuthMethod => auth_method(check),
         OAuthStep::Pkce => "login needs PKCE S256, and the authorization server does not list it in code_challenge_methods_supported".into(),

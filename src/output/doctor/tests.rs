@@ -499,6 +499,16 @@ fn a_403_without_challenge_or_credential_is_an_allow_list() {
     ]);
     assert!(oauth.contains("refused the OAuth access token"), "{oauth}");
     assert!(!oauth.contains("allow-lists"), "{oauth}");
+    let oauth_server = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::AuthChallenge, Fact::Bool(true)),
+        (Key::OauthChallenge, Fact::Bool(true)),
+    ]);
+    assert!(
+        oauth_server.contains("the server uses OAuth")
+            && oauth_server.contains("`agenthealth doctor CONFIG --oauth-details`"),
+        "{oauth_server}"
+    );
     let unauthorized = advice(&[
         (Key::HttpStatus, Fact::Int(401)),
         (Key::AuthChallenge, Fact::Bool(false)),
@@ -671,4 +681,37 @@ fn the_client_authentication_advice_names_the_method_to_configure() {
     );
     assert!(only.contains("check mcp.oauth.client_id"), "{only}");
     assert!(!only.contains("token_endpoint_auth_method"), "{only}");
+}
+
+/// An issuer a trailing slash apart from the one the server names: the advice says which
+/// way, instead of "check the issuer".
+#[test]
+fn an_issuer_a_trailing_slash_apart_is_said_so() {
+    use crate::result::reason::{McpFailure, OAuthStep as S};
+    let advice = |step, facts: &[(Key, Fact)]| {
+        let c = check(
+            Status::Misconfigured,
+            Some(Reason::Mcp(McpFailure::OAuth(step))),
+            facts,
+        );
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let listed = advice(
+        S::IssuerNotListed,
+        &[(Key::IssuerSlash, Fact::Word("with"))],
+    );
+    assert!(
+        listed.contains("write mcp.oauth.issuer with it"),
+        "{listed}"
+    );
+    let named = advice(
+        S::ServerMetadata,
+        &[(Key::IssuerSlash, Fact::Word("without"))],
+    );
+    assert!(
+        named.contains("write mcp.oauth.issuer without it"),
+        "{named}"
+    );
+    let plain = advice(S::IssuerNotListed, &[]);
+    assert!(plain.contains("--oauth-details"), "{plain}");
 }
