@@ -115,8 +115,13 @@ pub(crate) fn authorize(
         ("state", state.as_str()),
         ("resource", discovered.resource.as_str()),
     ];
-    if let Some(scope) = discovered.scope.as_deref() {
+    let (scope, consent) =
+        authorization_request::login_scope(&discovered, &settings.configured.scopes);
+    if let Some(scope) = scope.as_deref() {
         params.push(("scope", scope));
+    }
+    if consent {
+        params.push(("prompt", "consent"));
     }
     let url = authorization_request::url(
         &mut client,

@@ -14,6 +14,39 @@ use crate::net::{Client, Endpoint};
 use crate::result::reason::OAuthStep;
 use crate::runtime::{Attempt, SecretLog};
 
+/// The scope that asks for a refresh token.
+pub(crate) const OFFLINE_ACCESS: &str = "offline_access";
+
+/// What login asks for: the scope, and whether `prompt=consent` goes with it. Configured
+/// scopes are used as configured; without them, the check's scope plus `offline_access` when
+/// the issuer lists it (a refresh token that outlives the access token). Where
+/// `offline_access` is asked of an OpenID provider that honours `prompt=consent`, consent is
+/// prompted for: OpenID Connect issues that refresh token only with consent.
+pub(crate) fn login_scope(
+    discovered: &Discovered,
+    configured: &[String],
+) -> (Option<String>, bool) {
+    let mut scope: Vec<String> = discovered
+        .scope
+        .as_deref()
+        .unwrap_or_default()
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let listed = discovered
+        .server
+        .scopes_supported
+        .iter()
+        .any(|s| s == OFFLINE_ACCESS);
+    if configured.is_empty() && listed && !scope.iter().any(|s| s == OFFLINE_ACCESS) {
+        scope.push(OFFLINE_ACCESS.to_string());
+    }
+    let offline = scope.iter().any(|s| s == OFFLINE_ACCESS);
+    let scope = (!scope.is_empty()).then(|| scope.join(" "));
+    (scope, offline && discovered.server.consent_prompt)
+}
+
 /// Longest `request_uri` accepted.
 const MAX_REQUEST_URI: usize = 2048;
 
@@ -79,4 +112,66 @@ fn with_query(endpoint: &Endpoint, params: &[(&str, &str)]) -> String {
     let base = endpoint.uri().to_string();
     let joiner = if base.contains('?') { '&' } else { '?' };
     format!("{base}{joiner}{}", form(params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oauth::discovery::{ResourceRule, server_metadata};
+    use serde_json::json;
+
+    fn discovered(scope: Option<&str>, doc: serde_json::Value) -> Discovered {
+        let mut doc = doc;
+        doc["token_endpoint"] = json!("https://as.example/token");
+        let server = server_metadata(doc.as_object().expect("object"), true).expect("metadata");
+        Discovered {
+            resource: "https://mcp.example/mcp".into(),
+            rule: ResourceRule::Exact,
+            compat: false,
+            scope: scope.map(str::to_string),
+            server,
+        }
+    }
+
+    #[test]
+    fn login_asks_for_offline_access_where_listed_and_consent_where_oidc_needs_it() {
+        let oidc = json!({"scopes_supported": ["read", "offline_access"], "subject_types_supported": ["public"]});
+        let plain = json!({"scopes_supported": ["read", "offline_access"]});
+        let none = json!({"scopes_supported": ["read"]});
+        let configured = ["read".to_string()];
+        let with_offline = ["read".to_string(), "offline_access".to_string()];
+        for (doc, scope, config, want) in [
+            (
+                &oidc,
+                Some("read"),
+                &[][..],
+                (Some("read offline_access"), true),
+            ),
+            (
+                &plain,
+                Some("read"),
+                &[][..],
+                (Some("read offline_access"), false),
+            ),
+            (&none, Some("read"), &[][..], (Some("read"), false)),
+            (&oidc, None, &[][..], (Some("offline_access"), true)),
+            // Configured scopes are used as configured: offline_access only when named.
+            (&oidc, Some("read"), &configured[..], (Some("read"), false)),
+            (
+                &oidc,
+                Some("read offline_access"),
+                &with_offline[..],
+                (Some("read offline_access"), true),
+            ),
+            (
+                &json!({"prompt_values_supported": ["login"], "subject_types_supported": ["public"]}),
+                Some("read offline_access"),
+                &with_offline[..],
+                (Some("read offline_access"), false),
+            ),
+        ] {
+            let (s, consent) = login_scope(&discovered(scope, doc.clone()), config);
+            assert_eq!((s.as_deref(), consent), want, "{doc} {scope:?} {config:?}");
+        }
+    }
 }

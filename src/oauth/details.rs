@@ -52,11 +52,11 @@ pub(crate) fn probe(
             details.issuers = listed.iter().filter_map(|i| shown_url(i)).collect();
             details.resource_scopes = scopes(doc.get("scopes_supported"));
         }
-        Ok(None) => {
+        Ok(None) if found.unauthorized => {
             details.compat = true;
             details.issuers = shown_url(&details.endpoint_origin).into_iter().collect();
         }
-        Err(_) => return details,
+        Ok(None) | Err(_) => return details,
     }
     for issuer in details.issuers.clone().iter().take(MAX_ISSUERS) {
         match issuer_document(client, issuer, details.compat, attempt) {

@@ -132,10 +132,13 @@ pub(crate) fn discover(
     let found = challenge(client, endpoint, attempt)?;
     let located = protected_resource(client, endpoint, &found, &resource, issuer, attempt)?;
     // A 2025-03-26 server publishes no protected-resource metadata: its authorization server
-    // is at its own origin, so only a pinned issuer there is looked up that way.
+    // is at its own origin, so only a pinned issuer there is looked up that way, and only
+    // for an endpoint that answered 401.
     let compat = located.is_none();
     if compat
-        && (found.resource_metadata.is_some() || url::origin(&issuer_url) != url::origin(endpoint))
+        && (!found.unauthorized
+            || found.resource_metadata.is_some()
+            || url::origin(&issuer_url) != url::origin(endpoint))
     {
         return Err(OAuthError::step(OAuthStep::ResourceMetadata));
     }
@@ -228,9 +231,10 @@ pub(crate) fn challenge(
             &Request::new(Method::Head, endpoint).header("accept", "application/json"),
         )
         .map_err(|f| OAuthError::Network(Box::new(f)))?;
-    let found = challenge_of(&head);
+    let mut found = challenge_of(&head);
+    found.unauthorized = head.status() == 401;
     drop(head);
-    if found != Challenge::default() {
+    if found.names_anything() {
         return Ok(found);
     }
     let post = client
@@ -243,7 +247,10 @@ pub(crate) fn challenge(
         )
         .map_err(|f| OAuthError::Network(Box::new(f)))?;
     Ok(if post.status() == 401 {
-        challenge_of(&post)
+        Challenge {
+            unauthorized: true,
+            ..challenge_of(&post)
+        }
     } else {
         found
     })

@@ -12,6 +12,7 @@
 //!   (RFC 8414, then OpenID Connect), the scope; [`details`]: the same read for `doctor
 //!   --oauth-details`, validated for showing, never for a token;
 //! * [`token`]: token requests with client authentication, and what a usable token is;
+//! * [`registration`]: dynamic client registration (RFC 7591), `login --register` only;
 //! * [`store`]: the token file (private, bound to issuer, resource and client, written
 //!   atomically, locked across read–refresh–write);
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
@@ -31,6 +32,7 @@ pub(crate) mod challenge;
 pub(crate) mod details;
 pub(crate) mod discovery;
 pub(crate) mod random;
+pub(crate) mod registration;
 pub(crate) mod store;
 pub(crate) mod token;
 pub(crate) mod url;

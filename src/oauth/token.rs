@@ -21,6 +21,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::OAuthError;
+use super::authorization_request::OFFLINE_ACCESS;
 use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
 use crate::contract::{AuthMethod, Secret};
@@ -150,7 +151,16 @@ pub(crate) fn request(
     let choice = choose(auth, discovered.server.auth_methods.as_deref())?;
     let mut fields: Vec<(&str, &str)> = grant.to_vec();
     fields.push(("resource", discovered.resource.as_str()));
-    if let Some(scope) = discovered.scope.as_deref() {
+    // A refresh never asks for offline_access: the grant it refreshes has it or not, and an
+    // authorization server may refuse it on a refresh (`invalid_scope`).
+    let refresh = grant.first() == Some(&("grant_type", "refresh_token"));
+    let scope = discovered.scope.as_deref().map(|s| {
+        s.split(' ')
+            .filter(|w| !(refresh && *w == OFFLINE_ACCESS))
+            .collect::<Vec<_>>()
+            .join(" ")
+    });
+    if let Some(scope) = scope.as_deref().filter(|s| !s.is_empty()) {
         fields.push(("scope", scope));
     }
     let answer = client_post(

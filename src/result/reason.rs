@@ -416,6 +416,9 @@ pub enum OAuthStep {
     /// Login: the server requires pushed authorization requests (RFC 9126) and names no
     /// endpoint for them, or refused ours (with the RFC 6749 error it gave, if one we know).
     Par(Option<TokenError>),
+    /// `login --register`: the server has no secure registration endpoint, or its
+    /// registration failed or answered no usable client.
+    Registration,
 }
 
 impl OAuthStep {
@@ -438,6 +441,7 @@ impl OAuthStep {
             OAuthStep::NoRefreshToken => "no_refresh_token",
             OAuthStep::Callback => "callback",
             OAuthStep::Par(_) => "par",
+            OAuthStep::Registration => "registration",
         }
     }
 }

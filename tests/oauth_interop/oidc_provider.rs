@@ -38,3 +38,44 @@ fn login_pushes_its_authorization_request_where_the_server_requires_it() {
     assert_healthy(&check(&config, &[]), None, "after a pushed login");
     assert_no_secrets(&done.outcome(), &lab, &[], "PAR login");
 }
+
+/// oidc-provider's own refresh-token policy issues one only for a consented
+/// `offline_access`: login asks for it (the issuer lists it) with `prompt=consent`, so a
+/// refresh token is saved, and once the access token expired the check refreshes: HEALTHY
+/// with exactly one refresh, for the resource, without `offline_access`.
+#[test]
+fn a_refresh_token_is_saved_under_the_stock_refresh_policy_and_used() {
+    let lab = AuthServer::start(AsOptions {
+        stock_refresh_policy: true,
+        ..AsOptions::default()
+    });
+    let server = ProtectedServer::start(Rs::Py, lab.issuer());
+    let dir = TempDir::new("oauth-stock");
+    let token_file = dir.0.join("tokens/stock.json");
+    let target = Target::login(server.url(), lab.issuer(), NATIVE, &token_file);
+    let config = write_config(&dir, &[&target]);
+    let done = login(&config, "lab", &[], Decision::Approve);
+    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    let param = |name| oauth_http::query_param(&done.url, name);
+    assert_eq!(param("scope").as_deref(), Some("read offline_access"));
+    assert_eq!(param("prompt").as_deref(), Some("consent"));
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&token_file).expect("token file"))
+            .expect("JSON");
+    assert!(saved["refresh_token"].is_string(), "no refresh token saved");
+    expire_saved_token(&token_file);
+    lab.reset_log();
+    assert_healthy(&check(&config, &[]), None, "after the refresh");
+    let refreshes = token_requests(&lab, "refresh_token");
+    assert_eq!(refreshes.len(), 1, "{refreshes:?}");
+    assert_eq!(refreshes[0]["status"], 200, "{refreshes:?}");
+    assert_eq!(refreshes[0]["resource"], serde_json::json!([server.url()]));
+    assert!(
+        !refreshes[0]["scope"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("offline_access"),
+        "{refreshes:?}"
+    );
+    assert_no_secrets(&done.outcome(), &lab, &[], "stock login");
+}

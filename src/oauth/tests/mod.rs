@@ -1,12 +1,14 @@
 //! OAuth against a scripted protected resource and authorization server on 127.0.0.1, hostile
 //! ones included: the grants a check runs ([`grants`]), every discovery rule
 //! ([`discovery_rules`]), the token endpoint's answers ([`token_endpoint`]), the token file's
-//! safety rules and locking ([`token_files`]), and login's callback ([`login_callback`]). The
+//! safety rules and locking ([`token_files`]), login's callback ([`login_callback`]) and
+//! dynamic registration ([`registration`]). The
 //! scripted world and its helpers are here.
 
 mod discovery_rules;
 mod grants;
 mod login_callback;
+mod registration;
 mod token_endpoint;
 mod token_files;
 

@@ -41,6 +41,10 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::TokenFile(problem) => token_file(problem),
         OAuthStep::NoRefreshToken => "grant refresh_token needs a refresh token: set the variable named by mcp.oauth.refresh_token_env, or log in to fill mcp.oauth.token_file".into(),
         OAuthStep::Callback => "the authorization server's callback carried an error, a wrong issuer or no code; log in again".into(),
+        OAuthStep::Registration => match int(check, Key::HttpStatus) {
+            Some(status) => format!("the authorization server refused to register the client (HTTP {status}); register one by hand for the callback http://127.0.0.1:<redirect_port>/callback and set mcp.oauth.client_id"),
+            None => "the server offers no (secure) dynamic registration, or its answer named no usable client: register a client for the callback http://127.0.0.1:<redirect_port>/callback and set mcp.oauth.client_id".into(),
+        },
         OAuthStep::Par(error) => match error {
             Some(error) => format!("the authorization server requires pushed authorization requests (RFC 9126) and refused ours ({}): check the client's registration and mcp.oauth.scopes", error.as_word()),
             None => "the authorization server requires pushed authorization requests (RFC 9126), but names no secure pushed_authorization_request_endpoint, or its answer had no usable request_uri".into(),

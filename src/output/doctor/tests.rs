@@ -596,6 +596,7 @@ fn every_oauth_failure_has_its_own_advice() {
         (S::NoRefreshToken, "mcp.oauth.refresh_token_env"),
         (S::Callback, "log in again"),
         (S::Par(None), "pushed_authorization_request_endpoint"),
+        (S::Registration, "mcp.oauth.client_id"),
         (
             S::Par(Some(TokenError::InvalidRequest)),
             "refused ours (invalid_request)",
