@@ -77,24 +77,7 @@ pub(crate) fn authorize(
         .ok_or_else(|| OAuthError::file(TokenFileProblem::Unwritable))?;
     let mut client = Client::new(Reuse::KeepAlive);
     let step = || Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
-    let discovered = discovery::discover(
-        &mut client,
-        login.endpoint,
-        &settings.configured.issuer,
-        &settings.configured.scopes,
-        &step(),
-    )?;
-    if discovered.server.authorization_endpoint.is_none() {
-        return Err(OAuthError::step(OAuthStep::InsecureEndpoint));
-    }
-    if !discovered.server.pkce_s256 {
-        return Err(OAuthError::step(OAuthStep::Pkce));
-    }
-    // A client the token endpoint would refuse is refused before the browser is involved.
-    token::choose(
-        &settings.client_auth(),
-        discovered.server.auth_methods.as_deref(),
-    )?;
+    let discovered = discover(&mut client, login, &step())?;
 
     let verifier = random_text()?;
     let state = random_text()?;
@@ -106,28 +89,17 @@ pub(crate) fn authorize(
         .map_err(|_| OAuthError::step(OAuthStep::Callback))?
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let mut params = vec![
-        ("response_type", "code"),
-        ("client_id", settings.configured.client_id.as_str()),
-        ("redirect_uri", redirect_uri.as_str()),
-        ("code_challenge", challenge.as_str()),
-        ("code_challenge_method", "S256"),
-        ("state", state.as_str()),
-        ("resource", discovered.resource.as_str()),
-    ];
-    let (scope, consent) =
-        authorization_request::login_scope(&discovered, &settings.configured.scopes);
-    if let Some(scope) = scope.as_deref() {
-        params.push(("scope", scope));
-    }
-    if consent {
-        params.push(("prompt", "consent"));
-    }
-    let url = authorization_request::url(
+    let leg = authorization_request::Leg {
+        redirect_uri: &redirect_uri,
+        code_challenge: &challenge,
+        state: &state,
+        configured_scopes: &settings.configured.scopes,
+    };
+    let url = authorization_request::browser_url(
         &mut client,
         &discovered,
         &settings.client_auth(),
-        &params,
+        &leg,
         login.secrets,
         &step(),
     )?;
@@ -160,6 +132,35 @@ pub(crate) fn authorize(
         out,
         "OAuth login complete; credentials saved to the configured token file.",
     )
+}
+
+/// Discovery as for a check, then what login needs besides: a secure authorization
+/// endpoint, PKCE S256, and a client the token endpoint would authenticate (refused before
+/// the browser is involved).
+fn discover(
+    client: &mut Client,
+    login: &AuthorizationCode<'_>,
+    attempt: &Attempt,
+) -> Result<Discovered, OAuthError> {
+    let settings = login.settings;
+    let discovered = discovery::discover(
+        client,
+        login.endpoint,
+        &settings.configured.issuer,
+        &settings.configured.scopes,
+        attempt,
+    )?;
+    if discovered.server.authorization_endpoint.is_none() {
+        return Err(OAuthError::step(OAuthStep::InsecureEndpoint));
+    }
+    if !discovered.server.pkce_s256 {
+        return Err(OAuthError::step(OAuthStep::Pkce));
+    }
+    token::choose(
+        &settings.client_auth(),
+        discovered.server.auth_methods.as_deref(),
+    )?;
+    Ok(discovered)
 }
 
 /// Writes a line for the person logging in (a writer that fails is a failed callback step:

@@ -8,14 +8,11 @@
 
 use super::OAuthError;
 use super::discovery::Discovered;
-use super::token::{self, ClientAuth};
+use super::token::{self, ClientAuth, OFFLINE_ACCESS};
 use super::url::form;
 use crate::net::{Client, Endpoint};
 use crate::result::reason::OAuthStep;
 use crate::runtime::{Attempt, SecretLog};
-
-/// The scope that asks for a refresh token.
-pub(crate) const OFFLINE_ACCESS: &str = "offline_access";
 
 /// What login asks for: the scope, and whether `prompt=consent` goes with it. Configured
 /// scopes are used as configured; without them, the check's scope plus `offline_access` when
@@ -50,8 +47,50 @@ pub(crate) fn login_scope(
 /// Longest `request_uri` accepted.
 const MAX_REQUEST_URI: usize = 2048;
 
-/// The URL for the browser; `params` are the request's parameters, `client_id` among them.
-pub(crate) fn url(
+/// This login's own values for its authorization request.
+pub(crate) struct Leg<'a> {
+    /// The loopback callback.
+    pub redirect_uri: &'a str,
+    /// The PKCE S256 challenge.
+    pub code_challenge: &'a str,
+    /// The `state`.
+    pub state: &'a str,
+    /// `mcp.oauth.scopes`.
+    pub configured_scopes: &'a [String],
+}
+
+/// The URL for the browser: `response_type`, `client_id`, `redirect_uri`, the PKCE
+/// challenge, `state`, `resource`, the [`login_scope`] (and `prompt=consent` with it when
+/// needed), pushed first when the server requires it.
+pub(crate) fn browser_url(
+    client: &mut Client,
+    discovered: &Discovered,
+    auth: &ClientAuth<'_>,
+    leg: &Leg<'_>,
+    secrets: &SecretLog,
+    attempt: &Attempt,
+) -> Result<String, OAuthError> {
+    let mut params = vec![
+        ("response_type", "code"),
+        ("client_id", auth.id),
+        ("redirect_uri", leg.redirect_uri),
+        ("code_challenge", leg.code_challenge),
+        ("code_challenge_method", "S256"),
+        ("state", leg.state),
+        ("resource", discovered.resource.as_str()),
+    ];
+    let (scope, consent) = login_scope(discovered, leg.configured_scopes);
+    if let Some(scope) = scope.as_deref() {
+        params.push(("scope", scope));
+    }
+    if consent {
+        params.push(("prompt", "consent"));
+    }
+    url(client, discovered, auth, &params, secrets, attempt)
+}
+
+/// The URL for `params` (`client_id` among them).
+fn url(
     client: &mut Client,
     discovered: &Discovered,
     auth: &ClientAuth<'_>,

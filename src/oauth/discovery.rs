@@ -257,10 +257,10 @@ pub(crate) fn challenge(
 }
 
 /// A metadata document as fetched (a JSON object).
-pub(crate) type Document = Map<String, Value>;
+pub(crate) type MetadataDoc = Map<String, Value>;
 
 /// The document, its `resource` as published, and the rule that bound it.
-type Located = (Document, String, ResourceRule);
+type Located = (MetadataDoc, String, ResourceRule);
 
 /// The protected-resource metadata (RFC 9728): from the challenge's same-origin
 /// `resource_metadata`, else the well-known locations; it must list the pinned `issuer` and
@@ -315,7 +315,7 @@ pub(crate) fn resource_document(
     endpoint: &Endpoint,
     found: &Challenge,
     attempt: &Attempt,
-) -> Result<Option<(Document, Location)>, OAuthError> {
+) -> Result<Option<(MetadataDoc, Location)>, OAuthError> {
     let wells = url::resource_metadata_candidates(endpoint);
     let root = wells.last().cloned().unwrap_or_default();
     let at = |c: &str, otherwise| {

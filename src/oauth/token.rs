@@ -21,7 +21,6 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::OAuthError;
-use super::authorization_request::OFFLINE_ACCESS;
 use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
 use crate::contract::{AuthMethod, Secret};
@@ -30,6 +29,8 @@ use crate::result::reason::{NetFailure, OAuthStep, TokenError};
 use crate::result::{Evidence, Fact, Key};
 use crate::runtime::{Attempt, SecretLog};
 
+/// The scope that asks for a refresh token (OpenID Connect's, which others adopted).
+pub(crate) const OFFLINE_ACCESS: &str = "offline_access";
 /// Lifetime of a token whose answer has no `expires_in`.
 pub(crate) const DEFAULT_LIFETIME: Duration = Duration::from_secs(300);
 /// A token this close to its expiry is not used: it could expire in flight.
@@ -184,14 +185,14 @@ pub(crate) fn request(
 }
 
 /// What an authorization server answered to a form POST.
-pub(crate) struct Answer {
+pub(crate) struct FormAnswer {
     /// The HTTP status.
     pub status: u16,
     /// The body, when it is a JSON object of at most 64 KiB.
     pub doc: Option<Map<String, Value>>,
 }
 
-impl Answer {
+impl FormAnswer {
     /// The refusal at `step`: the RFC 6749 error code when it is one we know, and the status.
     pub(crate) fn refusal(&self, step: fn(Option<TokenError>) -> OAuthStep) -> OAuthError {
         let error = self
@@ -217,7 +218,7 @@ pub(crate) fn client_post(
     step: fn(Option<TokenError>) -> OAuthStep,
     secrets: &SecretLog,
     attempt: &Attempt,
-) -> Result<Answer, OAuthError> {
+) -> Result<FormAnswer, OAuthError> {
     let mut fields: Vec<(&str, &str)> = fields.to_vec();
     fields.push(("client_id", auth.id));
     let basic = match (choice.used, auth.secret) {
@@ -261,7 +262,7 @@ pub(crate) fn client_post(
             }
         }
     }
-    Ok(Answer { status, doc })
+    Ok(FormAnswer { status, doc })
 }
 
 /// A token answer, validated.

@@ -266,7 +266,8 @@ fn rejected_credential(check: &Check, audience: Audience) -> String {
                 "agenthealth doctor CONFIG --oauth-details"
             };
             format!(
-                "HTTP 401{on}: the server uses OAuth (its challenge names protected-resource metadata); run `{command}` to print the mcp.oauth block to paste under the target"
+                "HTTP 401{on}: the server uses OAuth (its challenge names protected-resource metadata): run `{command}` to print the mcp.oauth block to paste under the target, or set {} to a variable holding a token you already have",
+                audience.name(Setting::BearerEnv)
             )
         }
         None if status == Some(403) && challenged == Some(&Fact::Bool(false)) => format!(
