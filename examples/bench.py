@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make bench: agenthealth against local servers, every number from one run.
 
-    bench.py AGENTHEALTH FAKE_MCP_SERVER FLOOR_CLIENT LATENCY_PROXY   (RUNS=21)
+    bench.py AGENTHEALTH FAKE_MCP_SERVER FLOOR_CLIENT LATENCY_PROXY [STATIC_BINARY...]   (RUNS=21)
+    bench.py --sizes STATIC_BINARY...   (the size rows and their targets alone)
 
 * Local cases run alternating (one run of each case per round, RUNS rounds) so a noisy
   neighbour slows every case alike; each reports the median and the worst wall time, and the
@@ -16,7 +17,8 @@
 * The hostile catalogue: `ping mcp` against seven hostile behaviours with `--timeout 300`
   and `--deadline 500`, and the runs past bound + 100 ms (the target is 0).
 * The 1,000-node graph: wall, peak RSS, peak threads; the 1,000-target config load; the
-  static binary's size.
+  static binaries' sizes: AGENTHEALTH's and every further STATIC_BINARY's (`make bench`
+  passes the arm64 one), each named by the machine its ELF header says.
 
 Writes the table to stdout and the plot to docs/performance.svg.
 """
@@ -31,7 +33,12 @@ import tempfile
 import time
 
 RUNS = max(21, int(os.environ.get("RUNS", "21")))
-BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
+SIZES_ONLY = sys.argv[1:2] == ["--sizes"]
+if SIZES_ONLY:
+    STATIC = sys.argv[2:]
+else:
+    BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
+    STATIC = [BIN] + sys.argv[5:]
 HERE = os.path.dirname(os.path.abspath(__file__))
 INTEROP = os.environ.get("AGENTHEALTH_INTEROP_DIR", os.path.join(os.getcwd(), "target/interop"))
 SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "..", "docs", "performance.svg"))
@@ -257,15 +264,45 @@ targets:
     print("%-34s %9d" % ("peak threads", threads))
     print("  round trips: the longest chain of requests each sent after the previous answer")
     print("  arrived (the cleanup DELETE apart); connections: accepted by the proxy")
-    size = os.path.getsize(BIN)
-    print()
-    print("static binary: %d bytes (%.2f MiB)" % (size, size / 1048576))
+    sized = sizes(STATIC)
 
-    targets(by, wan, heavy[0], late, size)
+    targets(by, wan, heavy[0], late, sized)
     plot(local, by, true, wan)
 
 
-def targets(by, wan, graph, late, size):
+# e_machine of an ELF header (bytes 18-19, little-endian) -> the target's architecture.
+MACHINES = {0x3E: "x86_64", 0xB7: "aarch64"}
+
+
+def sizes(paths):
+    """Prints each static binary's size, named by its architecture; returns (arch, size)."""
+    print()
+    out = []
+    for path in paths:
+        with open(path, "rb") as f:
+            head = f.read(20)
+        if head[:4] != b"\x7fELF":
+            sys.exit("bench: %s is not an ELF file" % path)
+        arch = MACHINES.get(int.from_bytes(head[18:20], "little"), "unknown")
+        size = os.path.getsize(path)
+        print("static binary (%s): %d bytes (%.2f MiB)" % (arch, size, size / 1048576))
+        out.append((arch, size))
+    return out
+
+
+def size_rows(sized):
+    return [("static binary (%s): %d bytes (at most 2,500,000)" % (arch, size), size <= 2_500_000)
+            for arch, size in sized]
+
+
+def print_targets(rows):
+    print()
+    print("targets")
+    for text, met in rows:
+        print("  %-4s %s" % ("met" if met else "MISS", text))
+
+
+def targets(by, wan, graph, late, sized):
     """The targets of the performance issue, each met or not, from the numbers above."""
     rows = []
     for label in ("ping mcp: modern, fake", "ping mcp: legacy, fake"):
@@ -286,11 +323,8 @@ def targets(by, wan, graph, late, size):
                      max(conns) <= 3))
     rows.append(("1,000-node graph: peak RSS %d KiB (at most 16 MB)" % graph.rss, graph.rss * 1024 <= 16_000_000))
     rows.append(("hostile catalogue: %d runs past bound + 100 ms (0)" % late, late == 0))
-    rows.append(("static binary: %d bytes (at most 2,500,000)" % size, size <= 2_500_000))
-    print()
-    print("targets")
-    for text, met in rows:
-        print("  %-4s %s" % ("met" if met else "MISS", text))
+    rows += size_rows(sized)
+    print_targets(rows)
 
 
 def hostile_catalogue(fake):
@@ -363,7 +397,10 @@ def plot(local, by, true, wan):
 
 
 try:
-    main()
+    if SIZES_ONLY:
+        print_targets(size_rows(sizes(STATIC)))
+    else:
+        main()
 finally:
     for p in children:
         try:

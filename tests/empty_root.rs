@@ -12,7 +12,9 @@
 //! separated: the servers the configurations check run on the host's 127.0.0.1 (a pod's
 //! containers share one loopback too). Needs util-linux's `unshare` and `mount` and
 //! unprivileged user namespaces; the binary is built for `x86_64-unknown-linux-musl` into
-//! `target/musl-test` once per test run.
+//! `target/musl-test` once per test run, or is `AGENTHEALTH_TEST_BIN` (`make test-aarch64`:
+//! the arm64 static binary, which the kernel hands to qemu-aarch64 even in the empty root,
+//! where there is no emulator to find: `.ci/with-qemu` registers it with flag F).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -25,10 +27,13 @@ use agenthealth_testkit::fake_mcp::FakeServer;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The static binary, built once per test run.
+/// The static binary, built once per test run (or the one `AGENTHEALTH_TEST_BIN` names).
 pub fn static_binary() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
+        if let Some(bin) = std::env::var_os("AGENTHEALTH_TEST_BIN") {
+            return PathBuf::from(bin);
+        }
         let triple = "x86_64-unknown-linux-musl";
         let target_dir = Path::new(ROOT).join("target/musl-test");
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -177,6 +182,18 @@ fn agenthealth(args: &[&str]) -> Outcome {
         .map(String::from)
         .collect();
     EmptyRoot::new("empty-root").run(&argv, &[])
+}
+
+/// The binary starts with nothing around it: no libc, no /proc, no /etc, an empty environment
+/// (under `make test-aarch64` also no emulator in the root).
+#[test]
+fn the_binary_starts_in_an_empty_root() {
+    let o = agenthealth(&["--version"]);
+    assert_eq!(o.code, 0, "{}{}", o.stdout, o.stderr);
+    let version = concat!("agenthealth ", env!("CARGO_PKG_VERSION"), " (commit ");
+    assert!(o.stdout.starts_with(version), "{}", o.stdout);
+    assert_eq!(o.stdout.lines().count(), 1, "{}", o.stdout);
+    assert!(o.stderr.is_empty(), "{}", o.stderr);
 }
 
 /// Without a resolver configuration a host name fails at once as the DNS failure it is,

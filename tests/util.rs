@@ -46,9 +46,13 @@ impl Outcome {
     }
 }
 
-/// The binary under test.
+/// The binary under test: the one Cargo built for this run, or `AGENTHEALTH_TEST_BIN` (the
+/// arm64 static binary of `make test-aarch64`, which the kernel hands to qemu-aarch64).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_agenthealth"))
+    std::env::var_os("AGENTHEALTH_TEST_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_agenthealth")),
+        PathBuf::from,
+    )
 }
 
 /// The binary with `args` and environment overrides, ready to spawn: the rest of the

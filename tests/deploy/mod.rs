@@ -6,7 +6,8 @@
 //! ([`crate::empty_root`] builds that root).
 //!
 //! `manifests`: deploy/ and its configurations; `release_files`: the image, the LICENSE and
-//! the completions; `empty_root_runs`: the manifests' commands run as they would in the
+//! the completions; `images`: the archive-only image is the Dockerfile's, and hadolint on
+//! every Dockerfile; `empty_root_runs`: the manifests' commands run as they would in the
 //! image. The helpers they share are here.
 
 use std::io::{BufRead, BufReader, Read};
@@ -25,6 +26,7 @@ use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer, preset};
 use agenthealth_testkit::tls::{TestCa, server_wrap};
 
 mod empty_root_runs;
+mod images;
 mod manifests;
 mod release_files;
 

