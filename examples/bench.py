@@ -16,6 +16,11 @@
   kept-alive connection, and the system trust store's load.
 * The hostile catalogue: `ping mcp` against seven hostile behaviours with `--timeout 300`
   and `--deadline 500`, and the runs past bound + 100 ms (the target is 0).
+* OAuth: `check` against a silent or trickling authorization server (examples/hostile_as.py)
+  with `timeout_ms: 1000` (one deadline for the run: bound 1,100 ms; the status and step as
+  documented), and `login` with eight idle and one trickling connection on its callback: the
+  real callback's answer (at most 1 s) and SIGINT's exit (at most 250 ms).
+  `BENCH_ONLY=oauth` runs these rows alone.
 * The 1,000-node graph: wall, peak RSS, peak threads; the 1,000-target config load; the
   static binaries' sizes: AGENTHEALTH's and every further STATIC_BINARY's (`make bench`
   passes the arm64 one), each named by the machine its ELF header says.
@@ -23,14 +28,18 @@
 Writes the table to stdout and the plot to docs/performance.svg.
 """
 
+import json
 import os
 import resource
+import signal
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 
 RUNS = max(21, int(os.environ.get("RUNS", "21")))
 SIZES_ONLY = sys.argv[1:2] == ["--sizes"]
@@ -135,6 +144,9 @@ def alternate(cases, runs):
 
 
 def main():
+    if os.environ.get("BENCH_ONLY") == "oauth":
+        print_targets(hostile_oauth() + login_crowd())
+        return
     _, fake = start([FAKE, "--route", "/modern=modern", "--route", "/hang=hang",
                      "--route", "/trickle=trickle", "--route", "/stall=stall",
                      "--route", "/endless-sse=endless-sse", "--route", "/huge=huge", "--until-killed"])
@@ -243,6 +255,7 @@ targets:
         wan.append((label, c, trips, conns))
 
     late = hostile_catalogue(fake)
+    oauth = hostile_oauth() + login_crowd()
 
     # The 1,000-node graph and its config load.
     graph = os.path.join(TMP, "graph.yaml")
@@ -266,7 +279,7 @@ targets:
     print("  arrived (the cleanup DELETE apart); connections: accepted by the proxy")
     sized = sizes(STATIC)
 
-    targets(by, wan, heavy[0], late, sized)
+    targets(by, wan, heavy[0], late, sized, oauth)
     plot(local, by, true, wan)
 
 
@@ -302,7 +315,7 @@ def print_targets(rows):
         print("  %-4s %s" % ("met" if met else "MISS", text))
 
 
-def targets(by, wan, graph, late, sized):
+def targets(by, wan, graph, late, sized, oauth):
     """The targets of the performance issue, each met or not, from the numbers above."""
     rows = []
     for label in ("ping mcp: modern, fake", "ping mcp: legacy, fake"):
@@ -323,6 +336,7 @@ def targets(by, wan, graph, late, sized):
                      max(conns) <= 3))
     rows.append(("1,000-node graph: peak RSS %d KiB (at most 16 MB)" % graph.rss, graph.rss * 1024 <= 16_000_000))
     rows.append(("hostile catalogue: %d runs past bound + 100 ms (0)" % late, late == 0))
+    rows += oauth
     rows += size_rows(sized)
     print_targets(rows)
 
@@ -358,6 +372,120 @@ def hostile_catalogue(fake):
                                                    statistics.median(walls), max(walls), late))
     silent.close()
     return total_late
+
+
+HOSTILE_AS = os.path.join(HERE, "hostile_as.py")
+
+
+def oauth_config(url, oauth):
+    """A one-target configuration for the hostile authorization server at `url`."""
+    origin = url[:-len("/mcp")]
+    path = os.path.join(TMP, "oauth-%d.yaml" % len(os.listdir(TMP)))
+    with open(path, "w") as f:
+        f.write("version: v1\ntargets:\n  - name: lab\n    type: mcp\n    endpoint: %s\n"
+                "    timeout_ms: 1000\n    mcp:\n      oauth:\n        issuer: '%s'\n"
+                "        client_id: c\n%s" % (url, origin, oauth))
+    return path
+
+
+def hostile_oauth():
+    """`check` of an OAuth target whose authorization server (or protected-resource metadata)
+    is silent or trickles, `timeout_ms: 1000`: the run's one OAuth acquisition is every
+    check's outcome, so the run takes one deadline (bound 1,100 ms), and authentication says
+    the documented status, step and `failure=timeout`. 10 runs each."""
+    cases = [("silent-token", "UNREACHABLE", "token_endpoint"),
+             ("trickle-token", "UNKNOWN", "token_endpoint"),
+             ("silent-as-metadata", "UNREACHABLE", "server_metadata"),
+             ("trickle-as-metadata", "UNKNOWN", "server_metadata"),
+             ("silent-prm", "UNREACHABLE", "resource_metadata")]
+    env = dict(os.environ, S="bench-secret")
+    late = wrong = 0
+    print()
+    print("%-34s %9s %9s %9s  %s" % ("hostile OAuth, timeout_ms 1000", "median", "worst", "past+100", "authentication"))
+    for mode, status, step in cases:
+        server, url = start([sys.executable, HOSTILE_AS, mode], stderr=subprocess.DEVNULL)
+        cfg = oauth_config(url, "        grant: client_credentials\n        client_secret_env: S\n")
+        walls, seen = [], set()
+        for _ in range(10):
+            t0 = time.perf_counter()
+            out = subprocess.run([BIN, "check", cfg, "--format", "json"], capture_output=True, text=True, env=env)
+            walls.append((time.perf_counter() - t0) * 1000)
+            try:
+                a = json.loads(out.stdout)["checks"]["authentication"]
+                seen.add("%s oauth=%s failure=%s" % (a["status"], a["evidence"].get("oauth"), a["evidence"].get("failure")))
+            except (ValueError, KeyError):
+                seen.add("no document")
+        want = "%s oauth=%s failure=timeout" % (status, step)
+        late += sum(1 for w in walls if w > 1100)
+        wrong += 0 if seen == {want} else 1
+        print("%-34s %6.0f ms %6.0f ms %9d  %s" % (mode, statistics.median(walls), max(walls),
+                                                 sum(1 for w in walls if w > 1100),
+                                                 " | ".join(sorted(seen))))
+        server.stdin.close()
+    return [("hostile OAuth: %d runs past timeout_ms + 100 ms (0)" % late, late == 0),
+            ("hostile OAuth: %d cases without their documented status and step (0)" % wrong, wrong == 0)]
+
+
+def crowd(port):
+    """Eight idle connections and one sending a request head a byte every 100 ms."""
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(8)]
+    trickle = socket.create_connection(("127.0.0.1", port))
+
+    def drip():
+        for b in b"GET /callback HTTP/1.1\r\nHost: 127.0.0.1\r\n":
+            try:
+                trickle.send(bytes([b]))
+            except OSError:
+                return
+            time.sleep(0.1)
+    threading.Thread(target=drip, daemon=True).start()
+    return idle + [trickle]
+
+
+def login_crowd():
+    """`login` with a crowd on its callback (10 runs each): how long the real callback takes
+    to be answered (bound 1 s), and how long the login takes to exit after SIGINT (250 ms)."""
+    server, url = start([sys.executable, HOSTILE_AS, "ok"], stderr=subprocess.DEVNULL)
+    results = {"callback": [], "sigint": []}
+    failures = 0
+    for i in range(10):
+        for what in results:
+            token_file = os.path.join(TMP, "login-%s-%d.json" % (what, i))
+            cfg = oauth_config(url, "        grant: authorization_code\n        token_file: %s\n" % token_file)
+            child = subprocess.Popen([BIN, "login", cfg, "lab"], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+            child.stdout.readline()
+            query = urllib.parse.parse_qs(urllib.parse.urlparse(child.stdout.readline().strip()).query)
+            port = urllib.parse.urlparse(query["redirect_uri"][0]).port
+            held = crowd(port)
+            t0 = time.perf_counter()
+            if what == "callback":
+                c = socket.create_connection(("127.0.0.1", port))
+                c.sendall(("GET /callback?code=bench&state=%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
+                           % (query["state"][0], port)).encode())
+                answer = c.recv(4096)
+                results[what].append((time.perf_counter() - t0) * 1000)
+                c.close()
+                ok = answer.startswith(b"HTTP/1.1 200 ")
+                _, err = child.communicate(timeout=30)
+                ok = ok and child.returncode == 0
+            else:
+                child.send_signal(signal.SIGINT)
+                _, err = child.communicate(timeout=30)
+                results[what].append((time.perf_counter() - t0) * 1000)
+                ok = child.returncode == 6 and "cancelled" in err
+            failures += 0 if ok else 1
+            for s in held:
+                s.close()
+    server.stdin.close()
+    print()
+    print("%-34s %9s %9s" % ("login, 8 idle + 1 trickling (10 runs)", "median", "worst"))
+    for what, label in (("callback", "callback answered"), ("sigint", "SIGINT to exit")):
+        print("%-34s %6.1f ms %6.1f ms" % (label, statistics.median(results[what]), max(results[what])))
+    return [("login: callback answered within %.0f ms among idle connections (at most 1000)"
+             % max(results["callback"]), max(results["callback"]) <= 1000),
+            ("login: SIGINT ends it within %.0f ms, saying so (at most 250; %d runs wrong)"
+             % (max(results["sigint"]), failures), max(results["sigint"]) <= 250 and failures == 0)]
 
 
 def plot(local, by, true, wan):

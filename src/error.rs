@@ -35,6 +35,8 @@ pub enum LoginError {
     MissingEnv(Vec<String>),
     /// A step of the login failed (its evidence word).
     Failed(&'static str),
+    /// A signal ended the wait for the browser.
+    Cancelled,
 }
 
 impl fmt::Display for LoginError {
@@ -49,6 +51,7 @@ impl fmt::Display for LoginError {
                 "OAuth login failed: set the environment variable(s) {}",
                 names.join(", ")
             ),
+            LoginError::Cancelled => f.write_str("OAuth login cancelled; nothing was saved"),
             LoginError::Failed(step) => write!(
                 f,
                 "OAuth login failed ({step}); verify issuer, client registration, callback and token file configuration"

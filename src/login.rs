@@ -4,7 +4,8 @@
 //! and every referenced variable set, then runs the OAuth client's login
 //! ([`crate::oauth::authorization_code`]): the browser URL on stdout, a loopback callback, the
 //! exchange, the token file. Each network step has the target's `timeout_ms`; the browser has
-//! five minutes; SIGINT/SIGTERM end the wait. No token is printed.
+//! five minutes; SIGINT/SIGTERM end the wait at once ("OAuth login cancelled; nothing was
+//! saved", exit 6). No token is printed.
 
 use std::path::Path;
 use std::time::Duration;
@@ -43,6 +44,10 @@ pub(crate) fn run(path: &Path, name: &str, register: bool, cancel: &Cancel) -> R
     }
     let failed = |e: OAuthError| {
         let step = match e {
+            OAuthError::Step {
+                step: OAuthStep::Cancelled,
+                ..
+            } => return Error::Login(LoginError::Cancelled),
             OAuthError::Step { step, .. } => step.as_word(),
             OAuthError::Network(_) => OAuthStep::ResourceMetadata.as_word(),
             OAuthError::LoginRequired => OAuthStep::Callback.as_word(),
@@ -58,7 +63,7 @@ pub(crate) fn run(path: &Path, name: &str, register: bool, cancel: &Cancel) -> R
         secrets: &target.secrets,
         step_timeout: Duration::from_millis(target.target.timeout_ms),
         wait: oauth::authorization_code::WAIT,
-        cancelled: &|| cancel.is_cancelled(),
+        cancel,
     };
     let mut out = std::io::stdout().lock();
     oauth::authorization_code::authorize(&login, &mut out).map_err(failed)

@@ -32,6 +32,8 @@ enum TokenAnswer {
     /// A token the MCP server then refuses (wrong audience, revoked, …).
     Foreign,
     Error(u16, &'static str),
+    /// The authorization server misbehaves at this path (its metadata or token endpoint).
+    Hostile(&'static str, Reply),
 }
 
 impl Protected {
@@ -73,6 +75,11 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
             .header("Content-Type", "application/json")
             .body(v.to_string())
     };
+    if let TokenAnswer::Hostile(at, reply) = answer {
+        if path == *at {
+            return reply.clone();
+        }
+    }
     match (r.method.as_str(), path) {
         (_, "/mcp") => {
             if r.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
@@ -124,7 +131,7 @@ fn route(r: &Recorded, root: &str, answer: &TokenAnswer) -> Reply {
             "authorization_response_iss_parameter_supported": true
         })),
         ("POST", "/token") => match answer {
-            TokenAnswer::Ok => json_reply(json!({
+            TokenAnswer::Ok | TokenAnswer::Hostile(..) => json_reply(json!({
                 "access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600,
                 "refresh_token": REFRESH, "scope": "read"
             })),
@@ -336,6 +343,73 @@ fn a_rejected_client_is_misconfigured_with_its_error_code_and_advice() {
     );
 }
 
+/// A silent or trickling authorization server costs the run one deadline, not one per
+/// dimension, and says where: every OAuth dimension reports the one acquisition's outcome —
+/// UNREACHABLE when nothing of the answer came, UNKNOWN after part of it — with the step and
+/// `failure=timeout`, and the server is asked once.
+#[test]
+fn a_silent_or_trickling_authorization_server_is_one_timeout_at_its_step() {
+    let trickle = |body: &str| Reply::Trickle {
+        bytes: format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes(),
+        every: Duration::from_millis(200),
+    };
+    let metadata = "/.well-known/oauth-authorization-server";
+    let doc = "{\"issuer\":\"http://127.0.0.1:1\",\"token_endpoint\":\"x\"}";
+    for (path, reply, step, status) in [
+        (
+            "/token",
+            Reply::HangBeforeHead,
+            "token_endpoint",
+            "UNREACHABLE",
+        ),
+        ("/token", trickle(doc), "token_endpoint", "UNKNOWN"),
+        (
+            metadata,
+            Reply::HangBeforeHead,
+            "server_metadata",
+            "UNREACHABLE",
+        ),
+        (metadata, trickle(doc), "server_metadata", "UNKNOWN"),
+    ] {
+        let as_ = Protected::start(TokenAnswer::Hostile(path, reply));
+        let dir = TempDir::new("oauth-hostile");
+        let config = as_.config(
+            &dir,
+            "t",
+            client_credentials(),
+            "    timeout_ms: 1500
+",
+        );
+        let o = check(&["check", &config, "--format", "json"]);
+        let what = format!("{path} {status}");
+        assert!(
+            o.elapsed <= Duration::from_millis(1500 + 1000),
+            "{what}: one deadline, not one per check: {:?}",
+            o.elapsed
+        );
+        assert_clean(&o);
+        let doc = o.json();
+        for dim in ["authentication", "protocol"] {
+            let c = &doc["checks"][dim];
+            assert_eq!(c["status"], status, "{what} {dim}: {c}");
+            assert_eq!(c["code"], "mcp_oauth", "{what} {dim}: {c}");
+            assert_eq!(c["evidence"]["oauth"], step, "{what} {dim}: {c}");
+            assert_eq!(c["evidence"]["failure"], "timeout", "{what} {dim}: {c}");
+        }
+        assert_eq!(as_.count(path), 1, "{what}: asked once");
+        let o = check(&["doctor", &config]);
+        assert!(
+            o.stdout.contains("within the check's deadline"),
+            "{}",
+            o.stdout
+        );
+    }
+}
+
 #[test]
 fn authorization_code_without_saved_credentials_needs_login() {
     let as_ = Protected::start(TokenAnswer::Ok);
@@ -427,6 +501,131 @@ fn login_saves_a_private_token_file_that_the_next_check_uses() {
     let o = check(&["check", &config, "--format", "json"]);
     assert_eq!(o.code, 0, "{}", o.stdout);
     assert_eq!(as_.count("/token"), 1);
+}
+
+/// A login started against `as_` for a target with a token file in `dir`: the child, its
+/// stdout lines after the URL, the callback port and the `state` it expects.
+fn start_login(
+    as_: &Protected,
+    dir: &TempDir,
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+    u16,
+    String,
+) {
+    let oauth = format!(
+        "        grant: authorization_code\n        token_file: {}\n",
+        dir.0.join("user.json").display()
+    );
+    let config = as_.config(dir, "user-mcp", &oauth, "");
+    let mut child = command(&["login", &config, "user-mcp"], &[])
+        .spawn()
+        .expect("login");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let _prompt = lines.next();
+    let url = lines.next().and_then(Result::ok).unwrap_or_default();
+    let param = |name: &str| {
+        url.split_once('?')
+            .map(|(_, q)| q)
+            .unwrap_or_default()
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| decode(v))
+            .unwrap_or_default()
+    };
+    let port = param("redirect_uri")
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/callback")
+        .parse()
+        .unwrap_or(0);
+    (child, lines, port, param("state"))
+}
+
+/// What a browser's preconnects and a slow local client look like: eight idle connections
+/// and one sending its request head a byte every 100 ms.
+fn crowd(port: u16) -> (Vec<std::net::TcpStream>, std::thread::JoinHandle<()>) {
+    let idle: Vec<_> = (0..8)
+        .filter_map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).ok())
+        .collect();
+    assert_eq!(idle.len(), 8);
+    let mut trickle = std::net::TcpStream::connect(("127.0.0.1", port)).expect("trickle");
+    let trickling = std::thread::spawn(move || {
+        for b in b"GET /callback HTTP/1.1\r\nHost: 127.0.0.1\r\n".iter() {
+            if trickle.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    (idle, trickling)
+}
+
+/// Issue 24: idle and trickling local connections never delay the real callback (they
+/// delayed it 5 s each), and the login completes.
+#[test]
+fn login_answers_its_callback_at_once_among_idle_and_trickling_connections() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login-crowd");
+    let (mut child, lines, port, state) = start_login(&as_, &dir);
+    let (idle, trickling) = crowd(port);
+    let started = std::time::Instant::now();
+    let status = deliver(
+        port,
+        &format!("/callback?code=c1&state={state}&iss={}", encode(&as_.root)),
+    );
+    let took = started.elapsed();
+    assert_eq!(status, 200);
+    assert!(
+        took < Duration::from_secs(1) + Duration::from_secs(1),
+        "{took:?}"
+    );
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert_eq!(
+        child.wait().ok().and_then(|s| s.code()),
+        Some(0),
+        "{rest:?}"
+    );
+    drop(idle);
+    let _ = trickling.join();
+}
+
+/// Issue 24: Ctrl-C ends a login at once whatever its connections do, and says it was
+/// cancelled (it took 4.5 s and printed the advice for a failed callback).
+#[test]
+fn a_login_interrupted_while_connections_are_held_says_it_was_cancelled() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login-sigint");
+    let (mut child, lines, port, _state) = start_login(&as_, &dir);
+    let (idle, trickling) = crowd(port);
+    let pid = Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    let started = std::time::Instant::now();
+    kill(pid, Signal::SIGINT).expect("SIGINT");
+    let code = child.wait().ok().and_then(|s| s.code());
+    let took = started.elapsed();
+    let mut stderr = String::new();
+    let _ = child
+        .stderr
+        .take()
+        .map(|mut e| e.read_to_string(&mut stderr));
+    // The bench measures the 250 ms bound; a test allows a second more.
+    assert!(
+        took < Duration::from_millis(250) + Duration::from_secs(1),
+        "{took:?}"
+    );
+    assert_eq!(code, Some(6), "{stderr}");
+    assert_eq!(
+        stderr.trim(),
+        "agenthealth: OAuth login cancelled; nothing was saved"
+    );
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(!dir.0.join("user.json").exists(), "nothing saved");
+    drop(idle);
+    let _ = trickling.join();
 }
 
 #[test]

@@ -269,6 +269,14 @@ fn serves_ahp_v1_from_the_refresh_loop() {
     let unauthorized = serving.get("/health/capabilities", false);
     assert_eq!(unauthorized.status, 401);
     assert_eq!(unauthorized.header("WWW-Authenticate"), Some("Bearer"));
+    // RFC 7235: clients that lower-case the scheme, or put two spaces after it, get in.
+    for scheme in ["bearer ", "BEARER  "] {
+        let other = request(
+            serving.addr,
+            &format!("GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization: {scheme}{TOKEN}\r\n\r\n"),
+        );
+        assert_eq!(other.status, 200, "{scheme:?}: {}", other.head);
+    }
 
     // The target turns unhealthy: a later run says so, and readiness fails.
     status.store(500, Ordering::SeqCst);

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use crate::net::{Client, Endpoint};
-use crate::oauth::{Authorizer, OAuthError};
+use crate::oauth::{AuthFacts, Authorizer, OAuthError};
 use crate::run_plan::Credential;
 use crate::runtime::{Attempt, SecretLog};
 
@@ -51,8 +51,8 @@ impl Authorization {
         }
     }
 
-    /// What OAuth established this run (`auth_method`, …); nothing for a static credential.
-    pub fn facts(&self) -> Option<&crate::result::Evidence> {
+    /// What OAuth established beside the token, for the authentication check.
+    pub fn facts(&self) -> Option<&AuthFacts> {
         match self {
             Authorization::Static(_) => None,
             Authorization::OAuth(authorizer) => Some(authorizer.facts()),

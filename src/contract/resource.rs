@@ -18,6 +18,9 @@ pub enum LocalResource {
     Threads,
     /// Memory or address space (`ENOMEM`, `ENOBUFS`): `ulimit -v`, the system's memory.
     Memory,
+    /// The disk: a volume this run writes (a token file's) is full, over quota or failing
+    /// (`ENOSPC`, `EDQUOT`, `EIO`).
+    Disk,
 }
 
 impl LocalResource {
@@ -27,6 +30,7 @@ impl LocalResource {
             LocalResource::FileDescriptors => "file_descriptors",
             LocalResource::Threads => "threads",
             LocalResource::Memory => "memory",
+            LocalResource::Disk => "disk",
         }
     }
 

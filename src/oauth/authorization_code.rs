@@ -9,22 +9,24 @@
 //!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope`, pushed
 //!    first when the server requires it) is printed after `Open this URL to authorize
 //!    AgentHealth:`.
-//! 3. The callback listener answers only `GET /callback` whose `Host` is exactly
-//!    `127.0.0.1:<port>` (anything else: 404). It reads each request head within five
-//!    seconds (at most 8 KiB) and writes within five. A missing, repeated or wrong `state`
+//! 3. The callback listener ([`loopback`]: one thread, up to 16 connections at once, each
+//!    request head within 2 s of its accept and 8 KiB, each answer within 1 s) answers only
+//!    `GET /callback` whose `Host` is exactly `127.0.0.1:<port>` (anything else: 404), so
+//!    idle or trickling connections never delay the real callback. A missing, repeated or wrong `state`
 //!    is answered 400 and the login keeps waiting — it was not our authorization. With our
 //!    `state`: an `iss` that is repeated, wrong, or missing although the server advertises
 //!    RFC 9207 fails the login; so does an `error` or a missing `code`. Only the first
 //!    outcome counts, and the browser always gets a page it can show.
-//! 4. The code is exchanged (with the verifier and the same `redirect_uri`), and the token is
-//!    saved to the token file under its lock. No token is ever printed.
+//! 4. Under the token file's lock, the space for the token is reserved
+//!    ([`store::reserve`]); then the code is exchanged (with the verifier and the same
+//!    `redirect_uri`) and the token saved. No token is ever printed.
 //!
-//! The wait is bounded (five minutes by default) and ends early when the caller cancels.
+//! The wait is bounded (five minutes by default) and ends at once when the caller cancels
+//! (`oauth=cancelled`: nothing was saved).
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::io::Write;
+use std::net::TcpListener;
+use std::time::Duration;
 
 use base64::Engine as _;
 
@@ -32,24 +34,18 @@ use super::OAuthError;
 use super::acquire::Settings;
 use super::authorization_request;
 use super::discovery::{self, Discovered};
+use super::loopback::{self, Page, Verdict, WaitEnd};
 use super::random::random;
 use super::store;
-use super::token::{self, Token};
+use super::token;
 use super::url::parse_query;
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenFileProblem};
-use crate::runtime::{Attempt, Deadline, SecretLog};
+use crate::runtime::{Attempt, Cancel, Deadline, SecretLog};
 
 /// How long login waits for the browser.
 pub(crate) const WAIT: Duration = Duration::from_secs(300);
-/// Bound on reading one callback request's head, and on writing its answer.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
-/// Largest callback request head read.
-const MAX_HEAD: usize = 8 * 1024;
-/// How often the wait looks at the cancellation flag.
-const CANCEL_POLL: Duration = Duration::from_millis(100);
-
 /// What the login needs beyond its settings.
 pub(crate) struct AuthorizationCode<'a> {
     /// The target's settings.
@@ -62,8 +58,8 @@ pub(crate) struct AuthorizationCode<'a> {
     pub step_timeout: Duration,
     /// How long to wait for the browser.
     pub wait: Duration,
-    /// Whether the user cancelled (a signal).
-    pub cancelled: &'a dyn Fn() -> bool,
+    /// The user's cancellation (a signal), which ends the wait at once.
+    pub cancel: &'a Cancel,
 }
 
 /// Runs the login; `out` receives the two lines that show the URL, then the success line.
@@ -117,17 +113,12 @@ pub(crate) fn authorize(
     let code = wait_for_code(&listener, &expect, login)?;
     drop(listener);
 
-    let token = exchange(
-        &mut client,
-        &discovered,
-        settings,
-        &code,
-        &verifier,
-        &redirect_uri,
-        login.secrets,
-        &step(),
-    )?;
-    save(token_file, &token, settings, login.endpoint, &step())?;
+    let grant = Grant {
+        code: &code,
+        verifier: &verifier,
+        redirect_uri: &redirect_uri,
+    };
+    exchange(&mut client, &discovered, login, &grant, token_file)?;
     say(
         out,
         "OAuth login complete; credentials saved to the configured token file.",
@@ -192,88 +183,42 @@ enum Callback {
     Code(String),
 }
 
-/// Serves the callback until a code, a failure, the deadline or cancellation.
+/// Serves the callback ([`loopback::serve`]) until a code, a failure, the wait's end or
+/// cancellation.
 fn wait_for_code(
     listener: &TcpListener,
     expect: &Expected<'_>,
     login: &AuthorizationCode<'_>,
 ) -> Result<String, OAuthError> {
-    let deadline = Instant::now() + login.wait;
-    listener
-        .set_nonblocking(true)
-        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
-    loop {
-        if (login.cancelled)() || Instant::now() >= deadline {
-            return Err(OAuthError::step(OAuthStep::Callback));
-        }
-        match listener.accept() {
-            Ok((stream, _)) => match serve(stream, expect) {
-                Callback::Code(code) => return Ok(code),
-                Callback::Failed => return Err(OAuthError::step(OAuthStep::Callback)),
-                Callback::NotOurs | Callback::WrongState => {}
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                wait_readable(listener, left.min(CANCEL_POLL));
-            }
-            Err(_) => std::thread::sleep(Duration::from_millis(10)),
-        }
+    let judged = loopback::serve(listener, login.wait, login.cancel, &|head| {
+        verdict(head, expect)
+    });
+    match judged {
+        Ok(code) => code,
+        Err(WaitEnd::Cancelled) => Err(OAuthError::step(OAuthStep::Cancelled)),
+        Err(WaitEnd::Expired | WaitEnd::Failed) => Err(OAuthError::step(OAuthStep::Callback)),
     }
 }
 
-/// Waits until `listener` has a connection, at most `bound`.
-fn wait_readable(listener: &TcpListener, bound: Duration) {
-    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-    use std::os::fd::AsFd;
-    let mut fds = [PollFd::new(listener.as_fd(), PollFlags::POLLIN)];
-    let ms = u16::try_from(bound.as_millis()).unwrap_or(u16::MAX);
-    let _ = poll(&mut fds, PollTimeout::from(ms));
-}
-
-/// Answers one connection and says what it meant.
-fn serve(mut stream: TcpStream, expect: &Expected<'_>) -> Callback {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(IO_TIMEOUT));
-    let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
-    let head = read_head(&mut stream);
-    let outcome = head.map_or(Callback::NotOurs, |h| judge(&h, expect));
-    let (status, text) = match outcome {
-        Callback::NotOurs => ("404 Not Found", "Not found."),
-        Callback::WrongState => ("400 Bad Request", "Invalid OAuth callback."),
-        Callback::Failed => ("400 Bad Request", "OAuth authorization failed."),
-        Callback::Code(_) => (
-            "200 OK",
-            "Authorization received. You can close this window.",
+/// The page a request head gets, and whether it ends the login: only our callback does,
+/// with its code or its failure; anything else is answered and the login keeps waiting.
+fn verdict(head: Option<&str>, expect: &Expected<'_>) -> Verdict<Result<String, OAuthError>> {
+    let page = |status, text| Page { status, text };
+    match head.map_or(Callback::NotOurs, |h| judge(h, expect)) {
+        Callback::NotOurs => Verdict::Wait(page("404 Not Found", "Not found.")),
+        Callback::WrongState => Verdict::Wait(page("400 Bad Request", "Invalid OAuth callback.")),
+        Callback::Failed => Verdict::Done(
+            page("400 Bad Request", "OAuth authorization failed."),
+            Err(OAuthError::step(OAuthStep::Callback)),
         ),
-    };
-    let page =
-        format!("<!doctype html><meta charset=\"utf-8\"><title>agenthealth</title><p>{text}</p>\n");
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{page}",
-        page.len()
-    );
-    let _ = stream.write_all(response.as_bytes());
-    let _ = stream.flush();
-    let _ = stream.shutdown(std::net::Shutdown::Both);
-    outcome
-}
-
-/// The request head (up to the blank line), when it arrives within the bounds.
-fn read_head(stream: &mut TcpStream) -> Option<String> {
-    let mut head = Vec::with_capacity(1024);
-    let mut buf = [0u8; 1024];
-    let started = Instant::now();
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        if head.len() > MAX_HEAD || started.elapsed() > IO_TIMEOUT {
-            return None;
-        }
-        let n = stream.read(&mut buf).ok()?;
-        if n == 0 {
-            return None;
-        }
-        head.extend_from_slice(buf.get(..n)?);
+        Callback::Code(code) => Verdict::Done(
+            page(
+                "200 OK",
+                "Authorization received. You can close this window.",
+            ),
+            Ok(code),
+        ),
     }
-    String::from_utf8(head).ok()
 }
 
 /// What a request head means for this login.
@@ -319,43 +264,41 @@ fn judge(head: &str, expect: &Expected<'_>) -> Callback {
     }
 }
 
-/// The code for a token.
-#[allow(clippy::too_many_arguments)] // one call site; the values are unrelated
+/// What the browser's round trip gave, to exchange for a token.
+struct Grant<'a> {
+    code: &'a str,
+    verifier: &'a str,
+    redirect_uri: &'a str,
+}
+
+/// The code for a token, saved to `token_file`: under the file's lock the space for the token
+/// is reserved before the code is spent, so a volume that cannot take it fails the login
+/// before the grant exists.
 fn exchange(
     client: &mut Client,
     discovered: &Discovered,
-    settings: &Settings,
-    code: &str,
-    verifier: &str,
-    redirect_uri: &str,
-    secrets: &SecretLog,
-    attempt: &Attempt,
-) -> Result<Token, OAuthError> {
-    token::request(
+    login: &AuthorizationCode<'_>,
+    grant: &Grant<'_>,
+    token_file: &std::path::Path,
+) -> Result<(), OAuthError> {
+    let settings = login.settings;
+    let attempt = Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
+    let _lock = store::lock(token_file, attempt.deadline())?;
+    let reservation = store::reserve(&store::Os, token_file)?;
+    let token = token::request(
         client,
         discovered,
         &settings.client_auth(),
         &[
             ("grant_type", "authorization_code"),
-            ("code", code),
-            ("code_verifier", verifier),
-            ("redirect_uri", redirect_uri),
+            ("code", grant.code),
+            ("code_verifier", grant.verifier),
+            ("redirect_uri", grant.redirect_uri),
         ],
-        secrets,
-        attempt,
-    )
-}
-
-/// Saves the login's token under the file's lock.
-fn save(
-    path: &Path,
-    token: &Token,
-    settings: &Settings,
-    endpoint: &Endpoint,
-    attempt: &Attempt,
-) -> Result<(), OAuthError> {
-    let _lock = store::lock(path, attempt.deadline())?;
-    store::write(path, token, &settings.binding(endpoint))
+        login.secrets,
+        &attempt,
+    )?;
+    reservation.commit(&token, &settings.binding(login.endpoint))
 }
 
 /// 32 random bytes, base64url without padding.

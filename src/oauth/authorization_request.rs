@@ -156,7 +156,7 @@ fn with_query(endpoint: &Endpoint, params: &[(&str, &str)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::oauth::discovery::{ResourceRule, server_metadata};
+    use crate::oauth::discovery::server_metadata;
     use serde_json::json;
 
     fn discovered(scope: Option<&str>, doc: serde_json::Value) -> Discovered {
@@ -165,10 +165,9 @@ mod tests {
         let server = server_metadata(doc.as_object().expect("object"), true).expect("metadata");
         Discovered {
             resource: "https://mcp.example/mcp".into(),
-            rule: ResourceRule::Exact,
-            compat: false,
             scope: scope.map(str::to_string),
             server,
+            evidence: Default::default(),
         }
     }
 

@@ -12,6 +12,7 @@ use super::url;
 use crate::contract::AuthMethod;
 use crate::net::{Client, Endpoint};
 use crate::result::oauth_details::{OAuthDetails, ServerDetails};
+use crate::result::reason::OAuthStep;
 use crate::runtime::Attempt;
 
 /// Longest URL shown.
@@ -94,7 +95,11 @@ fn issuer_document(
         ));
     }
     candidates.iter().find_map(|c| {
-        let doc = discovery::fetch(client, c, attempt).ok()?;
+        let discovery::Fetched::Doc(doc) =
+            discovery::fetch(client, c, OAuthStep::ServerMetadata, attempt).ok()?
+        else {
+            return None;
+        };
         let named = doc
             .get("issuer")
             .and_then(Value::as_str)
@@ -133,7 +138,7 @@ fn server(issuer: &str, doc: &serde_json::Map<String, Value>) -> ServerDetails {
 fn scopes(value: Option<&Value>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in strings(value).unwrap_or_default() {
-        if discovery::is_scope_token(&s) && !out.contains(&s) && out.len() < MAX_SCOPES {
+        if crate::text::is_scope_token(&s) && !out.contains(&s) && out.len() < MAX_SCOPES {
             out.push(s);
         }
     }

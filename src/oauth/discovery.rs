@@ -18,21 +18,28 @@
 //!    pinned issuer only: the first document whose `issuer` equals it exactly. Its endpoints
 //!    must be secure ([`super::url::secure`]), and `https` when the issuer is.
 //! 4. **Scope:** configured scopes, else the challenge's, else the metadata's
-//!    `scopes_supported`, else none.
+//!    `scopes_supported`, else none. A server's scopes pass the configured scopes' rule
+//!    or are not sent: a challenge scope with one bad token is ignored as a whole (evidence
+//!    `challenge_scope=ignored`), bad metadata entries are skipped.
 //!
 //! Metadata requests never carry a credential and never follow a redirect (the network
-//! layer follows none); each answer must be a 200 JSON object of at most 64 KiB. Every
-//! request is bounded by the attempt's deadline.
+//! layer follows none); each answer must be a 200 JSON object of at most 64 KiB, else the
+//! next candidate is tried. Every request is bounded by the attempt's deadline; one the
+//! deadline cuts ends discovery at its step with `failure=timeout`.
 
 use serde_json::{Map, Value};
 
 use super::OAuthError;
 use super::challenge::{self, Challenge};
 use super::url;
-use crate::net::{Client, Endpoint, Method, Request, Response};
-use crate::result::reason::OAuthStep;
-use crate::result::{Fact, Key};
+use crate::net::{self, Client, Endpoint, Method, Request, Response};
+use crate::result::reason::{NetFailure, OAuthStep};
+use crate::result::{Evidence, Fact, Key};
 use crate::runtime::Attempt;
+use crate::text::is_scope_token;
+
+/// Most scopes requested from a server's list.
+const MAX_SCOPES: usize = 64;
 
 /// Largest metadata document read.
 pub(crate) const MAX_METADATA_BYTES: u64 = 64 * 1024;
@@ -80,15 +87,13 @@ pub(crate) enum Location {
 pub(crate) struct Discovered {
     /// The resource tokens are requested for: the metadata's `resource` as published.
     pub resource: String,
-    /// How that `resource` was bound to the endpoint.
-    pub rule: ResourceRule,
-    /// A 2025-03-26 server without protected-resource metadata: the resource is the
-    /// endpoint's canonical URI and the issuer the MCP origin's authorization server.
-    pub compat: bool,
     /// The scope to request (precedence applied), space-separated.
     pub scope: Option<String>,
     /// The pinned issuer's validated metadata.
     pub server: ServerMetadata,
+    /// What the authentication check reports of it (`challenge_scope`, `discovery`,
+    /// `resource_rule`).
+    pub evidence: Evidence,
 }
 
 /// The parts of an issuer's metadata OAuth uses.
@@ -145,22 +150,21 @@ pub(crate) fn discover(
     let (protected, published, rule) =
         located.unwrap_or_else(|| (Map::new(), resource.clone(), ResourceRule::Exact));
     let server = issuer_metadata(client, &issuer_url, issuer, compat, attempt)?;
-    // The scope: the configured one, else the challenge's, else what the resource supports.
-    let scope = if !configured_scopes.is_empty() {
-        Some(configured_scopes.join(" "))
-    } else if let Some(challenged) = found.scope {
-        Some(challenged)
-    } else {
-        strings(protected.get("scopes_supported"))
-            .filter(|s| !s.is_empty())
-            .map(|s| s.join(" "))
-    };
+    let mut evidence = Evidence::default();
+    if compat {
+        evidence.set(Key::Discovery, Fact::Word("2025-03-26"));
+    }
+    // Said only when the binding was not exact: the root document named the origin or a
+    // path prefix.
+    if rule != ResourceRule::Exact {
+        evidence.set(Key::ResourceRule, Fact::Word(rule.as_word()));
+    }
+    let scope = scope(configured_scopes, &found, &protected, &mut evidence);
     Ok(Discovered {
         resource: published,
-        rule,
-        compat,
         scope,
         server,
+        evidence,
     })
 }
 
@@ -182,16 +186,20 @@ fn issuer_metadata(
     if compat && !candidates.contains(&at_origin) {
         candidates.push(at_origin);
     }
+    let step = OAuthStep::ServerMetadata;
     let mut named = Vec::new();
-    let doc = candidates
-        .iter()
-        .filter_map(|c| fetch(client, c, attempt).ok())
-        .find(|doc| {
+    let mut pinned = None;
+    for candidate in &candidates {
+        if let Fetched::Doc(doc) = fetch(client, candidate, step, attempt)? {
             let this = doc.get("issuer").and_then(Value::as_str);
             named.extend(this.map(str::to_string));
-            this == Some(issuer)
-        });
-    match doc {
+            if this == Some(issuer) {
+                pinned = Some(doc);
+                break;
+            }
+        }
+    }
+    match pinned {
         Some(doc) => server_metadata(&doc, issuer_url.is_https()),
         None if compat && url::resource_uri(issuer_url) == origin => {
             let at = |path: &str| Endpoint::parse(&format!("{origin}{path}")).ok();
@@ -216,6 +224,34 @@ fn issuer_metadata(
                 .with_facts(|f| slash.into_iter().for_each(|w| f.set(Key::IssuerSlash, w))))
         }
     }
+}
+
+/// The scope to request: the configured one, else the challenge's, else what the resource
+/// supports. A server's scopes must pass the rule configured ones do
+/// ([`is_scope_token`], at most [`MAX_SCOPES`]): a challenge scope that breaks it is ignored
+/// (`challenge_scope=ignored`), metadata entries that break it are skipped.
+fn scope(
+    configured: &[String],
+    found: &Challenge,
+    protected: &Map<String, Value>,
+    evidence: &mut Evidence,
+) -> Option<String> {
+    if !configured.is_empty() {
+        return Some(configured.join(" "));
+    }
+    if let Some(challenged) = found.scope.as_deref() {
+        let tokens: Vec<&str> = challenged.split(' ').filter(|t| !t.is_empty()).collect();
+        if tokens.len() <= MAX_SCOPES && tokens.iter().all(|t| is_scope_token(t)) {
+            return Some(tokens.join(" "));
+        }
+        evidence.set(Key::ChallengeScope, Fact::Word("ignored"));
+    }
+    let supported: Vec<String> = strings(protected.get("scopes_supported"))?
+        .into_iter()
+        .filter(|s| is_scope_token(s))
+        .take(MAX_SCOPES)
+        .collect();
+    (!supported.is_empty()).then(|| supported.join(" "))
 }
 
 /// The endpoint's challenge: the `HEAD`'s, else that of an unauthenticated `POST` answered
@@ -335,11 +371,13 @@ pub(crate) fn resource_document(
             .map(|c| (c.clone(), at(c, Location::PathInserted)))
             .collect(),
     };
+    let step = OAuthStep::ResourceMetadata;
     let mut unanswered = false;
     for (c, at) in &candidates {
-        match fetch(client, c, attempt) {
-            Ok(doc) => return Ok(Some((doc, *at))),
-            Err(answered) => unanswered |= !answered,
+        match fetch(client, c, step, attempt)? {
+            Fetched::Doc(doc) => return Ok(Some((doc, *at))),
+            Fetched::Answered => {}
+            Fetched::Unanswered => unanswered = true,
         }
     }
     if unanswered {
@@ -448,13 +486,6 @@ pub(crate) fn server_metadata(
     })
 }
 
-/// An RFC 6749 §3.3 scope token: printable ASCII without space, `"` or `\`.
-pub(crate) fn is_scope_token(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| (33..=126).contains(&b) && b != b'"' && b != b'\\')
-}
-
 /// A JSON array of strings (non-strings skipped).
 pub(crate) fn strings(value: Option<&Value>) -> Option<Vec<String>> {
     Some(
@@ -467,27 +498,52 @@ pub(crate) fn strings(value: Option<&Value>) -> Option<Vec<String>> {
     )
 }
 
+/// What one metadata location gave.
+pub(crate) enum Fetched {
+    /// A 200 JSON object of at most 64 KiB.
+    Doc(MetadataDoc),
+    /// Something else: another status, too large, not a JSON object.
+    Answered,
+    /// No answer (or no URL to ask).
+    Unanswered,
+}
+
 /// One metadata document: a secure URL answered 200 with a JSON object of at most 64 KiB.
-/// `Err(true)` when the candidate answered something else, `Err(false)` when it did not
-/// answer (or is no URL to ask).
+/// `Unanswered` when it got no answer for any other reason than time: a request the
+/// deadline cut ends discovery at `step` (`failure=timeout`), for the next candidate would
+/// have no time either.
 pub(crate) fn fetch(
     client: &mut Client,
     text: &str,
+    step: OAuthStep,
     attempt: &Attempt,
-) -> Result<Map<String, Value>, bool> {
-    let target = url::secure(text).ok_or(false)?;
-    let response = client
-        .send(
-            attempt,
-            &Request::new(Method::Get, &target).header("accept", "application/json"),
-        )
-        .map_err(|_| false)?;
-    if response.status() != 200 {
-        return Err(true);
+) -> Result<Fetched, OAuthError> {
+    let Some(target) = url::secure(text) else {
+        return Ok(Fetched::Unanswered);
+    };
+    let cut = |f: net::NetError, status| {
+        if f.kind == NetFailure::Timeout {
+            Err(OAuthError::network(step, &f, status))
+        } else {
+            Ok(Fetched::Unanswered)
+        }
+    };
+    // Its own response flag: a silent server is UNREACHABLE, a trickling one UNKNOWN.
+    let request = Request::new(Method::Get, &target).header("accept", "application/json");
+    let response = match client.send(&attempt.beside(), &request) {
+        Ok(response) => response,
+        Err(f) => return cut(f, None),
+    };
+    let status = response.status();
+    if status != 200 {
+        return Ok(Fetched::Answered);
     }
-    let body = response.read_body(MAX_METADATA_BYTES).map_err(|_| false)?;
+    let body = match response.read_body(MAX_METADATA_BYTES) {
+        Ok(body) => body,
+        Err(f) => return cut(f, Some(status)),
+    };
     if body.over_limit {
-        return Err(true);
+        return Ok(Fetched::Answered);
     }
-    serde_json::from_slice(&body.bytes).map_err(|_| true)
+    Ok(serde_json::from_slice(&body.bytes).map_or(Fetched::Answered, Fetched::Doc))
 }

@@ -18,8 +18,9 @@
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
 //!   file, refresh, client credentials; never interactive;
 //! * [`authorization_code`]: the authorization code grant with PKCE through a loopback
-//!   callback, which `login` runs; [`authorization_request`]: the URL it sends the browser
-//!   to (pushed first when the server requires it).
+//!   callback, which `login` runs; [`loopback`]: the callback's bounded one-thread server;
+//!   [`authorization_request`]: the URL it sends the browser to (pushed first when the
+//!   server requires it).
 //!
 //! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
 //! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
@@ -31,17 +32,18 @@ pub(crate) mod authorization_request;
 pub(crate) mod challenge;
 pub(crate) mod details;
 pub(crate) mod discovery;
+pub(crate) mod loopback;
 pub(crate) mod random;
 pub(crate) mod registration;
 pub(crate) mod store;
 pub(crate) mod token;
 pub(crate) mod url;
 
-pub(crate) use acquire::{Authorizer, Settings};
+pub(crate) use acquire::{AuthFacts, Authorizer, Settings};
 
-use crate::contract::Status;
+use crate::contract::{LocalResource, Status};
 use crate::net;
-use crate::result::reason::{McpFailure, NetFailure, OAuthStep, Reason, TokenFileProblem};
+use crate::result::reason::{McpFailure, NetFailure, OAuthStep, OsError, Reason, TokenFileProblem};
 use crate::result::{Evidence, Fact, Key, Observation};
 
 /// Why OAuth could not produce a token.
@@ -58,8 +60,13 @@ pub(crate) enum OAuthError {
         step: OAuthStep,
         /// The token endpoint's HTTP status, when it answered.
         http_status: Option<u16>,
-        /// The network failure, when the token endpoint did not answer.
+        /// The network failure, when the step's request got no complete answer.
         failure: Option<NetFailure>,
+        /// Whether that request had part of an answer (a timeout is then UNKNOWN, not
+        /// UNREACHABLE).
+        response_seen: bool,
+        /// Why the operating system refused to write the token file.
+        os_error: Option<OsError>,
         /// What else the step established, as facts (the client authentication used, how
         /// a listed issuer differs from the pin, …).
         facts: Evidence,
@@ -73,6 +80,8 @@ impl OAuthError {
             step,
             http_status: None,
             failure: None,
+            response_seen: false,
+            os_error: None,
             facts: Evidence::default(),
         }
     }
@@ -80,6 +89,28 @@ impl OAuthError {
     /// A token-file problem.
     pub(crate) fn file(problem: TokenFileProblem) -> OAuthError {
         OAuthError::step(OAuthStep::TokenFile(problem))
+    }
+
+    /// A token file the operating system would not let us write, and why.
+    pub(crate) fn file_os(problem: TokenFileProblem, e: &std::io::Error) -> OAuthError {
+        let mut error = OAuthError::file(problem);
+        if let OAuthError::Step { os_error, .. } = &mut error {
+            *os_error = Some(OsError::of(e));
+        }
+        error
+    }
+
+    /// A step whose request failed on the network (`status`: what it had answered, if it
+    /// had).
+    pub(crate) fn network(step: OAuthStep, e: &net::NetError, status: Option<u16>) -> OAuthError {
+        OAuthError::Step {
+            step,
+            http_status: status,
+            failure: Some(e.kind),
+            response_seen: e.response_seen,
+            os_error: None,
+            facts: Evidence::default(),
+        }
     }
 
     /// Adds the client authentication the step used.
@@ -103,9 +134,11 @@ impl OAuthError {
         self
     }
 
-    /// The check's observation: MISCONFIGURED `mcp_oauth` (or `mcp_login`) with the step,
-    /// the token endpoint's status, error code and failure word as evidence; a failed
-    /// challenge request as the network layer classified it.
+    /// The check's observation, with the step, the token endpoint's status, error code and
+    /// failure word, the token file's problem and the OS reason as evidence:
+    /// MISCONFIGURED `mcp_oauth` (or `mcp_login`); a step the deadline cut UNREACHABLE, or
+    /// UNKNOWN after part of an answer; a token file this host's disk failed UNKNOWN
+    /// `local_resource`; a failed challenge request as the network layer classified it.
     pub(crate) fn observation(&self) -> Observation {
         match self {
             OAuthError::Network(f) => f.observation(),
@@ -117,13 +150,28 @@ impl OAuthError {
                 step,
                 http_status,
                 failure,
+                response_seen,
+                os_error,
                 facts,
             } => {
-                let mut o = Observation::failed(
-                    Status::Misconfigured,
-                    Reason::Mcp(McpFailure::OAuth(*step)),
-                )
-                .with(Key::Oauth, Fact::Word(step.as_word()));
+                let reason = Reason::Mcp(McpFailure::OAuth(*step));
+                let mut o = match (failure, os_error) {
+                    (Some(NetFailure::Timeout), _) => {
+                        let status = if *response_seen {
+                            Status::Unknown
+                        } else {
+                            Status::Unreachable
+                        };
+                        let mut o = Observation::failed(status, reason);
+                        o.response_seen = *response_seen;
+                        o
+                    }
+                    (_, Some(os)) if os.is_disk_fault() => {
+                        Observation::local_resource(LocalResource::Disk)
+                    }
+                    _ => Observation::failed(Status::Misconfigured, reason),
+                };
+                o.evidence.set(Key::Oauth, Fact::Word(step.as_word()));
                 match step {
                     OAuthStep::TokenEndpoint(Some(error)) | OAuthStep::Par(Some(error)) => {
                         o.evidence.set(Key::OauthError, Fact::Word(error.as_word()));
@@ -133,6 +181,9 @@ impl OAuthError {
                             .set(Key::TokenFile, Fact::Word(problem.as_word()));
                     }
                     _ => {}
+                }
+                if let Some(os) = os_error {
+                    o.evidence.set(Key::OsError, Fact::Word(os.as_word()));
                 }
                 if let Some(status) = http_status {
                     o.evidence

@@ -2,25 +2,32 @@
 //!
 //! One JSON object and a newline: `access_token`, `refresh_token` (when there is one),
 //! `expires_at` (RFC 3339, UTC), and the binding — `issuer`, `resource`, `client_id` — plus
-//! the granted `scope`. The format is the Go reference's, so its files keep working.
+//! the granted `scope`: the Go reference's format, so its files keep working. We add
+//! `generation` (one more at every write; a file without one is generation 0), which orders
+//! a recovered temporary file against the file; keys we do not know are ignored on reading,
+//! so later additions keep files readable both ways.
 //!
 //! * **Reading** refuses a symbolic link, anything but a regular file, a file group or
 //!   others may access or another user owns (checked on the opened file), more than 64 KiB,
 //!   and a file bound to another issuer, resource or client. A missing file is no token.
-//! * **Writing** creates missing parent directories `0700`, refuses a parent group or others
-//!   may write, refuses to replace a symbolic link, and is atomic: a `0600` temporary file
-//!   in the same directory (created exclusively, mode set at creation, before any secret is
-//!   written), written, `fsync`ed and renamed over the target, the directory `fsync`ed; the
-//!   temporary file is removed on failure.
+//! * **Writing** ([`save`]) never loses a grant: the space for the new file is reserved and
+//!   synced before a refresh spends the refresh token, and a replacement that could not be
+//!   renamed into place is recovered by the next run. It creates missing parent directories
+//!   `0700`, refuses a parent group or others may write and a symbolic link in the file's
+//!   place, and never leaves a half-written file.
 //! * **Locking**: runs sharing a token file take an exclusive `flock` on a sidecar
-//!   `.<name>.lock` across read → refresh → write, so two runs never refresh with the same
-//!   refresh token (a rotating server would revoke the grant). Waiting for the lock is bounded
-//!   by the attempt's deadline.
+//!   `.<name>.lock` across recover → read → refresh → write, so two runs never refresh with
+//!   the same refresh token (a rotating server would revoke the grant). Waiting for the lock
+//!   is bounded by the attempt's deadline.
 //!
 //! POSIX only: Windows DACLs are out of scope on the Linux target.
 
+pub(crate) mod save;
+
+pub(crate) use save::{Disk, Os, recover, reserve};
+
 use std::fs::{DirBuilder, File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -35,7 +42,7 @@ use crate::result::reason::TokenFileProblem;
 use crate::runtime::SecretLog;
 use crate::text::rfc3339::{self, Timestamp};
 
-/// Largest token file read.
+/// Largest token file read, and the space reserved for the next one.
 const MAX_FILE_BYTES: u64 = 64 * 1024;
 /// How often a busy lock is tried again.
 const LOCK_RETRY: Duration = Duration::from_millis(10);
@@ -58,46 +65,69 @@ pub(crate) fn read(
     binding: &Binding,
     secrets: &SecretLog,
 ) -> Result<Option<Token>, OAuthError> {
-    let bad = OAuthError::file;
+    let Some(bytes) = private_bytes(path).map_err(OAuthError::file)? else {
+        return Ok(None);
+    };
+    let (token, _) = parse(&bytes, binding, secrets).map_err(OAuthError::file)?;
+    Ok(Some(token))
+}
+
+/// Saves `token` to `path`, bound to `binding`: the space reserved, then committed.
+#[cfg(test)]
+pub(crate) fn write(path: &Path, token: &Token, binding: &Binding) -> Result<(), OAuthError> {
+    reserve(&Os, path)?.commit(token, binding)
+}
+
+/// The bytes of the private regular file at `path` (`None`: there is none): not a symbolic
+/// link, owned by us, no access for group or others, at most 64 KiB — checked on the opened
+/// file, so nothing can swap it between the check and the read.
+fn private_bytes(path: &Path) -> Result<Option<Vec<u8>>, TokenFileProblem> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) => return Err(bad(TokenFileProblem::Unreadable)),
+        Err(_) => return Err(TokenFileProblem::Unreadable),
     };
     if meta.file_type().is_symlink() {
-        return Err(bad(TokenFileProblem::Symlink));
+        return Err(TokenFileProblem::Symlink);
     }
     if !meta.is_file() {
-        return Err(bad(TokenFileProblem::NotAFile));
+        return Err(TokenFileProblem::NotAFile);
     }
     let mut file = OpenOptions::new()
         .read(true)
         .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK).bits())
         .open(path)
-        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
-    // The opened file, not the path: nothing can swap it between the check and the read.
-    let opened = file
-        .metadata()
-        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
+        .map_err(|_| TokenFileProblem::Unreadable)?;
+    let opened = file.metadata().map_err(|_| TokenFileProblem::Unreadable)?;
     if !opened.is_file() {
-        return Err(bad(TokenFileProblem::NotAFile));
+        return Err(TokenFileProblem::NotAFile);
     }
     if opened.mode() & 0o077 != 0 || opened.uid() != nix::unistd::getuid().as_raw() {
-        return Err(bad(TokenFileProblem::Permissions));
+        return Err(TokenFileProblem::Permissions);
     }
     if opened.len() > MAX_FILE_BYTES {
-        return Err(bad(TokenFileProblem::Unreadable));
+        return Err(TokenFileProblem::Unreadable);
     }
     let mut bytes = Vec::new();
     (&mut file)
         .take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|_| bad(TokenFileProblem::Unreadable))?;
+        .map_err(|_| TokenFileProblem::Unreadable)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(bad(TokenFileProblem::Unreadable));
+        return Err(TokenFileProblem::Unreadable);
     }
+    Ok(Some(bytes))
+}
+
+/// A token file's document: its token and generation, when it has the fields and is bound
+/// to `binding`. Its tokens are recorded in `secrets` before anything else is checked.
+fn parse(
+    bytes: &[u8],
+    binding: &Binding,
+    secrets: &SecretLog,
+) -> Result<(Token, u64), TokenFileProblem> {
     let doc: Map<String, Value> =
-        serde_json::from_slice(&bytes).map_err(|_| bad(TokenFileProblem::Malformed))?;
+        serde_json::from_slice(bytes).map_err(|_| TokenFileProblem::Malformed)?;
     let text = |key: &str| doc.get(key).and_then(Value::as_str);
     for key in ["access_token", "refresh_token"] {
         if let Some(value) = text(key) {
@@ -113,12 +143,12 @@ pub(crate) fn read(
         text("access_token"),
         text("expires_at").and_then(rfc3339::parse),
     ) else {
-        return Err(bad(TokenFileProblem::Malformed));
+        return Err(TokenFileProblem::Malformed);
     };
     if stored != *binding {
-        return Err(bad(TokenFileProblem::Binding));
+        return Err(TokenFileProblem::Binding);
     }
-    Ok(Some(Token {
+    let token = Token {
         access: Secret::new(access.to_string()),
         refresh: text("refresh_token")
             .filter(|t| !t.is_empty())
@@ -126,19 +156,13 @@ pub(crate) fn read(
         expires_at: system_time(expires_at),
         scope: text("scope").unwrap_or_default().to_string(),
         method: None,
-    }))
+    };
+    Ok((token, generation(&doc)))
 }
 
-/// Writes `token` to `path` atomically, bound to `binding`.
-pub(crate) fn write(path: &Path, token: &Token, binding: &Binding) -> Result<(), OAuthError> {
-    let bad = OAuthError::file;
-    let parent = parent_of(path);
-    private_directory(&parent)?;
-    match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => return Err(bad(TokenFileProblem::Symlink)),
-        Ok(meta) if !meta.is_file() => return Err(bad(TokenFileProblem::NotAFile)),
-        _ => {}
-    }
+/// The document for `token`, bound to `binding`, as generation `generation`: one JSON object
+/// and a newline.
+pub(super) fn document(token: &Token, binding: &Binding, generation: u64) -> String {
     let mut doc = Map::new();
     doc.insert("access_token".into(), token.access.expose().into());
     if let Some(refresh) = &token.refresh {
@@ -150,25 +174,25 @@ pub(crate) fn write(path: &Path, token: &Token, binding: &Binding) -> Result<(),
     doc.insert("resource".into(), binding.resource.clone().into());
     doc.insert("client_id".into(), binding.client_id.clone().into());
     doc.insert("scope".into(), token.scope.clone().into());
-    let mut text = serde_json::to_string(&Value::Object(doc))
-        .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+    doc.insert("generation".into(), generation.into());
+    let mut text = Value::Object(doc).to_string();
     text.push('\n');
+    text
+}
 
-    let (temp_path, mut temp) = temporary(&parent)?;
-    let written = temp
-        .write_all(text.as_bytes())
-        .and_then(|()| temp.sync_all())
-        .and_then(|()| std::fs::rename(&temp_path, path));
-    drop(temp);
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temp_path);
-        return Err(bad(TokenFileProblem::Unwritable));
-    }
-    // The rename is durable once the directory is.
-    if let Ok(dir) = File::open(&parent) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+/// A document's `generation` (0 when it has none: the Go reference's files, and ours before).
+fn generation(doc: &Map<String, Value>) -> u64 {
+    doc.get("generation").and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The generation of the token file at `path`, whatever it is bound to; 0 when it is
+/// missing or not ours.
+fn generation_of(path: &Path) -> u64 {
+    private_bytes(path)
+        .ok()
+        .flatten()
+        .and_then(|bytes| serde_json::from_slice::<Map<String, Value>>(&bytes).ok())
+        .map_or(0, |doc| generation(&doc))
 }
 
 /// An exclusive lock on the token file at `path`, held until dropped.
@@ -194,7 +218,7 @@ pub(crate) fn lock(path: &Path, deadline: Instant) -> Result<Lock, OAuthError> {
         .mode(0o600)
         .custom_flags(OFlag::O_NOFOLLOW.bits())
         .open(&lock_path)
-        .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+        .map_err(|e| OAuthError::file_os(TokenFileProblem::Unwritable, &e))?;
     loop {
         match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(held) => return Ok(Lock { _held: held }),
@@ -227,7 +251,7 @@ fn private_directory(dir: &Path) -> Result<(), OAuthError> {
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|_| bad(TokenFileProblem::Unwritable))?;
+            .map_err(|e| OAuthError::file_os(TokenFileProblem::Unwritable, &e))?;
     }
     let meta = std::fs::metadata(dir).map_err(|_| bad(TokenFileProblem::Unwritable))?;
     if !meta.is_dir() {
@@ -237,29 +261,6 @@ fn private_directory(dir: &Path) -> Result<(), OAuthError> {
         return Err(bad(TokenFileProblem::ParentWritable));
     }
     Ok(())
-}
-
-/// A new `0600` file with an unpredictable name in `dir`, created exclusively.
-fn temporary(dir: &Path) -> Result<(PathBuf, File), OAuthError> {
-    for _ in 0..8 {
-        let mut name = [0u8; 8];
-        super::random::random(&mut name)
-            .map_err(|_| OAuthError::file(TokenFileProblem::Unwritable))?;
-        let suffix: String = name.iter().map(|b| format!("{b:02x}")).collect();
-        let path = dir.join(format!(".agenthealth-token-{suffix}"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(OFlag::O_NOFOLLOW.bits())
-            .open(&path)
-        {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(_) => break,
-        }
-    }
-    Err(OAuthError::file(TokenFileProblem::Unwritable))
 }
 
 fn system_time(ts: Timestamp) -> SystemTime {

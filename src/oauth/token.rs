@@ -25,7 +25,7 @@ use super::discovery::{Discovered, MAX_METADATA_BYTES};
 use super::url::form;
 use crate::contract::{AuthMethod, Secret};
 use crate::net::{Client, Endpoint, Method, Request};
-use crate::result::reason::{NetFailure, OAuthStep, TokenError};
+use crate::result::reason::{OAuthStep, TokenError};
 use crate::result::{Evidence, Fact, Key};
 use crate::runtime::{Attempt, SecretLog};
 
@@ -63,6 +63,12 @@ impl Token {
                 .expires_at
                 .duration_since(now)
                 .is_ok_and(|left| left > EXPIRY_MARGIN)
+    }
+
+    /// Whether the access token still works now: well-formed and not yet expired. A run that
+    /// cannot refresh uses such a token, however close to its expiry.
+    pub fn valid(&self, now: SystemTime) -> bool {
+        is_b64token(self.access.expose()) && self.expires_at > now
     }
 
     /// The `Authorization` header value.
@@ -237,18 +243,18 @@ pub(crate) fn client_post(
     if let Some(header) = basic.as_deref() {
         req = req.header("authorization", header);
     }
-    let failed = |kind, status| {
-        OAuthError::step(step(None))
-            .failing(kind, status)
-            .with_method(choice)
+    // Its own response flag: whether the endpoint answered part of this request decides
+    // UNREACHABLE or UNKNOWN when the deadline cuts it.
+    let failed = |f: &crate::net::NetError, status| {
+        OAuthError::network(step(None), f, status).with_method(choice)
     };
     let response = client
-        .send(attempt, &req)
-        .map_err(|f| failed(f.kind, None))?;
+        .send(&attempt.beside(), &req)
+        .map_err(|f| failed(&f, None))?;
     let status = response.status();
     let body = response
         .read_body(MAX_METADATA_BYTES)
-        .map_err(|f| failed(f.kind, Some(status)))?;
+        .map_err(|f| failed(&f, Some(status)))?;
     let doc: Option<Map<String, Value>> = if body.over_limit {
         None
     } else {
@@ -332,22 +338,6 @@ fn basic(id: &str, secret: &Secret) -> String {
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(pair)
     )
-}
-
-/// A network failure's own word, for the token endpoint's evidence.
-impl OAuthError {
-    fn failing(mut self, kind: NetFailure, status: Option<u16>) -> OAuthError {
-        if let OAuthError::Step {
-            failure,
-            http_status,
-            ..
-        } = &mut self
-        {
-            *failure = Some(kind);
-            *http_status = status;
-        }
-        self
-    }
 }
 
 #[cfg(test)]

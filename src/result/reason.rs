@@ -411,7 +411,7 @@ pub enum OAuthStep {
     TokenFile(TokenFileProblem),
     /// `grant: refresh_token` and no refresh token (variable or token file).
     NoRefreshToken,
-    /// Login's callback carried an error, a wrong issuer or no code.
+    /// Login's callback carried an error, a wrong issuer or no code (or never came).
     Callback,
     /// Login: the server requires pushed authorization requests (RFC 9126) and names no
     /// endpoint for them, or refused ours (with the RFC 6749 error it gave, if one we know).
@@ -419,6 +419,8 @@ pub enum OAuthStep {
     /// `login --register`: the server has no secure registration endpoint, or its
     /// registration failed or answered no usable client.
     Registration,
+    /// Login was cancelled (a signal) while it waited for the browser.
+    Cancelled,
 }
 
 impl OAuthStep {
@@ -442,6 +444,7 @@ impl OAuthStep {
             OAuthStep::Callback => "callback",
             OAuthStep::Par(_) => "par",
             OAuthStep::Registration => "registration",
+            OAuthStep::Cancelled => "cancelled",
         }
     }
 }
@@ -514,8 +517,12 @@ pub enum TokenFileProblem {
     Malformed,
     /// It holds credentials for another issuer, resource or client.
     Binding,
-    /// It could not be written (or its directory created).
+    /// It could not be written (or its directory created), or the space for a refreshed
+    /// token could not be reserved beside it: nothing was refreshed.
     Unwritable,
+    /// A refreshed token could not be saved in its place (it waits beside it, in the
+    /// temporary file the next run recovers).
+    Unsaved,
     /// Another run held its lock until the deadline.
     Locked,
 }
@@ -532,8 +539,64 @@ impl TokenFileProblem {
             TokenFileProblem::Malformed => "malformed",
             TokenFileProblem::Binding => "binding",
             TokenFileProblem::Unwritable => "unwritable",
+            TokenFileProblem::Unsaved => "unsaved",
             TokenFileProblem::Locked => "locked",
         }
+    }
+}
+
+/// The operating system's reason a token file could not be written (the `os_error` word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OsError {
+    /// `ENOSPC`: the volume is full (blocks or inodes).
+    NoSpace,
+    /// `EDQUOT`: the user's quota on the volume is used up.
+    Quota,
+    /// `EIO`: the device failed.
+    Io,
+    /// `EROFS`: the volume is mounted read-only.
+    ReadOnly,
+    /// `EACCES`: the directory may not be written by this user.
+    Access,
+    /// `EPERM`: the operation is not permitted here.
+    Permission,
+    /// Anything else.
+    Other,
+}
+
+impl OsError {
+    /// The reason an I/O error gives.
+    pub fn of(e: &std::io::Error) -> OsError {
+        use nix::errno::Errno;
+        match e.raw_os_error().map(Errno::from_raw) {
+            Some(Errno::ENOSPC) => OsError::NoSpace,
+            Some(Errno::EDQUOT) => OsError::Quota,
+            Some(Errno::EIO) => OsError::Io,
+            Some(Errno::EROFS) => OsError::ReadOnly,
+            Some(Errno::EACCES) => OsError::Access,
+            Some(Errno::EPERM) => OsError::Permission,
+            _ => OsError::Other,
+        }
+    }
+
+    /// The evidence word.
+    pub fn as_word(self) -> &'static str {
+        match self {
+            OsError::NoSpace => "enospc",
+            OsError::Quota => "edquot",
+            OsError::Io => "eio",
+            OsError::ReadOnly => "erofs",
+            OsError::Access => "eacces",
+            OsError::Permission => "eperm",
+            OsError::Other => "other",
+        }
+    }
+
+    /// Whether this host's disk failed (full, over quota, broken) — not the target's fault
+    /// nor a setting's, so UNKNOWN `local_resource` — rather than a volume set up wrong
+    /// (read-only, not ours to write: MISCONFIGURED).
+    pub fn is_disk_fault(self) -> bool {
+        matches!(self, OsError::NoSpace | OsError::Quota | OsError::Io)
     }
 }
 

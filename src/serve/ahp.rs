@@ -2,7 +2,8 @@
 //!
 //! Routing, in the reference's order: an unknown path is 404 whatever the method; a known
 //! path with another method than `GET` is 405 with `Allow: GET`; an `AHP-Version` header
-//! other than `v1` is 400; a detailed path without `Authorization: Bearer <token>` is 401 with
+//! other than `v1` is 400; a detailed path without `Authorization: Bearer <token>` (the scheme in any case, then one or
+//! more spaces) is 401 with
 //! `WWW-Authenticate: Bearer` (always, when no token is configured). Every response is JSON
 //! (`/metrics`: the Prometheus text format) with `Cache-Control: no-store`,
 //! `X-Content-Type-Options: nosniff` and `AHP-Version: v1`.
@@ -21,7 +22,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ring::digest::{Context, SHA256, digest};
+use ring::digest::{SHA256, digest};
 
 use super::http_server::{Answer, HeadError, RequestHead};
 use super::snapshot::View;
@@ -177,21 +178,32 @@ fn error(status: u16, name: &str) -> Answer {
 /// Whether the `Authorization` header is exactly `Bearer <token>`. Both sides are hashed
 /// first and the digests compared in constant time, so the comparison's duration says
 /// nothing about the token, not even its length.
+/// Whether `header` is `Bearer <token>`. The scheme is compared case-insensitively and may be
+/// followed by one or more spaces (RFC 7235 §2.1: `1*SP`, no tab); the credential is the rest,
+/// with no whitespace in it. The scheme is no secret; the credential is compared in constant
+/// time, as digests of equal length.
 fn authorized(header: Option<&str>, token: &Secret) -> bool {
-    let Some(header) = header else {
+    let Some(credential) = header.and_then(bearer_credential) else {
         return false;
     };
-    let submitted = digest(&SHA256, header.as_bytes());
-    let mut expected = Context::new(&SHA256);
-    expected.update(b"Bearer ");
-    expected.update(token.expose().as_bytes());
-    let expected = expected.finish();
+    let submitted = digest(&SHA256, credential.as_bytes());
+    let expected = digest(&SHA256, token.expose().as_bytes());
     submitted
         .as_ref()
         .iter()
         .zip(expected.as_ref())
         .fold(0u8, |acc, (a, b)| acc | (a ^ b))
         == 0
+}
+
+/// The credential of an `Authorization: Bearer 1*SP credential` value.
+fn bearer_credential(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    let credential = rest.trim_start_matches(' ');
+    let well_formed = scheme.eq_ignore_ascii_case("bearer")
+        && !credential.is_empty()
+        && !credential.contains(|c: char| c.is_ascii_whitespace());
+    well_formed.then_some(credential)
 }
 
 #[cfg(test)]

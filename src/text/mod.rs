@@ -1,6 +1,7 @@
 //! Pure functions on text that several layers need: how a configured name is shown
-//! ([`clean`]), the nearest known word to a misspelt one ([`suggest`]), and the RFC 3339
-//! timestamps of token files, AHP bodies and health-check results ([`rfc3339`]).
+//! ([`clean`]), the nearest known word to a misspelt one ([`suggest`]), what an OAuth scope
+//! may be ([`is_scope_token`]), and the RFC 3339 timestamps of token files, AHP bodies and
+//! health-check results ([`rfc3339`]).
 //!
 //! They are neither words of the contract ([`crate::contract`]: closed sets of values) nor
 //! runtime machinery ([`crate::runtime`]: they hold no state, wait for nothing and start
@@ -14,6 +15,15 @@ pub fn clean(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// Whether `s` is an RFC 6749 §3.3 `scope-token`: one or more bytes of `%x21 / %x23-5B /
+/// %x5D-7E`, printable ASCII without a space, `"` or `\`. One rule for every scope we send:
+/// configured ones (refused at load), a 401 challenge's and the metadata's (ignored).
+pub fn is_scope_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\')
 }
 
 /// The candidate nearest to `word` by edit distance, when it is close enough to be a typo.
@@ -100,6 +110,30 @@ mod tests {
         assert_eq!(suggest("ret", known.iter().copied()), None);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("abc", "acb"), 1);
+    }
+
+    #[test]
+    fn scope_tokens_are_printable_ascii_without_space_quote_or_backslash() {
+        for ok in [
+            "mcp:read",
+            "a",
+            "files.read/write",
+            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
+        ] {
+            assert!(is_scope_token(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "a b",
+            "a\"b",
+            "a\\b",
+            "a\tb",
+            "é",
+            "a\u{7f}",
+            "mcp:read\" evil=\"1",
+        ] {
+            assert!(!is_scope_token(bad), "{bad:?}");
+        }
     }
 
     #[test]

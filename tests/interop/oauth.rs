@@ -491,6 +491,20 @@ impl Log {
             .collect()
     }
 
+    /// Rotated-out refresh tokens presented again (each revokes its grant).
+    pub fn refresh_token_replays(&self) -> u64 {
+        self.0["refresh_token_replays"]
+            .as_u64()
+            .expect("refresh_token_replays in the log")
+    }
+
+    /// Grants the server revoked (a replay revokes one).
+    pub fn grants_revoked(&self) -> u64 {
+        self.0["grants_revoked"]
+            .as_u64()
+            .expect("grants_revoked in the log")
+    }
+
     /// Every access and refresh token the server issued.
     pub fn issued_tokens(&self) -> Vec<String> {
         self.token_requests()
@@ -506,11 +520,6 @@ impl Log {
         self.0["registrations"]
             .as_array()
             .map_or(&[], Vec::as_slice)
-    }
-
-    /// Rotated-out refresh tokens presented again (each revokes its grant).
-    pub fn refresh_token_replays(&self) -> u64 {
-        self.0["refresh_token_replays"].as_u64().unwrap_or(0)
     }
 
     /// Pushed authorization requests saved (oidc-provider).

@@ -35,7 +35,7 @@ fn basic_carries_the_client_id_in_the_body_too() {
         assert_eq!(requests[0]["auth_method"], "client_secret_basic");
         assert_eq!(requests[0]["client_id_in_body"], SDK_BASIC.id);
         assert_eq!(requests[0]["resource"], serde_json::json!([lab.url()]));
-        let facts = evidence(&o.json(), "protocol").clone();
+        let facts = evidence(&o.json(), "authentication").clone();
         assert_eq!(facts["auth_method"], "client_secret_basic", "{facts}");
         assert_eq!(facts["auth_method_alternative"], "client_secret_post");
         assert_no_secrets(&o, &lab, &[], era);
@@ -85,7 +85,7 @@ fn a_post_client_needs_its_method_configured_and_doctor_says_so() {
     assert_eq!(requests.len(), 1, "{requests:?}");
     assert_eq!(requests[0]["auth_method"], "client_secret_post");
     assert_eq!(
-        evidence(&o.json(), "protocol")["auth_method"],
+        evidence(&o.json(), "authentication")["auth_method"],
         "client_secret_post"
     );
     assert_no_secrets(&o, &lab, &[], "configured post");

@@ -268,21 +268,12 @@ impl McpRun {
             return Err(Observation::new(Status::Unknown));
         };
         let mut evidence = Evidence::default();
-        let outcome = handshake(session, plan, &mut evidence, attempt);
-        // What OAuth established on the way (the method used, …) explains the session too.
-        let oauth = session
-            .transport()
-            .auth_facts()
-            .cloned()
-            .unwrap_or_default();
-        match outcome {
-            Ok(mut ready) => {
-                ready.evidence.extend(&oauth);
+        match handshake(session, plan, &mut evidence, attempt) {
+            Ok(ready) => {
                 self.state = State::Ready(ready.clone());
                 Ok(ready)
             }
             Err(failure) => {
-                evidence.extend(&oauth);
                 let o = explain(&failure, evidence, session);
                 if !failure.is_network() && failure.response_seen() && !attempt.is_aborted() {
                     self.state = State::Failed(o.clone());
@@ -335,6 +326,25 @@ impl McpRun {
         };
         o.evidence = evidence;
         o.responded()
+    }
+
+    /// The authentication check's outcome with what OAuth established beside its token
+    /// (`challenge_scope`, `token_file`): a run that had a token but could not save the
+    /// refreshed one works, and its next runs are at risk, so a passing check is DEGRADED.
+    fn with_auth_facts(&mut self, mut o: Observation) -> Observation {
+        let facts = self
+            .session
+            .as_mut()
+            .and_then(|s| s.transport().auth_facts());
+        let Some(facts) = facts else {
+            return o;
+        };
+        o.evidence.extend(&facts.evidence);
+        if let Some(reason) = facts.degraded.filter(|_| o.status == Status::Healthy) {
+            o.status = Status::Degraded;
+            o.reason = Some(reason);
+        }
+        o
     }
 
     /// The opted-in tool call (see [`functional`]), on this run's session and inventory.
@@ -395,9 +405,11 @@ impl TargetRun for McpRun {
         let allowed = Duration::from_millis(u64::try_from(micros).unwrap_or(u64::MAX));
         let o = match dim {
             Dimension::Reachability => self.reachability(attempt),
-            Dimension::Authentication | Dimension::Protocol => {
-                self.establish(attempt).map_or_else(|o| o, Ready::observe)
+            Dimension::Authentication => {
+                let o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
+                self.with_auth_facts(o)
             }
+            Dimension::Protocol => self.establish(attempt).map_or_else(|o| o, Ready::observe),
             Dimension::Capability => self.capability(attempt),
             Dimension::Functional => self.functional(attempt),
             _ => Observation::failed(Status::Unknown, Reason::Engine(Note::DimensionUnsupported)),

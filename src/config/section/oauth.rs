@@ -138,11 +138,7 @@ fn scopes(f: &Field<'_>) -> Result<Vec<String>, Fail> {
     let mut scopes: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     for (path, scope) in f.at().str_list("a list of scopes", "a scope")? {
-        let ok = !scope.is_empty()
-            && scope
-                .bytes()
-                .all(|b| (33..=126).contains(&b) && b != b'"' && b != b'\\');
-        if !ok {
+        if !crate::text::is_scope_token(scope) {
             return Err(
                 path.fail("expected a scope of printable ASCII without spaces, `\"` or `\\`")
             );

@@ -335,7 +335,7 @@ fn root_metadata_may_name_the_origin_or_a_path_prefix_and_nothing_else_is_relaxe
             Some(sent.as_str()),
             "as published"
         );
-        let said = a.facts().get(Key::ResourceRule);
+        let said = a.facts().evidence.get(Key::ResourceRule);
         assert_eq!(said, Some(&Fact::Word(rule)).filter(|_| !rule.is_empty()));
     }
     // A prefix at a `/` boundary: the endpoint `/api/mcp` under `/api`.
@@ -353,7 +353,7 @@ fn root_metadata_may_name_the_origin_or_a_path_prefix_and_nothing_else_is_relaxe
     let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(
-        a.facts().get(Key::ResourceRule),
+        a.facts().evidence.get(Key::ResourceRule),
         Some(&Fact::Word("path_prefix"))
     );
     for refused in [
@@ -399,7 +399,7 @@ fn a_2025_03_26_server_without_resource_metadata_uses_the_issuer_at_its_origin()
         s.configured.issuer = issuer;
         let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
         let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
-        (r, a.facts().get(Key::Discovery).cloned())
+        (r, a.facts().evidence.get(Key::Discovery).cloned())
     };
     let fake = Fake::start(without_prm);
     let (r, said) = run(&fake, fake.root.clone());

@@ -134,6 +134,46 @@ fn scope_precedence_configured_then_challenge_then_metadata() {
     assert_eq!(value(&fake.form(), "scope"), Some("meta"));
 }
 
+/// A server's scopes follow the configured scopes' rule: a challenge scope with one token
+/// that breaks it (`mcp:read" evil="1`, once unquoted) is ignored as a whole, with
+/// `challenge_scope=ignored`, and the metadata's valid entries are requested instead.
+#[test]
+fn a_challenge_scope_that_breaks_the_scope_rule_is_ignored_for_the_metadatas() {
+    let fake = Fake::start(|root| {
+        let mut w = good(root);
+        w.challenge = Some(
+            r#"Bearer resource_metadata="{root}/.well-known/oauth-protected-resource/mcp", scope="mcp:read\" evil=\"1""#
+                .into(),
+        );
+        if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+            d["scopes_supported"] = json!(["meta", "bad\"one", "also bad", "meta2"]);
+        }
+        w
+    });
+    let s = Arc::new(settings(&fake, OAuthGrant::ClientCredentials));
+    let mut a = Authorizer::new(s, fake.endpoint(), SecretLog::new());
+    let got = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+    assert!(got.is_ok(), "{got:?}");
+    assert_eq!(value(&fake.form(), "scope"), Some("meta meta2"));
+    assert_eq!(
+        a.facts().evidence.get(Key::ChallengeScope),
+        Some(&Fact::Word("ignored"))
+    );
+    // A valid challenge scope is used as it is, and nothing is said about it.
+    let fake = Fake::start(|root| World {
+        challenge: Some(r#"Bearer scope="mcp:read  mcp:write""#.into()),
+        ..good(root)
+    });
+    let s = Arc::new(settings(&fake, OAuthGrant::ClientCredentials));
+    let mut a = Authorizer::new(s, fake.endpoint(), SecretLog::new());
+    assert!(
+        a.authorization(&mut Client::new(Reuse::Fresh), &attempt())
+            .is_ok()
+    );
+    assert_eq!(value(&fake.form(), "scope"), Some("mcp:read mcp:write"));
+    assert_eq!(a.facts().evidence.get(Key::ChallengeScope), None);
+}
+
 #[test]
 fn a_challenge_sent_only_to_post_is_read_from_one_unauthenticated_ping() {
     let fake = Fake::start(|root| World {

@@ -2,32 +2,21 @@
 
 use super::*;
 
-/// Runs a login against the fake in a thread; the test plays the browser.
-/// Runs a login against `fake` that nobody completes, with `wait` and `cancelled`; returns
-/// its outcome, how long it took after printing the URL, and what it printed.
+/// Runs a login against `fake` that nobody completes, with `wait` and `cancel`; returns its
+/// outcome, how long it took after printing the URL, and what it printed.
 fn unattended_login(
     fake: &Fake,
     wait: Duration,
-    cancelled: &(dyn Fn() -> bool + Sync),
+    cancel: &Cancel,
 ) -> (Result<(), String>, Duration, Vec<String>) {
     let dir = scratch("login-unattended");
     let s = public_client(fake, dir.join("user.json"));
-    let endpoint = fake.endpoint();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let secrets = SecretLog::new();
-    let login = crate::oauth::authorization_code::AuthorizationCode {
-        settings: &s,
-        endpoint: &endpoint,
-        secrets: &secrets,
-        step_timeout: LONG,
-        wait,
-        cancelled,
-    };
-    let mut out = LineSink(tx, Vec::new());
     let started = Instant::now();
-    let result = crate::oauth::authorization_code::authorize(&login, &mut out)
-        .map(drop)
-        .map_err(|e| format!("{e:?}"));
+    let (worker, rx) = login_thread(s, fake.endpoint(), wait, cancel.clone());
+    let result = match worker.join() {
+        Ok(r) => r.map_err(|e| format!("{e:?}")),
+        Err(_) => Err("the login panicked".into()),
+    };
     let took = started.elapsed();
     (result, took, rx.try_iter().collect())
 }
@@ -42,7 +31,7 @@ fn a_login_nobody_completes_ends_with_its_wait() {
     );
     let fake = Fake::start(good);
     let wait = Duration::from_millis(300);
-    let (result, took, printed) = unattended_login(&fake, wait, &|| false);
+    let (result, took, printed) = unattended_login(&fake, wait, &Cancel::new());
     assert!(
         result.as_ref().is_err_and(|e| e.contains("Callback")),
         "{result:?}"
@@ -57,13 +46,46 @@ fn a_login_nobody_completes_ends_with_its_wait() {
     );
 }
 
-/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait.
+/// A cancelled login (SIGINT at the terminal) ends at once, not after its wait, and says it
+/// was cancelled: before the wait, and while it waits.
 #[test]
 fn a_cancelled_login_ends_without_waiting() {
     let fake = Fake::start(good);
-    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &|| true);
-    assert!(result.is_err(), "{result:?}");
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let (result, took, _) = unattended_login(&fake, Duration::from_secs(60), &cancel);
+    assert!(
+        result.as_ref().is_err_and(|e| e.contains("Cancelled")),
+        "{result:?}"
+    );
     assert!(took < Duration::from_secs(2), "{took:?}");
+    // Cancelled once the URL is out, while the login waits for the browser.
+    let dir = scratch("login-cancelled");
+    let s = public_client(&fake, dir.join("user.json"));
+    let cancel = Cancel::new();
+    let (worker, rx) = login_thread(s, fake.endpoint(), LONG * 12, cancel.clone());
+    let _ = rx.recv_timeout(LONG);
+    let _url = rx.recv_timeout(LONG);
+    let started = Instant::now();
+    cancel.cancel();
+    let result = worker.join().map_err(|_| ());
+    assert!(
+        matches!(
+            result,
+            Ok(Err(OAuthError::Step {
+                step: OAuthStep::Cancelled,
+                ..
+            }))
+        ),
+        "{result:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!dir.join("user.json").exists(), "nothing saved");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -72,21 +94,8 @@ fn login_delivers_the_code_through_the_loopback_callback() {
     let dir = scratch("login");
     let path = dir.join("user.json");
     let s = public_client(&fake, path.clone());
-    let endpoint = fake.endpoint();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let worker = std::thread::spawn(move || {
-        let secrets = SecretLog::new();
-        let login = crate::oauth::authorization_code::AuthorizationCode {
-            settings: &s,
-            endpoint: &endpoint,
-            secrets: &secrets,
-            step_timeout: LONG,
-            wait: Duration::from_secs(20),
-            cancelled: &|| false,
-        };
-        let mut out = LineSink(tx, Vec::new());
-        crate::oauth::authorization_code::authorize(&login, &mut out)
-    });
+    let wait = Duration::from_secs(20);
+    let (worker, rx) = login_thread(s, fake.endpoint(), wait, Cancel::new());
     assert_eq!(
         rx.recv_timeout(LONG).ok().as_deref(),
         Some("Open this URL to authorize AgentHealth:")
@@ -163,20 +172,8 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let dir = scratch("login-iss");
     let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
     s.configured.token_file = Some(dir.join("user.json").display().to_string());
-    let endpoint = fake.endpoint();
-    let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let worker = std::thread::spawn(move || {
-        let secrets = SecretLog::new();
-        let login = crate::oauth::authorization_code::AuthorizationCode {
-            settings: &s,
-            endpoint: &endpoint,
-            secrets: &secrets,
-            step_timeout: LONG,
-            wait: Duration::from_secs(20),
-            cancelled: &|| false,
-        };
-        crate::oauth::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
-    });
+    let wait = Duration::from_secs(20);
+    let (worker, rx) = login_thread(s, fake.endpoint(), wait, Cancel::new());
     let _ = rx.recv_timeout(LONG);
     let url = rx.recv_timeout(LONG).unwrap_or_default();
     let params = url::parse_query(url.split_once('?').map(|(_, q)| q).unwrap_or_default());
@@ -203,6 +200,33 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     ));
     assert!(fake.requests("/token").is_empty());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs a login with `s` against `endpoint` in a thread (the test plays the browser): its
+/// outcome, and the lines it prints as they come.
+fn login_thread(
+    s: Settings,
+    endpoint: Endpoint,
+    wait: Duration,
+    cancel: Cancel,
+) -> (
+    std::thread::JoinHandle<Result<(), OAuthError>>,
+    std::sync::mpsc::Receiver<String>,
+) {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let worker = std::thread::spawn(move || {
+        let secrets = SecretLog::new();
+        let login = crate::oauth::authorization_code::AuthorizationCode {
+            settings: &s,
+            endpoint: &endpoint,
+            secrets: &secrets,
+            step_timeout: LONG,
+            wait,
+            cancel: &cancel,
+        };
+        crate::oauth::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
+    });
+    (worker, rx)
 }
 
 /// A writer that sends each complete line to a channel.

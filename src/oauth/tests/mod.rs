@@ -1,8 +1,9 @@
 //! OAuth against a scripted protected resource and authorization server on 127.0.0.1, hostile
 //! ones included: the grants a check runs ([`grants`]), every discovery rule
 //! ([`discovery_rules`]), the token endpoint's answers ([`token_endpoint`]), the token file's
-//! safety rules and locking ([`token_files`]), login's callback ([`login_callback`]) and
-//! dynamic registration ([`registration`]). The
+//! safety rules and locking ([`token_files`]), saving refreshed tokens whatever the disk does
+//! ([`token_saves`]), login's callback ([`login_callback`]) and dynamic registration
+//! ([`registration`]). The
 //! scripted world and its helpers are here.
 
 mod discovery_rules;
@@ -11,6 +12,7 @@ mod login_callback;
 mod registration;
 mod token_endpoint;
 mod token_files;
+mod token_saves;
 
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -33,7 +35,7 @@ use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
 use crate::result::{Fact, Key};
 use crate::runtime::sync::lock;
-use crate::runtime::{Attempt, Deadline, SecretLog};
+use crate::runtime::{Attempt, Cancel, Deadline, SecretLog};
 
 pub(super) const LONG: Duration = Duration::from_secs(5);
 

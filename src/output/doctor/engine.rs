@@ -43,6 +43,10 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
         Note::BudgetExhausted(Bound::RunCap) => {
             "the 60 s cap on every run was reached before this check could start; split the configuration or lower the timeouts before it".into()
         }
+        Note::LocalResource(LocalResource::Disk) => format!(
+            "the token file's volume failed ({}) before the check could complete, so the token was not refreshed and the saved one is intact; the target was not at fault: free space on the volume of mcp.oauth.token_file (a refresh needs 64 KiB beside the file) or repair it",
+            word(check, Key::OsError).unwrap_or_else(|| "disk".into())
+        ),
         Note::LocalResource(resource) => format!(
             "this host ran out of {} before the check could complete; the target was not at fault",
             match resource {
@@ -51,6 +55,7 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
                 }
                 LocalResource::Threads => "threads (raise `ulimit -u`, or lower concurrency)",
                 LocalResource::Memory => "memory (raise `ulimit -v`, or lower concurrency)",
+                LocalResource::Disk => "disk space",
             }
         ),
         Note::BudgetExhausted(bound) => format!(

@@ -2,6 +2,7 @@
 //! and what to change.
 
 use super::{int, word};
+use crate::contract::Status;
 use crate::result::Key;
 use crate::result::document::Check;
 use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
@@ -19,6 +20,9 @@ fn slash(check: &Check) -> Option<&'static str> {
 }
 
 pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
+    if word(check, Key::Failure).as_deref() == Some("timeout") {
+        return timed_out(step, check);
+    }
     match step {
         OAuthStep::Issuer => "mcp.oauth.issuer must be an https URL (or http on localhost or a loopback address) without a query".into(),
         OAuthStep::Endpoint => "OAuth tokens are sent only to an https endpoint (or http on localhost or a loopback address); use the server's https URL".into(),
@@ -38,7 +42,7 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::Pkce => "login needs PKCE S256, and the authorization server does not list it in code_challenge_methods_supported".into(),
         OAuthStep::TokenEndpoint(error) => token_endpoint(error, check),
         OAuthStep::TokenResponse => "the token endpoint's answer is not a usable bearer token (access_token, token_type Bearer, expires_in from 1 s to 10 years)".into(),
-        OAuthStep::TokenFile(problem) => token_file(problem),
+        OAuthStep::TokenFile(problem) => token_file(problem, check),
         OAuthStep::NoRefreshToken => "grant refresh_token needs a refresh token: set the variable named by mcp.oauth.refresh_token_env, or log in to fill mcp.oauth.token_file".into(),
         OAuthStep::Callback => "the authorization server's callback carried an error, a wrong issuer or no code; log in again".into(),
         OAuthStep::Registration => match int(check, Key::HttpStatus) {
@@ -49,6 +53,7 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
             Some(error) => format!("the authorization server requires pushed authorization requests (RFC 9126) and refused ours ({}): check the client's registration and mcp.oauth.scopes", error.as_word()),
             None => "the authorization server requires pushed authorization requests (RFC 9126), but names no secure pushed_authorization_request_endpoint, or its answer had no usable request_uri".into(),
         },
+        OAuthStep::Cancelled => "the login was cancelled before the browser came back; log in again".into(),
     }
 }
 
@@ -86,7 +91,24 @@ fn token_endpoint(error: Option<TokenError>, check: &Check) -> String {
     }
 }
 
-fn token_file(problem: TokenFileProblem) -> String {
+/// A step whose request the deadline cut: nothing more is known of the server than that.
+fn timed_out(step: OAuthStep, check: &Check) -> String {
+    let what = match step {
+        OAuthStep::ResourceMetadata => "the protected-resource metadata request",
+        OAuthStep::ServerMetadata => "the authorization server's metadata request",
+        _ => "the token request",
+    };
+    let how = if check.status == Status::Unknown {
+        "started to answer but did not complete"
+    } else {
+        "got no answer"
+    };
+    format!(
+        "{what} {how} within the check's deadline; check that the authorization server is up and reachable, and that timeout_ms is adequate"
+    )
+}
+
+fn token_file(problem: TokenFileProblem, check: &Check) -> String {
     match problem {
         TokenFileProblem::Symlink => "mcp.oauth.token_file is a symbolic link; it must be a regular file".into(),
         TokenFileProblem::NotAFile => "mcp.oauth.token_file is not a regular file".into(),
@@ -95,7 +117,41 @@ fn token_file(problem: TokenFileProblem) -> String {
         TokenFileProblem::Unreadable => "the token file cannot be read, or is larger than 64 KiB".into(),
         TokenFileProblem::Malformed => "the token file is not an agenthealth token file; delete it and log in again".into(),
         TokenFileProblem::Binding => "the token file holds credentials for another issuer, resource or client; delete it and log in again".into(),
-        TokenFileProblem::Unwritable => "the token file or its directory cannot be written; a token file needs private, writable storage".into(),
+        TokenFileProblem::Unwritable if check.status == Status::Degraded => format!(
+            "the token file's volume cannot take a refreshed token ({}), so the token was not refreshed and the saved one is used until it expires; {}",
+            os_word(check),
+            volume_fix(check)
+        ),
+        TokenFileProblem::Unwritable => format!(
+            "the token file or its directory cannot be written ({}); {}",
+            os_word(check),
+            volume_fix(check)
+        ),
+        TokenFileProblem::Unsaved => format!(
+            "the refreshed credentials could not be saved ({}); this run used them and the next run recovers them from beside the token file; {}",
+            os_word(check),
+            volume_fix(check)
+        ),
         TokenFileProblem::Locked => "another agenthealth run held the token file's lock until the deadline".into(),
+    }
+}
+
+/// The operating system's reason, as the evidence names it.
+fn os_word(check: &Check) -> String {
+    word(check, Key::OsError).unwrap_or_else(|| "no reason given".into())
+}
+
+/// What to do about the volume of the token file, by the operating system's reason.
+fn volume_fix(check: &Check) -> &'static str {
+    match word(check, Key::OsError).as_deref() {
+        Some("enospc" | "edquot") => {
+            "free space on the volume of mcp.oauth.token_file (a refresh needs 64 KiB beside the file)"
+        }
+        Some("eio") => {
+            "the volume of mcp.oauth.token_file reports I/O errors: repair or replace it"
+        }
+        Some("erofs") => "mount the volume of mcp.oauth.token_file read-write",
+        Some("eacces" | "eperm") => "let this user write the directory of mcp.oauth.token_file",
+        _ => "a token file needs private, writable storage",
     }
 }

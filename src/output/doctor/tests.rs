@@ -601,6 +601,7 @@ fn every_oauth_failure_has_its_own_advice() {
             S::Par(Some(TokenError::InvalidRequest)),
             "refused ours (invalid_request)",
         ),
+        (S::Cancelled, "cancelled"),
         (S::TokenEndpoint(None), "token request failed"),
     ];
     steps.extend(
@@ -617,6 +618,7 @@ fn every_oauth_failure_has_its_own_advice() {
         F::Malformed,
         F::Binding,
         F::Unwritable,
+        F::Unsaved,
         F::Locked,
     ] {
         steps.push((S::TokenFile(problem), "token"));
@@ -715,4 +717,73 @@ fn an_issuer_a_trailing_slash_apart_is_said_so() {
     );
     let plain = advice(S::IssuerNotListed, &[]);
     assert!(plain.contains("--oauth-details"), "{plain}");
+}
+
+/// A token file that could not take a refreshed token: the advice says what happened to the
+/// token (not refreshed, or waiting to be recovered) and what to do about the volume, by the
+/// operating system's reason; a full volume with no usable token is this host's disk.
+#[test]
+fn token_file_advice_follows_the_volumes_reason() {
+    use crate::contract::LocalResource;
+    use crate::result::reason::{McpFailure, OAuthStep, TokenFileProblem as F};
+    let file = |problem| {
+        Some(Reason::Mcp(McpFailure::OAuth(OAuthStep::TokenFile(
+            problem,
+        ))))
+    };
+    let os = |word| [(Key::OsError, Fact::Word(word))];
+    let advice = |status, reason, facts: &[(Key, Fact)]| {
+        file_advice(Dimension::Authentication, &check(status, reason, facts)).unwrap_or_default()
+    };
+    let a = advice(Status::Degraded, file(F::Unwritable), &os("enospc"));
+    assert!(a.contains("not refreshed") && a.contains("enospc"), "{a}");
+    assert!(a.contains("free space") && a.contains("64 KiB"), "{a}");
+    let a = advice(Status::Degraded, file(F::Unsaved), &os("eio"));
+    assert!(
+        a.contains("next run recovers") && a.contains("I/O errors"),
+        "{a}"
+    );
+    let a = advice(Status::Misconfigured, file(F::Unwritable), &os("erofs"));
+    assert!(a.contains("read-write"), "{a}");
+    let a = advice(Status::Misconfigured, file(F::Unwritable), &os("eacces"));
+    assert!(a.contains("write the directory"), "{a}");
+    let disk = Some(Reason::Engine(Note::LocalResource(LocalResource::Disk)));
+    let a = advice(Status::Unknown, disk, &os("enospc"));
+    assert!(
+        a.contains("not at fault") && a.contains("free space"),
+        "{a}"
+    );
+    assert!(a.contains("intact"), "{a}");
+}
+
+/// An OAuth step the deadline cut says so, whatever the step, and not that the server
+/// publishes nothing.
+#[test]
+fn an_oauth_step_cut_by_the_deadline_is_advised_as_one() {
+    use crate::result::reason::{McpFailure, OAuthStep as S};
+    let timeout = [(Key::Failure, Fact::Word("timeout"))];
+    for (step, status, what) in [
+        (
+            S::ResourceMetadata,
+            Status::Unreachable,
+            "protected-resource metadata request got no answer",
+        ),
+        (
+            S::ServerMetadata,
+            Status::Unknown,
+            "metadata request started to answer",
+        ),
+        (
+            S::TokenEndpoint(None),
+            Status::Unreachable,
+            "token request got no answer",
+        ),
+    ] {
+        let cut = check(status, Some(Reason::Mcp(McpFailure::OAuth(step))), &timeout);
+        let a = file_advice(Dimension::Authentication, &cut).unwrap_or_default();
+        assert!(
+            a.contains(what) && a.contains("timeout_ms"),
+            "{step:?}: {a}"
+        );
+    }
 }

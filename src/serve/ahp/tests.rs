@@ -151,8 +151,14 @@ fn detailed_paths_and_metrics_need_the_exact_bearer_token() {
             format!("\r\nAuthorization: Bearer {TOKEN}x"),
             format!("\r\nAuthorization: Bearer {}", "x".repeat(TOKEN.len())),
             format!("\r\nAuthorization: Basic {TOKEN}"),
-            format!("\r\nAuthorization: bearer {TOKEN}"),
-            format!("\r\nAuthorization: Bearer  {TOKEN}"),
+            format!("\r\nAuthorization: Bearer\t{TOKEN}"),
+            format!("\r\nAuthorization: Bearer{TOKEN}"),
+            "\r\nAuthorization: Bearer".into(),
+            "\r\nAuthorization: Bearer ".into(),
+            format!("\r\nAuthorization: Bearer {TOKEN} x"),
+            format!("\r\nAuthorization: Bearer {TOKEN}\tx"),
+            format!("\r\nAuthorization: Bearer x {TOKEN}"),
+            format!("\r\nAuthorization: Bearers {TOKEN}"),
         ] {
             let r = with(&auth, Some(&token()));
             assert_eq!(r.status, 401, "{path} {auth:?}");
@@ -160,8 +166,19 @@ fn detailed_paths_and_metrics_need_the_exact_bearer_token() {
             assert_eq!(body(&r)["error"], "unauthorized");
             assert!(!r.body.contains("private"), "{}", r.body);
         }
+        // RFC 7235: the scheme in any case, then one or more spaces.
+        for scheme in [
+            "Bearer ",
+            "bearer ",
+            "BEARER ",
+            "bEaReR ",
+            "Bearer  ",
+            "bearer   ",
+        ] {
+            let right = format!("\r\nAuthorization: {scheme}{TOKEN}");
+            assert_eq!(with(&right, Some(&token())).status, 200, "{path} {right:?}");
+        }
         let right = format!("\r\nAuthorization: Bearer {TOKEN}");
-        assert_eq!(with(&right, Some(&token())).status, 200, "{path}");
         // No token configured: never authorized.
         assert_eq!(with(&right, None).status, 401, "{path}");
     }

@@ -225,9 +225,9 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
   // Plain http on loopback: keep cookies usable without TLS.
   provider.proxy = false;
 
-  // Counting replays of rotated refresh tokens. A consumed refresh token presented again makes
-  // the refresh_token grant destroy it, revoke the grant (event grant.revoked) and throw
-  // InvalidGrant("refresh token already used") (event grant.error; the words are in err.error_detail,
+  // Replays of rotated refresh tokens: the refresh_token grant destroys a consumed token
+  // presented again, revokes its grant (event grant.revoked) and answers invalid_grant; the
+  // words that tell a replay from other invalid grants are in err.error_detail (its
   // error_description is the generic "grant request is invalid").
   provider.on('grant.error', (_ctx, err) => {
     if (err?.error === 'invalid_grant' && err?.error_detail === 'refresh token already used') {

@@ -57,9 +57,10 @@ use super::jsonrpc::{self, Incoming};
 use crate::config::McpTransport;
 use crate::contract::{Bound, Status};
 use crate::net::HeadFacts;
+use crate::oauth::AuthFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
-use crate::result::{Evidence, Observation, Steps};
+use crate::result::{Observation, Steps};
 use crate::runtime::Attempt;
 
 /// Names a modern request mirrors into headers: `Mcp-Name` (a tool or prompt name, a
@@ -257,15 +258,15 @@ pub trait Transport: Send {
     /// Sends one notification (`out.id` is `None`); nothing is awaited but its acceptance.
     fn notify(&mut self, out: &Outgoing<'_>, attempt: &Attempt) -> Result<(), TransportError>;
 
-    /// What the transport's OAuth established this run (`auth_method`, …), for the checks'
-    /// evidence. None by default: only HTTP speaks OAuth.
-    fn auth_facts(&self) -> Option<&Evidence> {
-        None
-    }
-
     /// Forgets the connection, session or process an aborted attempt used: the next request
     /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
     fn discard(&mut self);
+
+    /// What the run's OAuth established beside its token, for the authentication check
+    /// (`None`: no OAuth, as on stdio).
+    fn auth_facts(&self) -> Option<AuthFacts> {
+        None
+    }
 
     /// Best-effort end-of-run cleanup within `attempt` (legacy HTTP: `DELETE` of every session
     /// this run was assigned; stdio: stdin closed, a short grace, the group terminated). The

@@ -543,10 +543,6 @@ impl Transport for HttpTransport {
         McpTransport::Http
     }
 
-    fn auth_facts(&self) -> Option<&crate::result::Evidence> {
-        self.credentials.facts()
-    }
-
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
         let started = Instant::now();
         let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], None, attempt);
@@ -599,6 +595,10 @@ impl Transport for HttpTransport {
         if let Some(session) = self.session.take() {
             self.retired.push(session);
         }
+    }
+
+    fn auth_facts(&self) -> Option<oauth::AuthFacts> {
+        self.credentials.facts().cloned()
     }
 
     fn close(&mut self, attempt: &Attempt) {
