@@ -486,9 +486,15 @@ fn login_saves_a_private_token_file_that_the_next_check_uses() {
         .map(|mut e| e.read_to_string(&mut stderr));
     let code = child.wait().ok().and_then(|s| s.code());
     assert_eq!(code, Some(0), "{rest:?} {stderr}");
-    assert_eq!(
-        rest,
-        ["OAuth login complete; credentials saved to the configured token file."]
+    // The last line says when the access token expires and that a refresh token was saved.
+    assert!(
+        rest.len() == 1
+            && rest[0].starts_with(
+                "OAuth login complete; credentials saved to the configured token file. \
+                 The access token expires at 20"
+            )
+            && rest[0].ends_with("Z; a refresh token was saved."),
+        "{rest:?}"
     );
     for secret in [TOKEN, REFRESH] {
         assert!(!stderr.contains(secret) && !rest.concat().contains(secret));

@@ -261,8 +261,9 @@ pub struct StdioOptions {
 pub struct OAuthOptions {
     /// Trusted issuer.
     pub issuer: String,
-    /// Pre-registered client id.
-    pub client_id: String,
+    /// Pre-registered client id; `None` (grant `authorization_code` only): the client
+    /// `agenthealth login --register` registered and saved in the token file.
+    pub client_id: Option<String>,
     /// Grant type.
     pub grant: OAuthGrant,
     /// Env var holding the client secret.

@@ -54,6 +54,18 @@ pub(crate) enum OAuthError {
     Network(Box<net::NetError>),
     /// `grant: authorization_code` and no saved credentials.
     LoginRequired,
+    /// `grant: authorization_code`, and the saved access token expired with no refresh
+    /// token to renew it (the authorization server issued none).
+    LoginExpired,
+    /// Login only: the browser's round trip failed at `step` (a fixed word:
+    /// `callback_error`, `iss_missing`, `iss_mismatch`, `no_code`, `wait_expired`), with the
+    /// authorization server's RFC 6749 `error` code when it sent one we know.
+    Login {
+        /// Which part of the round trip.
+        step: &'static str,
+        /// The `error` code.
+        code: Option<&'static str>,
+    },
     /// A step failed.
     Step {
         /// Which.
@@ -146,6 +158,15 @@ impl OAuthError {
                 Status::Misconfigured,
                 Reason::Mcp(McpFailure::LoginRequired),
             ),
+            OAuthError::LoginExpired => {
+                Observation::failed(Status::Misconfigured, Reason::Mcp(McpFailure::LoginExpired))
+                    .with(Key::Login, Fact::Word("expired"))
+            }
+            OAuthError::Login { .. } => Observation::failed(
+                Status::Misconfigured,
+                Reason::Mcp(McpFailure::OAuth(OAuthStep::Callback)),
+            )
+            .with(Key::Oauth, Fact::Word(OAuthStep::Callback.as_word())),
             OAuthError::Step {
                 step,
                 http_status,

@@ -38,6 +38,8 @@ pub(crate) struct Registered {
     pub method: AuthMethod,
     /// `client_secret_expires_at` (seconds since the epoch; 0 = never), when given.
     pub secret_expires_at: Option<u64>,
+    /// The one redirect URI it was registered for (servers match it exactly).
+    pub redirect_uri: String,
 }
 
 /// The method to register with: `configured`, else what the server's list allows, a public
@@ -133,5 +135,6 @@ pub(crate) fn register(
         secret,
         method,
         secret_expires_at,
+        redirect_uri: redirect_uri.to_string(),
     })
 }

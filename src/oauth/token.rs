@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::OAuthError;
 use super::discovery::{Discovered, MAX_METADATA_BYTES};
+use super::registration::Registered;
 use super::url::form;
 use crate::contract::{AuthMethod, Secret};
 use crate::net::{Client, Endpoint, Method, Request};
@@ -51,6 +52,8 @@ pub(crate) struct Token {
     pub scope: String,
     /// How the client authenticated for it, when it was acquired in this run.
     pub method: Option<MethodChoice>,
+    /// The client `login --register` registered for it, saved with it.
+    pub registered: Option<Registered>,
 }
 
 impl Token {
@@ -315,6 +318,7 @@ pub(crate) fn parse(
         expires_at: now + lifetime,
         scope,
         method: None,
+        registered: None,
     })
 }
 

@@ -91,6 +91,8 @@ keys! {
     TokenFile = "token_file": "why the token file cannot be used (permissions, symlink, binding, …), could not take a refreshed token (unwritable, unsaved), or that a refreshed token a killed run left was recovered",
     OsError = "os_error": "the operating system's reason a token file could not be written (enospc, edquot, eio, erofs, eacces, eperm, other)",
     ChallengeScope = "challenge_scope": "ignored: the 401 challenge's scope broke the scope-token rule, so it was not requested",
+    Login = "login": "expired: the saved access token expired and the authorization server issued no refresh token",
+    TokenSource = "token_source": "file: the access token sent came from the token file as saved (a refusal then means it was revoked)",
     IssuerSlash = "issuer_slash": "the server names mcp.oauth.issuer only a trailing slash apart: with or without it",
     Discovery = "discovery": "2025-03-26 when the server published no protected-resource metadata and the pinned issuer at its origin was used, as that revision did",
     ResourceRule = "resource_rule": "how the root protected-resource metadata's resource names the endpoint when it is not the endpoint itself (root_origin, path_prefix)",

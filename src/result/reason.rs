@@ -59,7 +59,9 @@ impl Reason {
                 }
                 McpFailure::ArgumentsRejected => None,
                 McpFailure::OAuth(_) => Some(DiagnosticCode::McpOauth),
-                McpFailure::LoginRequired => Some(DiagnosticCode::McpLogin),
+                McpFailure::LoginRequired | McpFailure::LoginExpired => {
+                    Some(DiagnosticCode::McpLogin)
+                }
             },
             Reason::Process(_) => Some(DiagnosticCode::McpProcess),
         }
@@ -374,7 +376,14 @@ pub enum McpFailure {
     OAuth(OAuthStep),
     /// `grant: authorization_code` has no saved credentials: `agenthealth login` first.
     LoginRequired,
+    /// `grant: authorization_code`: the saved access token expired and the authorization
+    /// server issued no refresh token: log in again (`login=expired`).
+    LoginExpired,
 }
+
+/// What to do when the authorization server issued no refresh token: login's last line and
+/// doctor's advice for [`McpFailure::LoginExpired`] say it alike.
+pub const NO_REFRESH_TOKEN: &str = "the authorization server issued no refresh token: log in again (`agenthealth login CONFIG TARGET`), or ask for offline_access (add it to mcp.oauth.scopes)";
 
 /// The step of OAuth that failed (the `oauth` evidence word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

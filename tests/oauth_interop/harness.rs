@@ -25,8 +25,7 @@ use agenthealth_testkit::oauth_http;
 pub(super) const ERAS: [(&str, &str); 2] = [("2026-07-28", "modern"), ("2025-11-25", "legacy")];
 /// What `agenthealth login` prints before the URL, and after success.
 const LOGIN_PROMPT: &str = "Open this URL to authorize AgentHealth:";
-pub(super) const LOGIN_DONE: &str =
-    "OAuth login complete; credentials saved to the configured token file.";
+pub(super) const LOGIN_DONE: &str = "OAuth login complete; credentials saved to the configured token file. The access token expires at ";
 /// The advice every failed login ends with (upstream: `OAuth login failed; verify …`).
 pub(super) const LOGIN_ADVICE: &str =
     "verify issuer, client registration, callback and token file configuration";
@@ -55,6 +54,8 @@ pub(super) struct Target {
     pub(super) revision: Option<&'static str>,
     /// `token_endpoint_auth_method`, when configured.
     pub(super) auth_method: Option<&'static str>,
+    /// No `client_id`: `login --register` registers one and saves it in the token file.
+    pub(super) register: bool,
 }
 
 impl Target {
@@ -77,6 +78,7 @@ impl Target {
             redirect_port: None,
             revision: None,
             auth_method: None,
+            register: false,
         }
     }
 
@@ -116,12 +118,14 @@ impl Target {
             y.push_str(&format!("      protocol_version: '{revision}'\n"));
         }
         y.push_str(&format!(
-            "      oauth:\n        issuer: {}\n        client_id: {}\n        grant: {}\n",
-            q(&self.issuer),
-            q(self.client.id),
-            self.grant
+            "      oauth:\n        issuer: {}\n",
+            q(&self.issuer)
         ));
-        if self.client.secret.is_some() {
+        if !self.register {
+            y.push_str(&format!("        client_id: {}\n", q(self.client.id)));
+        }
+        y.push_str(&format!("        grant: {}\n", self.grant));
+        if self.client.secret.is_some() && !self.register {
             y.push_str(&format!("        client_secret_env: {SECRET_ENV}\n"));
         }
         if self.refresh_env {
@@ -298,9 +302,31 @@ pub(super) fn login(
     env: &[(&'static str, String)],
     decision: Decision,
 ) -> Login {
+    login_args(config, target, &[], env, decision)
+}
+
+/// [`login`] with `--register`.
+pub(super) fn login_registering(
+    config: &Path,
+    target: &str,
+    env: &[(&'static str, String)],
+    decision: Decision,
+) -> Login {
+    login_args(config, target, &["--register"], env, decision)
+}
+
+fn login_args(
+    config: &Path,
+    target: &str,
+    extra: &[&str],
+    env: &[(&'static str, String)],
+    decision: Decision,
+) -> Login {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let config = config.to_string_lossy();
-    let mut child = command(&["login", &config, target], &env)
+    let mut args = vec!["login", &config, target];
+    args.extend_from_slice(extra);
+    let mut child = command(&args, &env)
         .spawn()
         .expect("spawn agenthealth login");
     let (lines_tx, lines_rx) = mpsc::channel::<String>();
@@ -414,7 +440,9 @@ impl Login {
             self.code, self.stdout, self.stderr
         );
         assert!(
-            self.stdout.lines().any(|l| l.trim() == LOGIN_DONE),
+            self.stdout
+                .lines()
+                .any(|l| l.trim().starts_with(LOGIN_DONE)),
             "{what}: {}",
             self.stdout
         );

@@ -288,3 +288,31 @@ fn the_token_endpoint_auth_method_is_one_of_three_and_fits_the_client() {
          (did you mean `client_secret_post`?)",
     );
 }
+
+#[test]
+fn only_a_login_may_leave_the_client_to_registration() {
+    let registered = loaded("issuer: i, grant: authorization_code, token_file: /t");
+    assert_eq!(registered.client_id, None);
+    // Its secret, if any, comes from the registration saved in the token file.
+    let o = loaded(
+        "issuer: i, grant: authorization_code, token_file: /t, token_endpoint_auth_method: client_secret_post",
+    );
+    assert_eq!(
+        o.token_endpoint_auth_method,
+        Some(AuthMethod::ClientSecretPost)
+    );
+    assert_eq!(loaded(CC).client_id.as_deref(), Some("c"));
+    refuses(&[
+        (
+            oauth("issuer: i, grant: refresh_token, refresh_token_env: R"),
+            "targets[0].mcp.oauth",
+            "missing required key `client_id`",
+        ),
+        (
+            oauth("issuer: i, grant: authorization_code, token_file: /t, client_secret_env: S"),
+            "targets[0].mcp.oauth.client_secret_env",
+            "names the secret of a configured client_id; a registered client's secret is saved \
+             in the token file",
+        ),
+    ]);
+}

@@ -283,6 +283,35 @@ fn login_credentials_missing_is_login_required_without_traffic() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A saved access token that expired with no refresh token is its own reason (`login=expired`),
+/// not "no saved credentials"; a usable saved token says it came from the file.
+#[test]
+fn an_expired_saved_token_without_a_refresh_token_is_login_expired() {
+    let fake = Fake::start(good);
+    let dir = scratch("login-expired");
+    let path = dir.join("user.json");
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
+    s.configured.token_file = Some(path.display().to_string());
+    store::write(&path, &token("old", None, -60), &binding(&fake)).expect("write");
+    let (r, _) = authorize(&fake, s.clone());
+    let Err(e) = r else { panic!("refused") };
+    assert!(matches!(e, OAuthError::LoginExpired), "{e:?}");
+    let o = e.observation();
+    assert_eq!(o.evidence.get(Key::Login), Some(&Fact::Word("expired")));
+    assert!(fake.server.requests().is_empty(), "no traffic");
+    store::write(&path, &token("fresh", None, 3600), &binding(&fake)).expect("write");
+    let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+    assert!(
+        a.authorization(&mut Client::new(Reuse::Fresh), &attempt())
+            .is_ok()
+    );
+    assert_eq!(
+        a.facts().evidence.get(Key::TokenSource),
+        Some(&Fact::Word("file"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn refresh_token_grant_uses_the_configured_refresh_token() {
     let fake = Fake::start(good);

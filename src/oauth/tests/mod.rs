@@ -158,7 +158,7 @@ pub(super) fn settings(fake: &Fake, grant: OAuthGrant) -> Settings {
     Settings {
         configured: OAuthOptions {
             issuer: fake.root.clone(),
-            client_id: "registered-client".into(),
+            client_id: Some("registered-client".into()),
             grant,
             client_secret_env: None,
             refresh_token_env: None,
@@ -220,7 +220,7 @@ pub(super) fn binding(fake: &Fake) -> Binding {
     Binding {
         issuer: fake.root.clone(),
         resource: format!("{}/mcp", fake.root),
-        client_id: "registered-client".into(),
+        client_id: Some("registered-client".into()),
     }
 }
 
@@ -237,6 +237,7 @@ pub(super) fn token(access: &str, refresh: Option<&str>, expires_in: i64) -> Tok
         expires_at,
         scope: "read".into(),
         method: None,
+        registered: None,
     }
 }
 

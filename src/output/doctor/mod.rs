@@ -256,6 +256,13 @@ fn rejected_credential(check: &Check, audience: Audience) -> String {
         Some(env) => {
             format!("HTTP {s}{on}: the token in ${env} was rejected; check its value and scope")
         }
+        None if word(check, Key::CredentialKind).as_deref() == Some("oauth")
+            && word(check, Key::TokenSource).as_deref() == Some("file") =>
+        {
+            format!(
+                "HTTP {s}{on}: the MCP server refused the saved access token (revoked, or the grant ended): log in again (`agenthealth login CONFIG TARGET`)"
+            )
+        }
         None if word(check, Key::CredentialKind).as_deref() == Some("oauth") => format!(
             "HTTP {s}{on}: the MCP server refused the OAuth access token its authorization server issued; check that the server accepts tokens for this endpoint as the resource (audience) and the scopes granted (mcp.oauth.scopes)"
         ),

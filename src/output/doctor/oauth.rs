@@ -5,7 +5,7 @@ use super::{int, word};
 use crate::contract::Status;
 use crate::result::Key;
 use crate::result::document::Check;
-use crate::result::reason::{OAuthStep, TokenError, TokenFileProblem};
+use crate::result::reason::{NO_REFRESH_TOKEN, OAuthStep, TokenError, TokenFileProblem};
 
 /// The command that shows what the server publishes.
 const DETAILS: &str = "`agenthealth doctor CONFIG --oauth-details`";
@@ -59,7 +59,12 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
 
 /// No saved credentials for `authorization_code`.
 pub(super) fn login_required() -> String {
-    "no saved credentials for grant authorization_code: run `agenthealth login CONFIG TARGET` where a browser is available, then keep the token file at mcp.oauth.token_file".into()
+    "no saved credentials for grant authorization_code: run `agenthealth login CONFIG TARGET` where a browser is available (with --register when mcp.oauth names no client_id), then keep the token file at mcp.oauth.token_file".into()
+}
+
+/// The saved access token expired, and there is no refresh token.
+pub(super) fn login_expired() -> String {
+    format!("the saved access token expired and {NO_REFRESH_TOKEN}")
 }
 
 /// The client authentication was refused before any request.

@@ -499,6 +499,16 @@ fn a_403_without_challenge_or_credential_is_an_allow_list() {
     ]);
     assert!(oauth.contains("refused the OAuth access token"), "{oauth}");
     assert!(!oauth.contains("allow-lists"), "{oauth}");
+    let revoked = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::CredentialKind, Fact::Word("oauth")),
+        (Key::TokenSource, Fact::Word("file")),
+    ]);
+    assert!(
+        revoked.contains("refused the saved access token") && revoked.contains("log in again"),
+        "{revoked}"
+    );
+    assert!(!revoked.contains("audience"), "{revoked}");
     let oauth_server = advice(&[
         (Key::HttpStatus, Fact::Int(401)),
         (Key::AuthChallenge, Fact::Bool(true)),
