@@ -38,11 +38,14 @@ pub const CLIENT_SECRET: &str = "demo-secret";
 /// from elsewhere (docs/oauth.md's `grant: refresh_token` example). Rotated like any other.
 pub const HANDED_OVER_REFRESH: &str = "demo-refresh";
 
-/// Codes issued by `/authorize` (code → challenge, redirect) and live refresh tokens.
+/// Codes issued by `/authorize` (code → challenge, redirect), live refresh tokens, and how
+/// many clients `/register` registered (their ids count on their own, so a document's first
+/// registration is `demo-client-1` whatever it logged in before).
 pub(super) struct OAuthState {
     codes: HashMap<String, (String, String)>,
     refresh: Vec<String>,
     issued: u64,
+    registered: u64,
 }
 
 impl Default for OAuthState {
@@ -51,6 +54,7 @@ impl Default for OAuthState {
             codes: HashMap::new(),
             refresh: vec![HANDED_OVER_REFRESH.to_string()],
             issued: 0,
+            registered: 0,
         }
     }
 }
@@ -168,8 +172,8 @@ fn register(state: &Mutex<OAuthState>, body: &[u8]) -> Answered {
         .to_string();
     let n = {
         let mut s = lock(state);
-        s.issued += 1;
-        s.issued
+        s.registered += 1;
+        s.registered
     };
     let mut doc = json!({
         "client_id": format!("demo-client-{n}"),
