@@ -79,3 +79,63 @@ fn a_refresh_token_is_saved_under_the_stock_refresh_policy_and_used() {
     );
     assert_no_secrets(&done.outcome(), &lab, &[], "stock login");
 }
+
+/// The same policy with scopes configured without `offline_access`: they are used as
+/// configured, so the server issues no refresh token; login's last line says so and what to
+/// do, and once the access token expired the check is `mcp_login` with `login=expired` (not
+/// "no saved credentials"), with doctor advice that names offline_access, and no token
+/// request is made.
+#[test]
+fn without_offline_access_login_says_no_refresh_token_and_expiry_is_login_expired() {
+    let lab = AuthServer::start(AsOptions {
+        stock_refresh_policy: true,
+        ..AsOptions::default()
+    });
+    let server = ProtectedServer::start(Rs::Py, lab.issuer());
+    let dir = TempDir::new("oauth-stock-no-offline");
+    let token_file = dir.0.join("tokens/stock.json");
+    let target = Target::login(server.url(), lab.issuer(), NATIVE, &token_file).scopes(&["read"]);
+    let config = write_config(&dir, &[&target]);
+    let done = login(&config, "lab", &[], Decision::Approve);
+    assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    assert_eq!(
+        oauth_http::query_param(&done.url, "scope").as_deref(),
+        Some("read")
+    );
+    assert!(
+        done.stdout.contains(
+            "the authorization server issued no refresh token: log in again (`agenthealth login CONFIG TARGET`), or ask for offline_access (add it to mcp.oauth.scopes)."
+        ),
+        "{}",
+        done.stdout
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&token_file).expect("token file"))
+            .expect("JSON");
+    assert!(
+        saved.get("refresh_token").is_none_or(|r| r.is_null()),
+        "{saved}"
+    );
+    assert_healthy(&check(&config, &[]), None, "before expiry");
+    expire_saved_token(&token_file);
+    lab.reset_log();
+    let o = check(&config, &[]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    let doc = o.json();
+    assert_eq!(doc["checks"]["protocol"]["code"], "mcp_login", "{doc}");
+    assert_eq!(
+        evidence(&doc, "authentication")["login"],
+        "expired",
+        "{doc}"
+    );
+    assert!(token_requests(&lab, "refresh_token").is_empty());
+    let advice = doctor(&config, &[]);
+    assert!(
+        advice.stdout.contains("the saved access token expired")
+            && advice.stdout.contains("offline_access")
+            && !advice.stdout.contains("no saved credentials"),
+        "{}",
+        advice.stdout
+    );
+    assert_no_secrets(&done.outcome(), &lab, &[], "login without offline_access");
+}
