@@ -189,6 +189,12 @@ pub(super) fn doctor(config: &Path, env: &[(&'static str, String)]) -> Outcome {
     run_with(&["doctor", config.to_str().unwrap()], env)
 }
 
+/// The JSON object saved in `token_file`.
+pub(super) fn saved_file(token_file: &Path) -> Value {
+    let text = std::fs::read_to_string(token_file).expect("token file");
+    serde_json::from_str(&text).expect("token file JSON")
+}
+
 /// Makes the access token saved in `token_file` look expired (its `expires_at` an hour
 /// ago), so the next check refreshes without waiting for the lifetime to pass.
 pub(super) fn expire_saved_token(token_file: &Path) {

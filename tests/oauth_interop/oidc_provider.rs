@@ -59,9 +59,7 @@ fn a_refresh_token_is_saved_under_the_stock_refresh_policy_and_used() {
     let param = |name| oauth_http::query_param(&done.url, name);
     assert_eq!(param("scope").as_deref(), Some("read offline_access"));
     assert_eq!(param("prompt").as_deref(), Some("consent"));
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&token_file).expect("token file"))
-            .expect("JSON");
+    let saved = saved_file(&token_file);
     assert!(saved["refresh_token"].is_string(), "no refresh token saved");
     expire_saved_token(&token_file);
     lab.reset_log();
@@ -109,9 +107,7 @@ fn without_offline_access_login_says_no_refresh_token_and_expiry_is_login_expire
         "{}",
         done.stdout
     );
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&token_file).expect("token file"))
-            .expect("JSON");
+    let saved = saved_file(&token_file);
     assert!(
         saved.get("refresh_token").is_none_or(|r| r.is_null()),
         "{saved}"

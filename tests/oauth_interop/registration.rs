@@ -50,9 +50,7 @@ fn register_then_login_then_checks_use_the_saved_client_at_the_python_sdk_server
         registrations[0]["grant_types"],
         serde_json::json!(["authorization_code", "refresh_token"])
     );
-    let saved: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&token_file).expect("token file"))
-            .expect("JSON");
+    let saved = saved_file(&token_file);
     assert_eq!(saved["client_id"], id.as_str());
     assert_eq!(saved["registered"], true);
     assert_eq!(saved["token_endpoint_auth_method"], "client_secret_basic");

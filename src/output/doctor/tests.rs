@@ -646,21 +646,45 @@ fn every_oauth_failure_has_its_own_advice() {
     }
 }
 
+/// The authentication check's advice for a failed OAuth `step` with `facts`.
+fn oauth_advice(step: crate::result::reason::OAuthStep, facts: &[(Key, Fact)]) -> String {
+    use crate::result::reason::McpFailure;
+    let c = check(
+        Status::Misconfigured,
+        Some(Reason::Mcp(McpFailure::OAuth(step))),
+        facts,
+    );
+    file_advice(Dimension::Authentication, &c).unwrap_or_default()
+}
+
+/// An expired saved token without a refresh token says the server issued none and to log
+/// in again or ask for offline_access; no saved credentials says to log in.
+#[test]
+fn an_expired_token_without_refresh_is_not_no_saved_credentials() {
+    use crate::result::reason::McpFailure;
+    let advice = |failure| {
+        let c = check(Status::Misconfigured, Some(Reason::Mcp(failure)), &[]);
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let expired = advice(McpFailure::LoginExpired);
+    assert_eq!(
+        expired,
+        "the saved access token expired and the authorization server issued no refresh token: \
+         log in again (`agenthealth login CONFIG TARGET`), or ask for offline_access (add it to \
+         mcp.oauth.scopes)"
+    );
+    let required = advice(McpFailure::LoginRequired);
+    assert!(required.starts_with("no saved credentials"), "{required}");
+}
+
 /// The client authentication: a public client where only confidential methods are listed
 /// names `token_endpoint_auth_method: none`; a configured method the server does not list
 /// names it; a client refused with Basic where post is listed too says to configure post
 /// instead of checking a secret that may be right.
 #[test]
 fn the_client_authentication_advice_names_the_method_to_configure() {
-    use crate::result::reason::{McpFailure, OAuthStep as S, TokenError};
-    let advice = |step, facts: &[(Key, Fact)]| {
-        let c = check(
-            Status::Misconfigured,
-            Some(Reason::Mcp(McpFailure::OAuth(step))),
-            facts,
-        );
-        file_advice(Dimension::Authentication, &c).unwrap_or_default()
-    };
+    use crate::result::reason::{OAuthStep as S, TokenError};
+    let advice = oauth_advice;
     let public = advice(S::AuthMethod, &[(Key::AuthMethod, Fact::Word("none"))]);
     assert!(
         public.contains("set mcp.oauth.token_endpoint_auth_method: none"),
@@ -700,15 +724,8 @@ fn the_client_authentication_advice_names_the_method_to_configure() {
 /// way, instead of "check the issuer".
 #[test]
 fn an_issuer_a_trailing_slash_apart_is_said_so() {
-    use crate::result::reason::{McpFailure, OAuthStep as S};
-    let advice = |step, facts: &[(Key, Fact)]| {
-        let c = check(
-            Status::Misconfigured,
-            Some(Reason::Mcp(McpFailure::OAuth(step))),
-            facts,
-        );
-        file_advice(Dimension::Authentication, &c).unwrap_or_default()
-    };
+    use crate::result::reason::OAuthStep as S;
+    let advice = oauth_advice;
     let listed = advice(
         S::IssuerNotListed,
         &[(Key::IssuerSlash, Fact::Word("with"))],
