@@ -147,12 +147,12 @@ def main():
     if os.environ.get("BENCH_ONLY") == "oauth":
         print_targets(hostile_oauth() + login_crowd())
         return
-    _, fake = start([FAKE, "--route", "/modern=modern", "--route", "/hang=hang",
+    _, fake = start([FAKE, "--port", "0", "--route", "/hang=hang",
                      "--route", "/trickle=trickle", "--route", "/stall=stall",
                      "--route", "/endless-sse=endless-sse", "--route", "/huge=huge", "--until-killed"])
-    _, fake2 = start([FAKE, "--until-killed"])
+    _, fake2 = start([FAKE, "--port", "0", "--until-killed"])
     ca = os.path.join(TMP, "ca.pem")
-    _, tls = start([FAKE, "--tls", ca, "--route", "/modern=modern", "--until-killed"])
+    _, tls = start([FAKE, "--port", "0", "--tls", ca, "--until-killed"])
     own_ca = dict(os.environ, SSL_CERT_FILE=ca)
     own_ca.pop("SSL_CERT_DIR", None)
     system_store = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_DIR", "SSL_CERT_FILE")}

@@ -154,29 +154,59 @@ where
             Ok(0)
         }
         Command::Validate(source) => {
-            load(&source)?;
-            Ok(0)
+            // What would make a check MISCONFIGURED on any host is a load error here.
+            match load(&source, None)?.unusable_endpoint {
+                Some(unusable) => Err(Error::Config(unusable).into()),
+                None => Ok(0),
+            }
         }
         Command::Run(args) => run_checks(args),
         Command::Serve(args) => Ok(serve(args)?),
+        Command::LoginTargets(source) => {
+            login_targets(source.as_ref());
+            Ok(0)
+        }
         Command::Login {
             config,
             target,
             register,
         } => {
+            let config = load(&config, None)?;
             let cancel = runtime::Cancel::new();
             signals::install(&cancel);
-            login::run(&config, &target, register, &cancel)?;
+            login::run(config, &target, register, &cancel)?;
             Ok(0)
         }
     }
 }
 
-/// The configuration of a file, or of standard input for `-`.
-fn load(source: &ConfigSource) -> Result<config::Config, Error> {
+/// `__complete login-targets FILE`: the names of the top-level targets `login` accepts (an
+/// `mcp.oauth` section with `grant: authorization_code`), for the shell completions. The
+/// strict loader only: no environment is read, so nothing but names (which label metrics,
+/// and are no secret) can be printed; any failure prints nothing.
+fn login_targets(source: Option<&ConfigSource>) {
+    let Some(Ok(config)) = source.map(|s| load(s, Some(2000))) else {
+        return;
+    };
+    let mut out = String::new();
+    for target in config.roots.iter().filter_map(|&id| config.nodes.get(id)) {
+        let oauth = target.mcp.as_ref().and_then(|m| m.oauth.as_ref());
+        if oauth.is_some_and(|o| o.grant == contract::OAuthGrant::AuthorizationCode) {
+            out.push_str(&text::clean(&target.name));
+            out.push('\n');
+        }
+    }
+    let _ = write_stdout(&out);
+}
+
+/// The configuration of a file, or of standard input for `-`. One that streams in (stdin, a
+/// pipe, `<(…)`) must arrive within the run deadline (`--deadline`, else the run cap), so a
+/// writer that never finishes cannot hold the command.
+fn load(source: &ConfigSource, deadline_ms: Option<u64>) -> Result<config::Config, Error> {
+    let wait = deadline_ms.map_or(engine::RUN_CAP, std::time::Duration::from_millis);
     match source {
-        ConfigSource::Path(path) => config::load_file(path),
-        ConfigSource::Stdin => config::load_stdin(),
+        ConfigSource::Path(path) => config::load_file(path, wait),
+        ConfigSource::Stdin => config::load_stdin(wait),
     }
     .map_err(Error::from)
 }
@@ -184,7 +214,7 @@ fn load(source: &ConfigSource) -> Result<config::Config, Error> {
 fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let terminal = TerminalEnv::from_env();
     let mut config = match &args.source {
-        Source::File(source) => load(source)?,
+        Source::File(source) => load(source, args.deadline_ms)?,
         Source::Adhoc {
             name,
             kind,
@@ -205,11 +235,11 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let secrets = plan.secrets();
     let redactor = Redactor::new(secrets.iter().map(contract::Secret::expose));
     doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+    let on_terminal = std::io::stdout().is_terminal();
     let style = Style {
-        color: args
-            .color
-            .enabled(std::io::stdout().is_terminal(), &terminal),
+        color: args.color.enabled(on_terminal, &terminal),
         unicode: args.format == Format::Terminal && locale_is_utf8(),
+        width: on_terminal.then(|| terminal.width(stdout_columns())),
     };
     let mut text = output::render(&doc, args.format, style, args.doctor, run)
         .map_err(|why| ToolFailure::redacted(Error::InvalidDocument(why), &redactor))?;
@@ -262,7 +292,7 @@ fn oauth_details(plan: &run_plan::RunPlan) -> String {
 
 /// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).
 fn serve(args: ServeArgs) -> Result<i32, Error> {
-    let mut config = config::load_file(&args.config).map_err(Error::from)?;
+    let mut config = load(&args.config, args.deadline_ms)?;
     with_deadline_flag(&mut config, args.deadline_ms);
     let token = match &args.token_env {
         Some(name) => {
@@ -299,6 +329,22 @@ fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
             origin: config::Origin::CommandLine,
         });
     }
+}
+
+/// The width of the terminal on stdout, as the kernel knows it (`TIOCGWINSZ`).
+#[allow(unsafe_code)]
+fn stdout_columns() -> Option<usize> {
+    use nix::libc;
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one `winsize`, which `size` is, and reads nothing else; on
+    // failure it writes nothing.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
 }
 
 fn locale_is_utf8() -> bool {

@@ -8,9 +8,9 @@
 //! five minutes; SIGINT/SIGTERM end the wait at once ("OAuth login cancelled; nothing was
 //! saved", exit 6). No token is printed.
 
-use std::path::Path;
 use std::time::Duration;
 
+use crate::config::Config;
 use crate::contract::OAuthGrant;
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
@@ -19,9 +19,13 @@ use crate::result::reason::OAuthStep;
 use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
 
-/// Runs the login for the target named `name` in the configuration at `path`.
-pub(crate) fn run(path: &Path, name: &str, register: bool, cancel: &Cancel) -> Result<(), Error> {
-    let config = crate::config::load_file(path).map_err(Error::Config)?;
+/// Runs the login for the target named `name` in `config`.
+pub(crate) fn run(
+    config: Config,
+    name: &str,
+    register: bool,
+    cancel: &Cancel,
+) -> Result<(), Error> {
     let id = config
         .roots
         .iter()

@@ -1,6 +1,8 @@
 //! Command-line contract: usage, version, misuse, exit codes.
 
-use crate::util::{run, run_env};
+use std::time::{Duration, Instant};
+
+use crate::util::{TempDir, bin, run, run_env};
 
 #[test]
 fn help_goes_to_stdout_with_exit_0() {
@@ -256,4 +258,118 @@ fn errors_never_echo_secrets_or_urls() {
     let o = run(&["check", "/nonexistent/token=s3cr3t.yaml"]);
     o.assert_tool_failure();
     assert!(!o.stderr.contains("s3cr3t"), "{}", o.stderr);
+}
+
+const COMMANDS: &str = "commands: ping, check, doctor, validate, serve, login, version, help";
+
+#[test]
+fn an_unknown_command_is_echoed_with_the_nearest_and_the_list() {
+    for args in [&["chek", "c.yaml"][..], &["help", "chek"]] {
+        let o = run(args);
+        o.assert_tool_failure();
+        assert_eq!(
+            o.stderr,
+            format!("agenthealth: unknown command `chek` (did you mean `check`?); {COMMANDS}\n")
+        );
+    }
+    let o = run(&["frobnicate"]);
+    assert_eq!(
+        o.stderr,
+        format!("agenthealth: unknown command `frobnicate`; {COMMANDS}\n")
+    );
+    // Something that is no word is not echoed (misplaced arguments: a URL with a password).
+    let o = run(&["http://u:pw@h/", "x"]);
+    o.assert_tool_failure();
+    assert_eq!(
+        o.stderr,
+        format!("agenthealth: unknown command; {COMMANDS}\n")
+    );
+}
+
+#[test]
+fn an_unknown_target_type_is_echoed_with_the_nearest_and_the_list() {
+    let types = "types: agent, multi-agent, a2a, mcp, tool, model, llm, http, api, \
+                 vector-store, database, runtime, gateway, router, custom";
+    let o = run(&["ping", "htp", "http://127.0.0.1:1/"]);
+    o.assert_tool_failure();
+    assert_eq!(
+        o.stderr,
+        format!("agenthealth: unknown target type `htp` (did you mean `http`?); {types}\n")
+    );
+    let o = run(&["doctor", "http://u:pw@h/", "http"]);
+    o.assert_tool_failure();
+    assert_eq!(
+        o.stderr,
+        format!("agenthealth: unknown target type; {types}\n")
+    );
+    // A known type with a blank endpoint keeps its own message.
+    let o = run(&["ping", "http", " "]);
+    assert!(o.stderr.contains("nonempty endpoint"), "{}", o.stderr);
+}
+
+#[test]
+fn help_shows_every_form_and_only_the_flags_a_verb_documents() {
+    let ping = run(&["help", "ping"]).stdout;
+    assert!(
+        ping.starts_with(
+            "usage: agenthealth ping <type> <endpoint> [options]\n       \
+             agenthealth ping mcp --stdio [options] -- <command> [args...]\n"
+        ),
+        "{ping}"
+    );
+    let doctor = run(&["doctor", "--help"]).stdout;
+    assert!(
+        doctor.contains("agenthealth doctor mcp --stdio [options] -- <command>"),
+        "{doctor}"
+    );
+    // `version` ignores --format (and still accepts it, as the Go reference does).
+    let version = run(&["help", "version"]).stdout;
+    assert!(!version.contains("--format"), "{version}");
+    assert_eq!(run(&["version", "--format", "json"]).code, 0);
+    run(&["version", "--format", "bad"]).assert_tool_failure();
+    let general = run(&["--help"]).stdout;
+    assert!(
+        general.contains("  agenthealth serve <config.yaml|->\n"),
+        "{general}"
+    );
+}
+
+/// A configuration may stream in: `check <(…)` (a pipe at /dev/fd/N), a FIFO, `login <(…)`.
+#[test]
+fn a_configuration_is_read_from_a_pipe_or_a_fifo() {
+    let dir = TempDir::new("cli-pipe");
+    let config = "version: v1\ntargets:\n  - name: a\n    type: http\n    endpoint: http://127.0.0.1:1/\n    checks: []\n";
+    let file = dir.file("c.yaml", config);
+    let bash = |line: &str| {
+        let out = std::process::Command::new("bash")
+            .args(["-c", line])
+            .env("AH", bin())
+            .env("C", &file)
+            .output()
+            .expect("bash");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(bash("\"$AH\" validate <(cat \"$C\")").0, Some(0));
+    let (code, stdout, _) = bash("\"$AH\" check <(cat \"$C\") --format line");
+    assert_eq!((code, stdout.as_str()), (Some(5), "a UNKNOWN\n"));
+    // login reads it too: the target is not there, but the file was read.
+    let (code, _, stderr) = bash("\"$AH\" login <(cat \"$C\") nobody");
+    assert_eq!(code, Some(6));
+    assert!(!stderr.contains("regular file"), "{stderr}");
+    // A FIFO that nothing ever writes costs the run deadline, then exit 6.
+    let fifo = dir.0.join("silent.yaml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let started = Instant::now();
+    let o = run(&["check", &fifo.to_string_lossy(), "--deadline", "300"]);
+    o.assert_tool_failure();
+    assert!(
+        o.stderr.contains("did not arrive within 300 ms"),
+        "{}",
+        o.stderr
+    );
+    assert!(started.elapsed() < Duration::from_millis(1300));
 }

@@ -269,3 +269,60 @@ spec_version: v1
 "
     );
 }
+
+/// What would make a check MISCONFIGURED on any host is a load error for `validate` — one
+/// line with the key path and the line, exit 6, never the value — while `check` of the same
+/// file keeps reporting it as a MISCONFIGURED result, exit 4 (as the Go reference does).
+#[test]
+fn validate_refuses_an_endpoint_that_cannot_work_and_check_reports_it() {
+    let dir = TempDir::new("cfg-endpoint");
+    for (endpoint, extra, expected) in [
+        (
+            "ftp://x/",
+            "",
+            "expected an http(s) URL; its scheme is not http or https",
+        ),
+        (
+            "http://u:s3cr3t@x/",
+            "",
+            "expected an http(s) URL; it carries user:password@ (a token goes in auth.bearer_env)",
+        ),
+        (
+            "http://x:99999/",
+            "",
+            "expected an http(s) URL; it does not parse",
+        ),
+        (
+            "example.com/health",
+            "",
+            "expected an http(s) URL; it does not parse",
+        ),
+        (
+            "stdio://x",
+            "",
+            "expected an http(s) URL; a stdio endpoint needs mcp.transport: stdio",
+        ),
+    ] {
+        let kind = if endpoint.starts_with("stdio") {
+            "mcp"
+        } else {
+            "http"
+        };
+        let file = dir.file(
+            "c.yaml",
+            &format!("version: v1\ntargets:\n  - name: a\n    type: {kind}\n    endpoint: {endpoint}\n{extra}"),
+        );
+        let o = run(&["validate", &file.to_string_lossy()]);
+        o.assert_tool_failure();
+        assert_eq!(
+            o.stderr,
+            format!(
+                "agenthealth: invalid configuration: targets[0].endpoint: {expected} (line 5)\n"
+            )
+        );
+        assert!(!o.stderr.contains("s3cr3t"));
+        let o = run(&["check", &file.to_string_lossy(), "--format", "line"]);
+        assert_eq!(o.code, 4, "{endpoint}: {}", o.stdout);
+        assert!(o.stdout.starts_with("a MISCONFIGURED"), "{}", o.stdout);
+    }
+}

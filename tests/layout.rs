@@ -136,8 +136,8 @@ notes (mcp): HEALTHY  latency 1.00 ms
     assert_eq!(reach["evidence"]["address"], "127.0.0.1:1");
 }
 
-/// doctor: the contract's line per result, then each distinct piece of advice once, naming
-/// the targets it applies to.
+/// doctor: the contract's line per status and type (the two unreachable HTTP targets share
+/// one), then each distinct piece of advice once, naming the targets it applies to.
 #[test]
 fn doctor_gives_each_advice_once_naming_its_targets() {
     let s = server();
@@ -153,8 +153,7 @@ fn doctor_gives_each_advice_once_naming_its_targets() {
         .unwrap_or_default();
     assert_eq!(
         advice,
-        "Doctor: orders (http) is UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
-Doctor: billing (http) is UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
+        "Doctor: orders and billing (http) are UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.
 Doctor: notes (mcp) is HEALTHY. Checks passed. Review the check list to confirm it covers your readiness requirements.
   - orders, billing (reachability): nothing is listening at `127.0.0.1:1`
 ",
@@ -264,7 +263,18 @@ fn quiet_prints_nothing_and_keeps_the_exit_code() {
 /// What the binary writes to stdout when stdout is a terminal (a pseudo-terminal of ours),
 /// with `env` (the rest cleared).
 fn on_a_terminal(args: &[&str], env: &[(&str, &str)]) -> String {
-    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    on_a_terminal_of(args, env, None)
+}
+
+/// [`on_a_terminal`] on a terminal `columns` wide, its line ends as `\n`.
+fn on_a_terminal_of(args: &[&str], env: &[(&str, &str)], columns: Option<u16>) -> String {
+    let size = columns.map(|ws_col| nix::pty::Winsize {
+        ws_row: 24,
+        ws_col,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    });
+    let pty = nix::pty::openpty(size.as_ref(), None).expect("a pseudo-terminal");
     let mut cmd = Command::new(bin());
     cmd.args(args)
         .env_clear()
@@ -288,7 +298,63 @@ fn on_a_terminal(args: &[&str], env: &[(&str, &str)]) -> String {
         out.extend_from_slice(&buf[..n]);
     }
     let _ = child.wait();
-    String::from_utf8_lossy(&out).into_owned()
+    String::from_utf8_lossy(&out).replace("\r\n", "\n")
+}
+
+/// The words of a text, whatever its line breaks and item separators: wrapping changes
+/// where lines end, never a word.
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().filter(|w| *w != "·").collect()
+}
+
+/// On a terminal, lines are filled to its width at word boundaries (80 or 60 columns, or
+/// `COLUMNS`), continuation lines hanging under the details; the words are the same as in
+/// the unwrapped output a pipe gets, which `COLUMNS` does not change.
+#[test]
+fn terminal_output_wraps_at_word_boundaries_to_the_terminal_width() {
+    let s = server();
+    let dir = TempDir::new("layout-wrap");
+    let f = dir.file("c.yaml", &two_down(&s));
+    let f = f.to_str().unwrap_or_default();
+    let env = [UTF8, ("TERM", "xterm"), ("NO_COLOR", "1")];
+    let piped = run_env(&["doctor", f], &[UTF8]);
+    assert!(
+        piped.stdout.lines().any(|l| l.chars().count() > 150),
+        "{}",
+        piped.stdout
+    );
+    for (columns, env_columns) in [(80, None), (60, None), (200, Some("60"))] {
+        let mut env = env.to_vec();
+        if let Some(c) = env_columns {
+            env.push(("COLUMNS", c));
+        }
+        let shown = on_a_terminal_of(&["doctor", f], &env, Some(columns));
+        let width = env_columns.map_or(columns.into(), |c| c.parse().unwrap_or(0));
+        for line in shown.lines() {
+            assert!(
+                line.chars().count() <= width,
+                "{width}: {line:?}
+{shown}"
+            );
+        }
+        assert!(
+            shown.lines().count() > piped.stdout.lines().count(),
+            "{shown}"
+        );
+        assert_eq!(words(&mask(&shown)), words(&mask(&piped.stdout)), "{shown}");
+    }
+    // At 80 columns the details' column (32) is left of the middle: continuation lines hang
+    // under it; at 60 they hang four columns past the tree's rule.
+    let eighty = on_a_terminal_of(&["doctor", f], &env, Some(80));
+    assert!(
+        eighty.contains("\n                                negotiated_version=2025-11-25"),
+        "{eighty}"
+    );
+    let sixty = on_a_terminal_of(&["doctor", f], &env, Some(60));
+    assert!(sixty.contains("\n      "), "{sixty}");
+    // A pipe is never wrapped, COLUMNS or not.
+    let with_columns = run_env(&["doctor", f], &[UTF8, ("COLUMNS", "60")]);
+    assert_eq!(mask(&with_columns.stdout), mask(&piped.stdout));
 }
 
 /// On a terminal, `auto` colours; `NO_COLOR` and `TERM=dumb` each switch it off; `--color

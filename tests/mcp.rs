@@ -24,6 +24,90 @@ fn legacy_fake_is_healthy_with_one_session_and_a_delete() {
     assert_eq!(s.count_http("DELETE"), 1);
 }
 
+/// A server that answers 500 and then resets the connection it kept alive: the next request
+/// on that connection fails before any byte of an answer (nothing was processed), so it is
+/// sent again on a new connection and the 500 decides — UNHEALTHY, never UNREACHABLE
+/// `failure=reset`, every run.
+#[test]
+fn a_reset_after_a_500_is_a_stale_connection_and_the_500_decides() {
+    for _ in 0..5 {
+        let s = FakeServer::start(preset("error-500-reset").expect("preset"));
+        let o = ping(&s.url(), &[]);
+        assert_eq!(o.code, 2, "{}", o.stdout);
+        let v = o.json();
+        assert_eq!(v["checks"]["reachability"]["evidence"]["http_status"], 500);
+        assert_eq!(v["checks"]["authentication"]["status"], "UNHEALTHY", "{v}");
+        assert!(!o.stdout.contains("\"reset\""), "{}", o.stdout);
+        // The reset one and the one on the new connection.
+        assert_eq!(s.count("server/discover"), 2);
+    }
+}
+
+/// A complete head decides the class whatever happens to the body: a 500 whose body is cut
+/// by a reset is UNHEALTHY (the status arrived), not UNREACHABLE.
+#[test]
+fn a_complete_5xx_head_decides_whatever_the_body_does() {
+    let s = FakeServer::start(FakeConfig {
+        faults: vec![Fault::post(Action::Error {
+            status: 500,
+            code: -32603,
+            message: "Internal error",
+            data: None,
+        })],
+        ..Default::default()
+    });
+    let o = ping(&s.url(), &[]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    let s = FakeServer::start(FakeConfig::default().with_fault(Fault::post(Action::Reset)));
+    let o = ping(&s.url(), &[]);
+    assert_ne!(o.code, 3, "a response had started: {}", o.stdout);
+}
+
+/// The deprecated HTTP+SSE transport is not implemented (the specification), so its server
+/// gets the statuses the rules give it — never MISCONFIGURED — with evidence and advice that
+/// say what it is: Python's SDK (HEAD 200, POST 405) is UNHEALTHY, and one bounded GET finds
+/// its event stream announcing an `endpoint`; Node's (HEAD unanswered) is UNREACHABLE, its
+/// `/sse` path the hint.
+#[test]
+fn the_deprecated_http_sse_transport_is_named() {
+    let python = FakeServer::start(FakeConfig {
+        routes: vec![("/sse".into(), preset("sse-legacy-python").expect("preset"))],
+        ..Default::default()
+    });
+    let o = run(&["doctor", "mcp", &python.url_for("/sse")]);
+    assert_eq!(o.code, 2, "{}", o.stdout);
+    assert!(o.stdout.contains("transport_hint=http_sse"), "{}", o.stdout);
+    assert!(
+        o.stdout.contains(
+            "this is the deprecated HTTP+SSE transport (a GET opens an event stream announcing a \
+             message endpoint), which agenthealth does not speak: configure the server's \
+             Streamable HTTP endpoint (often /mcp) as the endpoint argument, or upgrade the server"
+        ),
+        "{}",
+        o.stdout
+    );
+    assert_eq!(python.count_http("GET"), 1, "one bounded GET");
+    let node = FakeServer::start(FakeConfig {
+        routes: vec![("/sse".into(), preset("sse-legacy-node").expect("preset"))],
+        ..Default::default()
+    });
+    let o = run(&["doctor", "mcp", &node.url_for("/sse"), "--timeout", "300"]);
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert!(o.stdout.contains("transport_hint=sse_path"), "{}", o.stdout);
+    assert!(
+        o.stdout
+            .contains("if this is the deprecated HTTP+SSE transport (the path ends in /sse)"),
+        "{}",
+        o.stdout
+    );
+    // A healthy server at /sse gets no hint; a 404 elsewhere is no HTTP+SSE transport.
+    let v = ping(&python.url_for("/mcp"), &[]);
+    assert!(!v.stdout.contains("transport_hint"), "{}", v.stdout);
+    let missing = FakeServer::start(preset("discover-404").expect("preset"));
+    let o = ping(&missing.url_for("/nothing-here"), &[]);
+    assert!(!o.stdout.contains("transport_hint"), "{}", o.stdout);
+}
+
 #[test]
 fn modern_fake_never_initializes() {
     let s = FakeServer::start(FakeConfig {

@@ -582,6 +582,9 @@ fn a_failed_call_is_never_repeated() {
         (Action::HangBeforeHeaders, 3),
         (Action::HangMidBody, 5),
         (Action::Reset, 5),
+        // The kept-alive connection reset before any byte, as a stale one would be: any other
+        // request goes again on a new connection, the call never.
+        (Action::ResetUnanswered, 3),
         (Action::MalformedJson, 2),
     ];
     for (action, exit) in faults {

@@ -364,8 +364,8 @@ fn other_discovery_failures_never_downgrade() {
             "mcp_rpc",
         ),
         (
-            "200 {}: not a discover result",
-            Action::Result(serde_json::json!({})),
+            "200, versions but none usable: a malformed discover result",
+            Action::Result(serde_json::json!({"supportedVersions": [], "capabilities": {}})),
             2,
             "mcp_protocol",
         ),
@@ -389,12 +389,23 @@ fn other_discovery_failures_never_downgrade() {
         assert_eq!(p["evidence"]["era"], "modern", "{name}");
         assert_eq!(p["evidence"]["failed_method"], DISCOVER, "{name}");
     }
-    // The fake's legacy server answering any method with `{}`: no error to fall back on.
+    // The fake's legacy server answering any method with `{}`: no versions at all is no
+    // modern answer, so it falls back, as both official clients do (the Go reference stays
+    // UNHEALTHY); with a 2026-07-28 pin it stays a malformed discover result.
     let mut cfg = dual();
     cfg.legacy.discover = Some(DiscoverReply::EmptyResult);
     cfg.era = Era::Legacy("2025-11-25");
-    let s = FakeServer::start(cfg);
+    let s = FakeServer::start(cfg.clone());
     let o = ping(&s);
+    assert_eq!(o.code, 0, "{}", o.stdout);
+    assert_eq!(&sequence(&s)[..3], posts(&[DISCOVER, "initialize"]));
+    let evidence = &protocol(&o)["evidence"];
+    assert_eq!(evidence["era"], "legacy");
+    assert_eq!(evidence["fallback"], true);
+    assert_eq!(evidence["discover_http_status"], 200);
+    assert_eq!(evidence["discover_result"], "no_versions");
+    let s = FakeServer::start(cfg);
+    let o = pinned(&s, "2026-07-28");
     assert_eq!(o.code, 2, "{}", o.stdout);
     assert_eq!(sequence(&s), posts(&[DISCOVER]));
     assert_eq!(protocol(&o)["code"], "mcp_protocol");

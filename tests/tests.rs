@@ -10,6 +10,7 @@
 
 mod architecture;
 mod cli;
+mod completions;
 mod config;
 mod deadline;
 mod deploy;

@@ -12,7 +12,7 @@ pub mod mcp;
 use std::sync::Arc;
 
 use crate::contract::{Dimension, TargetType};
-use crate::result::Observation;
+use crate::result::{Evidence, Observation};
 use crate::run_plan::TargetPlan;
 use crate::runtime::Attempt;
 
@@ -39,6 +39,13 @@ pub trait TargetRun: Send {
     /// Called when an attempt ended at its deadline or was cancelled: the session or process
     /// that attempt used must not be reused.
     fn discard(&mut self) {}
+
+    /// What the adapter knows of the request an attempt cut at its deadline left unanswered
+    /// (an MCP stdio server: the method, that the process was running, what it wrote), for
+    /// the evidence of the timed-out check — the watchdog's cut keeps it too.
+    fn unanswered(&mut self) -> Evidence {
+        Evidence::default()
+    }
 
     /// End of the target run: best-effort cleanup (e.g. MCP `DELETE`, process shutdown)
     /// within `attempt` (the engine's cleanup budget, cut by its watchdog like any call).

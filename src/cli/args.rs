@@ -103,6 +103,8 @@ pub(crate) struct TerminalEnv {
     pub(crate) no_color: Option<std::ffi::OsString>,
     /// `TERM`.
     pub(crate) term: Option<std::ffi::OsString>,
+    /// `COLUMNS`.
+    pub(crate) columns: Option<std::ffi::OsString>,
 }
 
 impl TerminalEnv {
@@ -111,7 +113,21 @@ impl TerminalEnv {
         TerminalEnv {
             no_color: std::env::var_os("NO_COLOR"),
             term: std::env::var_os("TERM"),
+            columns: std::env::var_os("COLUMNS"),
         }
+    }
+
+    /// The width to fill lines to on a terminal: `COLUMNS` when it is a number from 20 to
+    /// 1000 (what a person sets beats what is measured, as `ls` does), else `measured` (the
+    /// terminal's own size), else 80.
+    pub(crate) fn width(&self, measured: Option<usize>) -> usize {
+        self.columns
+            .as_deref()
+            .and_then(|c| c.to_str())
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|c| (20..=1000).contains(c))
+            .or(measured.filter(|c| *c > 0))
+            .unwrap_or(80)
     }
 
     /// Whether colour is welcome: `NO_COLOR` unset or empty, and the terminal not dumb.
@@ -133,7 +149,23 @@ mod tests {
         TerminalEnv {
             no_color: no_color.map(Into::into),
             term: term.map(Into::into),
+            columns: None,
         }
+    }
+
+    #[test]
+    fn columns_overrides_the_measured_width_within_reason() {
+        let with = |columns: Option<&str>| TerminalEnv {
+            columns: columns.map(Into::into),
+            ..env(None, None)
+        };
+        assert_eq!(with(Some("60")).width(Some(120)), 60);
+        assert_eq!(with(None).width(Some(120)), 120);
+        for nonsense in ["", "0", "19", "1001", "wide", "80x"] {
+            assert_eq!(with(Some(nonsense)).width(Some(100)), 100, "{nonsense}");
+        }
+        assert_eq!(with(None).width(None), 80);
+        assert_eq!(with(None).width(Some(0)), 80);
     }
 
     #[test]

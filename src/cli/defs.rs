@@ -55,7 +55,7 @@ pub(crate) const FLAGS: &[Flag] = &[
         long: "format",
         short: None,
         takes: Takes::Value("terminal|json|yaml|line|openmetrics", update_format),
-        verbs: &["ping", "check", "doctor", "version"],
+        verbs: &["ping", "check", "doctor"],
         adhoc: false,
         doc: "output format (default terminal; line: one line per target)",
     },
@@ -174,41 +174,79 @@ pub(crate) const DEFAULT_LISTEN: std::net::SocketAddr = std::net::SocketAddr::V4
     std::net::SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, 8080),
 );
 
-/// Verbs with their synopsis and summary.
-pub(crate) const VERBS: &[(&str, &str, &str)] = &[
+/// Verbs with their forms (one synopsis each, without the options) and summary.
+pub(crate) const VERBS: &[(&str, &[&str], &str)] = &[
     (
         "ping",
-        "ping <type> <endpoint>",
+        &[
+            "ping <type> <endpoint>",
+            "ping mcp --stdio -- <command> [args...]",
+        ],
         "check one target with the passive default checks",
     ),
     (
         "check",
-        "check <config.yaml|->",
+        &["check <config.yaml|->"],
         "run every target of a configuration file (- reads it from stdin)",
     ),
     (
         "doctor",
-        "doctor <config.yaml|-> | doctor <type> <endpoint>",
+        &[
+            "doctor <config.yaml|->",
+            "doctor <type> <endpoint>",
+            "doctor mcp --stdio -- <command> [args...]",
+        ],
         "like check/ping, with advice for what did not pass",
     ),
     (
         "validate",
-        "validate <config.yaml|->",
+        &["validate <config.yaml|->"],
         "load and validate a configuration without any network traffic",
     ),
     (
         "serve",
-        "serve <config.yaml>",
+        &["serve <config.yaml|->"],
         "run the checks every 30 s and serve AHP v1 and /metrics over HTTP",
     ),
     (
         "login",
-        "login <config.yaml> <target>",
+        &["login <config.yaml|-> <target>"],
         "authorize an OAuth target in a browser and save its token file",
     ),
-    ("version", "version", "print the version"),
-    ("help", "help [verb]", "print usage"),
+    ("version", &["version"], "print the version"),
+    ("help", &["help [verb]"], "print usage"),
 ];
+
+/// The hidden verb the shell completions call (`__complete login-targets FILE`): in no help,
+/// man page or completion list.
+pub(crate) const COMPLETE: &str = "__complete";
+
+/// A form with its options' place: before the `--` of a server's command line, else last.
+pub(crate) fn with_options(form: &str) -> String {
+    match form.split_once(" -- ") {
+        Some((before, command)) => format!("{before} [options] -- {command}"),
+        None => format!("{form} [options]"),
+    }
+}
+
+/// The verbs' names, in help order.
+pub(crate) fn verb_names() -> impl Iterator<Item = &'static str> + Clone {
+    VERBS.iter().map(|(name, _, _)| *name)
+}
+
+/// Flags a verb accepts without documenting them (help, the man page and the completions
+/// leave them out): `version --format json` parses and is ignored, as the Go reference does,
+/// so scripts written for it keep working.
+const UNDOCUMENTED: &[(&str, &str)] = &[("format", "version")];
+
+impl Flag {
+    /// Whether `verb` takes this flag, documented or not.
+    pub(crate) fn accepted_by(&self, verb: &str) -> bool {
+        self.verbs.is_empty()
+            || self.verbs.contains(&verb)
+            || UNDOCUMENTED.contains(&(self.long, verb))
+    }
+}
 
 /// The flag named `--long`, hidden ones included.
 pub(crate) fn by_long(long: &str) -> Option<&'static Flag> {

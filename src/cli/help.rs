@@ -2,7 +2,7 @@
 //! ([`crate::exit::CODES`]) and the target types ([`TargetType::ALL`], [`TargetType::CHECKED`]),
 //! so help cannot list a flag, a code or a type the program does not have.
 
-use super::defs::{FLAGS, Flag, VERBS};
+use super::defs::{FLAGS, Flag, VERBS, with_options};
 use crate::contract::TargetType;
 use crate::exit;
 
@@ -13,10 +13,12 @@ const WIDTH: usize = 79;
 pub(crate) fn usage(verb: Option<&str>) -> String {
     let mut out = String::new();
     match verb.and_then(|v| VERBS.iter().find(|(name, _, _)| *name == v)) {
-        Some((name, synopsis, summary)) => {
-            out.push_str(&format!(
-                "usage: agenthealth {synopsis} [options]\n\n{summary}\n"
-            ));
+        Some((name, forms, summary)) => {
+            for (i, form) in forms.iter().enumerate() {
+                let lead = if i == 0 { "usage:" } else { "      " };
+                out.push_str(&format!("{lead} agenthealth {}\n", with_options(form)));
+            }
+            out.push_str(&format!("\n{summary}\n"));
             let flags: Vec<_> = FLAGS
                 .iter()
                 .filter(|f| f.verbs.is_empty() || f.verbs.contains(name))
@@ -33,8 +35,11 @@ pub(crate) fn usage(verb: Option<&str>) -> String {
                 "\ncan this MCP server, and what it depends on, do its work right now?\n\n"
             ));
             out.push_str("usage:\n");
-            for (_, synopsis, summary) in VERBS {
-                out.push_str(&format!("  agenthealth {synopsis}\n      {summary}\n"));
+            for (_, forms, summary) in VERBS {
+                for form in *forms {
+                    out.push_str(&format!("  agenthealth {form}\n"));
+                }
+                out.push_str(&format!("      {summary}\n"));
             }
             out.push_str("\noptions (before or after the arguments; `--` ends options):\n");
             for f in FLAGS {

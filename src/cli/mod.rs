@@ -34,10 +34,13 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// `serve <config.yaml>`: the AgentHealth Protocol and metrics over HTTP.
     Serve(ServeArgs),
+    /// `__complete login-targets <config.yaml>`, for the shell completions: the top-level
+    /// targets `login` accepts, one name a line; hidden, never an error.
+    LoginTargets(Option<ConfigSource>),
     /// `login <config.yaml> <target>`: OAuth authorization code for one top-level target.
     Login {
-        /// The configuration file.
-        config: PathBuf,
+        /// The configuration file (or standard input).
+        config: ConfigSource,
         /// The top-level target's name.
         target: String,
         /// `--register`: register a client dynamically (RFC 7591) first.
@@ -88,8 +91,8 @@ impl ConfigSource {
 /// Arguments of `serve`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ServeArgs {
-    /// The configuration file.
-    pub(crate) config: PathBuf,
+    /// The configuration file (or standard input).
+    pub(crate) config: ConfigSource,
     /// `--listen` (default 127.0.0.1:8080).
     pub(crate) listen: std::net::SocketAddr,
     /// `--token-env`: the variable holding the token of the detailed paths.

@@ -10,10 +10,9 @@
 //! verb's positionals, and only for an ad-hoc target its `--timeout` and `--bearer-env`.
 
 use std::ffi::{OsStr, OsString};
-use std::path::PathBuf;
 
 use super::args::{LowArgs, Recorded};
-use super::defs::{self, FLAGS, Flag, Takes, VERBS};
+use super::defs::{self, FLAGS, Flag, Takes};
 use super::{Command, ConfigSource, RunArgs, ServeArgs, Source, UsageError};
 use crate::config::adhoc::{self, AdhocOptions};
 use crate::config::rules;
@@ -96,10 +95,16 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
     let Some(verb) = low.positional.first() else {
         return Err(UsageError("missing command; use --help".into()));
     };
-    if let Some(flag) = given
-        .iter()
-        .find(|f| !f.verbs.is_empty() && !f.verbs.contains(&verb.as_str()))
-    {
+    if verb == defs::COMPLETE {
+        return Ok(Command::LoginTargets(match &low.positional[1..] {
+            [what, file] if what == "login-targets" => Some(ConfigSource::from_arg(file)),
+            _ => None,
+        }));
+    }
+    if !defs::verb_names().any(|v| v == verb) {
+        return Err(unknown("command", verb, defs::verb_names(), "commands"));
+    }
+    if let Some(flag) = given.iter().find(|f| !f.accepted_by(verb)) {
         return Err(UsageError(format!(
             "--{} does not apply to `{verb}`; use --help",
             flag.long
@@ -159,30 +164,30 @@ fn not_a_run(verb: &str, args: &[String], low: &LowArgs) -> Result<Command, Usag
         ("version", []) => Ok(Command::Version),
         ("version", _) => Err(usage("version")),
         ("help", []) => Ok(Command::Help(None)),
-        ("help", [v]) if VERBS.iter().any(|(name, _, _)| name == v) => {
+        ("help", [v]) if defs::verb_names().any(|name| name == v) => {
             Ok(Command::Help(Some(v.clone())))
         }
-        ("help", [_]) => Err(UsageError("unknown command; use --help".into())),
+        ("help", [v]) => Err(unknown("command", v, defs::verb_names(), "commands")),
         ("help", _) => Err(usage("help [verb]")),
         ("validate", [file]) => Ok(Command::Validate(ConfigSource::from_arg(file))),
         ("validate", _) => Err(usage("validate <config.yaml|->")),
         ("serve", [file]) => Ok(Command::Serve(ServeArgs {
-            config: PathBuf::from(file),
+            config: ConfigSource::from_arg(file),
             listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
             token_env: raise("token-env", low.token_env.clone())?,
             interval_ms: raise("interval-ms", low.interval_ms.clone())?,
             deadline_ms: raise("deadline", low.deadline_ms.clone())?,
         })),
         ("serve", _) => Err(usage(
-            "serve <config.yaml> [--listen HOST:PORT] [--token-env NAME] [--deadline MS]",
+            "serve <config.yaml|-> [--listen HOST:PORT] [--token-env NAME] [--deadline MS]",
         )),
         ("login", [file, target]) => Ok(Command::Login {
-            config: PathBuf::from(file),
+            config: ConfigSource::from_arg(file),
             target: target.clone(),
             register: low.register,
         }),
-        ("login", _) => Err(usage("login <config.yaml> <target> [--register]")),
-        _ => Err(UsageError("unknown command; use --help".into())),
+        ("login", _) => Err(usage("login <config.yaml|-> <target> [--register]")),
+        (verb, _) => Err(unknown("command", verb, defs::verb_names(), "commands")),
     }
 }
 
@@ -221,13 +226,14 @@ fn adhoc_source(
     endpoint: &str,
     options: AdhocOptions,
 ) -> Result<Source, UsageError> {
-    let kind = TargetType::parse(kind)
-        .filter(|_| !rules::is_blank(endpoint))
-        .ok_or_else(|| {
-            UsageError(
-                "invalid target; use a specification target type and a nonempty endpoint".into(),
-            )
-        })?;
+    let names = || TargetType::ALL.into_iter().map(TargetType::as_str);
+    let kind =
+        TargetType::parse(kind).ok_or_else(|| unknown("target type", kind, names(), "types"))?;
+    if rules::is_blank(endpoint) {
+        return Err(UsageError(
+            "invalid target; use a specification target type and a nonempty endpoint".into(),
+        ));
+    }
     Ok(Source::Adhoc {
         name,
         kind,
@@ -281,6 +287,31 @@ fn usage(synopsis: &str) -> UsageError {
 fn utf8(arg: OsString) -> Result<String, UsageError> {
     arg.into_string()
         .map_err(|_| UsageError("arguments must be UTF-8 text".into()))
+}
+
+/// ``unknown command `chek` (did you mean `check`?); commands: ping, check, …``: the word
+/// echoed (only when it looks like one: misplaced arguments may put a URL with a password
+/// there), its nearest name, and every name.
+fn unknown<'n>(
+    what: &str,
+    word: &str,
+    names: impl Iterator<Item = &'n str> + Clone,
+    label: &str,
+) -> UsageError {
+    let list = names.clone().collect::<Vec<_>>().join(", ");
+    let looks_like_a_word = (1..=32).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !looks_like_a_word {
+        return UsageError(format!("unknown {what}; {label}: {list}"));
+    }
+    match crate::text::suggest(word, names) {
+        Some(near) => UsageError(format!(
+            "unknown {what} `{word}` (did you mean `{near}`?); {label}: {list}"
+        )),
+        None => UsageError(format!("unknown {what} `{word}`; {label}: {list}")),
+    }
 }
 
 fn unknown_option(opt: &str) -> UsageError {
@@ -376,7 +407,7 @@ mod tests {
             p(&["check", "--format", "json", "--", "--help"]),
             Ok(Command::Run(RunArgs {
                 doctor: false,
-                source: Source::File(ConfigSource::Path(PathBuf::from("--help"))),
+                source: Source::File(ConfigSource::Path(std::path::PathBuf::from("--help"))),
                 format: Format::Json,
                 color: ColorChoice::Auto,
                 quiet: false,
@@ -533,7 +564,9 @@ mod tests {
         ));
         assert_eq!(
             p(&["validate", "./-"]),
-            Ok(Command::Validate(ConfigSource::Path(PathBuf::from("./-"))))
+            Ok(Command::Validate(ConfigSource::Path(
+                std::path::PathBuf::from("./-")
+            )))
         );
     }
 

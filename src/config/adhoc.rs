@@ -68,6 +68,7 @@ pub(crate) fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocO
         origin: Origin::CommandLine,
     };
     Config {
+        unusable_endpoint: None,
         concurrency: DEFAULT_CONCURRENCY,
         nodes: vec![target],
         roots: vec![0],

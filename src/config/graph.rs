@@ -113,6 +113,7 @@ pub(crate) fn assemble(roots: Vec<Decl>, concurrency: usize) -> Result<Config, F
         node.dependencies = list.into_iter().map(|(e, _)| e).collect();
     }
     Ok(Config {
+        unusable_endpoint: None,
         concurrency,
         nodes,
         roots: root_ids,
@@ -139,6 +140,7 @@ impl Arena {
             path,
             id_path,
             deps,
+            ..
         } = decl;
         let me = self.nodes.len();
         if let (Some(id), Some(id_path)) = (&target.id, id_path) {

@@ -33,9 +33,11 @@
 
 use std::fmt;
 use std::fs::OpenOptions;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
+use std::io::{ErrorKind, Read};
+use std::os::fd::AsFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use super::reader::{At, Fail, KeyPath};
 use super::{Config, DEFAULT_CONCURRENCY, Origin, RunDeadline, graph, rules, section, yaml};
@@ -90,14 +92,13 @@ impl LoadError {
     }
 }
 
-/// Loads a configuration file.
-///
-/// Only regular files are read: a FIFO, device or directory is refused without blocking
-/// (the file is opened non-blocking and checked before any read). Files over
-/// `MAX_FILE_BYTES` and files that are not UTF-8 are refused. A file that cannot be opened
-/// is named, with the operating system's reason (the path came from the command line, not
-/// from the file).
-pub fn load_file(path: &Path) -> Result<Config, LoadError> {
+/// Loads a configuration file: a regular file, or a pipe or FIFO (`check <(render)`, whose
+/// path is `/dev/fd/N`), which is read as standard input is ([`load_stdin`]), for at most
+/// `wait`. A directory or device is refused without blocking (the file is opened
+/// non-blocking and checked before any read). Files over `MAX_FILE_BYTES` and files that are
+/// not UTF-8 are refused. A file that cannot be opened is named, with the operating system's
+/// reason (the path came from the command line, not from the file).
+pub fn load_file(path: &Path, wait: Duration) -> Result<Config, LoadError> {
     let cannot_open = |e: std::io::Error| {
         LoadError::document(&format!(
             "cannot open configuration file `{}`: {}",
@@ -105,54 +106,93 @@ pub fn load_file(path: &Path) -> Result<Config, LoadError> {
             os_reason(&e)
         ))
     };
-    let mut file = OpenOptions::new()
+    let file = OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)
         .map_err(cannot_open)?;
     let meta = file.metadata().map_err(cannot_open)?;
-    if !meta.is_file() {
+    if !meta.is_file() && !meta.file_type().is_fifo() {
         return Err(LoadError::document(&format!(
-            "configuration path `{}` is not a regular file",
+            "configuration path `{}` is not a regular file or a pipe",
             path.display()
         )));
     }
-    let too_large = || {
-        LoadError::document(&format!(
-            "configuration file is larger than {} MiB",
-            MAX_FILE_BYTES >> 20
-        ))
-    };
     if meta.len() > MAX_FILE_BYTES {
         return Err(too_large());
     }
-    load_reader(&mut file)
+    let from = format!("`{}`", path.display());
+    load_bytes(read_within(&file, wait, &from)?)
 }
 
-/// Loads a configuration from standard input (`check -`, `validate -`), with the rules of a
-/// file: at most `MAX_FILE_BYTES`, UTF-8.
-pub fn load_stdin() -> Result<Config, LoadError> {
-    load_reader(&mut std::io::stdin().lock())
+/// Loads a configuration from standard input (`check -`, `validate -`, `serve -`), with the
+/// rules of a file: at most `MAX_FILE_BYTES`, UTF-8, and all of it within `wait`.
+pub fn load_stdin(wait: Duration) -> Result<Config, LoadError> {
+    load_bytes(read_within(&std::io::stdin(), wait, "standard input")?)
 }
 
-/// Reads at most `MAX_FILE_BYTES` (one byte more, to tell a longer input), then loads it.
-fn load_reader(input: &mut dyn Read) -> Result<Config, LoadError> {
+fn too_large() -> LoadError {
+    LoadError::document(&format!(
+        "configuration file is larger than {} MiB",
+        MAX_FILE_BYTES >> 20
+    ))
+}
+
+/// Reads `input` to its end, at most `MAX_FILE_BYTES` (one byte more, to tell a longer
+/// input), within `wait`. Each read follows a `poll` that says data or the end is there: a
+/// writer that never writes, or never closes, costs `wait` and no more, and a FIFO with no
+/// writer yet (whose non-blocking read says 0, a false end) is waited for, not read empty.
+fn read_within<F>(input: &F, wait: Duration, from: &str) -> Result<Vec<u8>, LoadError>
+where
+    F: AsFd,
+    for<'a> &'a F: Read,
+{
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let until = Instant::now() + wait;
     let mut bytes = Vec::new();
-    input
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| {
-            LoadError::document(&format!(
-                "cannot read configuration file: {}",
-                os_reason(&e)
-            ))
-        })?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(LoadError::document(&format!(
-            "configuration file is larger than {} MiB",
-            MAX_FILE_BYTES >> 20
-        )));
+    let mut chunk = [0u8; 64 << 10];
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let ms = u16::try_from(left.as_micros().div_ceil(1000)).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(input.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(ms)) {
+            Ok(0) if left.is_zero() => return Err(not_arrived(from, wait)),
+            Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(cannot_read(&e.into())),
+        }
+        let mut reader = input;
+        match reader.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
+            Err(e) => return Err(cannot_read(&e)),
+        }
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(too_large());
+        }
     }
+}
+
+fn cannot_read(e: &std::io::Error) -> LoadError {
+    LoadError::document(&format!("cannot read configuration file: {}", os_reason(e)))
+}
+
+/// `configuration from `X` did not arrive within 300 ms` (or `60 s`).
+fn not_arrived(from: &str, wait: Duration) -> LoadError {
+    let ms = wait.as_millis();
+    let within = if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    };
+    LoadError::document(&format!(
+        "configuration from {from} did not arrive within {within}"
+    ))
+}
+
+/// Loads UTF-8 bytes read from a file or a stream.
+fn load_bytes(bytes: Vec<u8>) -> Result<Config, LoadError> {
     let text = String::from_utf8(bytes)
         .map_err(|_| LoadError::document("configuration file is not valid UTF-8"))?;
     load_str(&text)
@@ -176,7 +216,9 @@ pub(crate) fn load_str(text: &str) -> Result<Config, LoadError> {
         line: e.line,
         expected: e.message,
     })?;
-    config(&root).map_err(|fail| locate(fail, text))
+    let (mut config, unusable) = config(&root).map_err(|fail| locate(fail, text))?;
+    config.unusable_endpoint = unusable.map(|fail| locate(fail, text));
+    Ok(config)
 }
 
 /// Turns a [`Fail`] into a [`LoadError`], finding the line of the failing node.
@@ -193,8 +235,9 @@ fn locate(fail: Fail, text: &str) -> LoadError {
     }
 }
 
-/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`.
-fn config(root: &yaml::Node) -> Result<Config, Fail> {
+/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`; with the first
+/// endpoint that cannot work.
+fn config(root: &yaml::Node) -> Result<(Config, Option<Fail>), Fail> {
     let path = KeyPath::default();
     let doc = At {
         node: root,
@@ -233,7 +276,8 @@ fn config(root: &yaml::Node) -> Result<Config, Fail> {
     for (path, node) in &items {
         decls.push(section::top_level_target(At { node, path })?);
     }
+    let unusable = decls.iter().find_map(|d| d.first_unusable()).cloned();
     let mut config = graph::assemble(decls, concurrency)?;
     config.deadline = deadline;
-    Ok(config)
+    Ok((config, unusable))
 }

@@ -6,7 +6,8 @@
 //! The bounds and name rules both apply live in `rules.rs`, which the command line reuses.
 //! Once a [`Config`] exists it is known to be well-formed; problems that depend on the
 //! environment (a missing credential, an endpoint the adapter cannot use) are reported later
-//! as MISCONFIGURED results, never as load errors.
+//! as MISCONFIGURED results, never as load errors. An endpoint that cannot work on any host
+//! is found while loading all the same ([`Config::unusable_endpoint`]), for `validate`.
 
 pub(crate) mod adhoc;
 mod graph;
@@ -46,6 +47,11 @@ pub struct Config {
     pub roots: Vec<NodeId>,
     /// The run deadline: `deadline_ms`, or `--deadline`, which replaces it.
     pub deadline: Option<RunDeadline>,
+    /// The first endpoint (in declaration order) that cannot work whatever the host — it does
+    /// not parse, or its scheme is one the target's type cannot use — with its key path and
+    /// line. `validate` reports it (exit 6); a check reports it as a MISCONFIGURED result
+    /// (exit 4), as the Go reference does, so it is no load error.
+    pub unusable_endpoint: Option<LoadError>,
 }
 
 /// How long a whole run may take — checks, retries, dependencies and cleanup — and where

@@ -15,7 +15,7 @@ use super::rules::{self, Range, is_blank};
 use super::yaml::{Node, PathStep};
 
 /// A failed check: where, whether the key or the value is at fault, and what was expected.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Fail {
     /// The offending node.
     pub path: KeyPath,

@@ -13,6 +13,7 @@
 //! * [`Format`]: how results are written (`--format`);
 //! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`), and
 //!   [`AuthMethod`]: how it authenticates at the token endpoint.
+//! * [`endpoint`]: what an endpoint must look like ([`EndpointProblem`]: why one cannot work).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
@@ -20,6 +21,7 @@
 
 pub mod bound;
 pub mod dimension;
+pub mod endpoint;
 pub mod format;
 pub mod grant;
 pub mod resource;
@@ -60,6 +62,7 @@ parse_by_spelling!(
 
 pub use bound::Bound;
 pub use dimension::Dimension;
+pub use endpoint::EndpointProblem;
 pub use format::Format;
 pub use grant::{AuthMethod, OAuthGrant};
 pub use resource::LocalResource;

@@ -307,6 +307,9 @@ impl NodeRun {
                 };
                 let mut o = Observation::failed(status, Reason::Engine(note));
                 o.response_seen = response_seen;
+                if let Some(run) = self.run.as_mut() {
+                    o.evidence.extend(&run.unanswered());
+                }
                 o
             }
             Ended::Cancelled => {

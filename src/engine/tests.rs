@@ -142,6 +142,13 @@ impl TargetRun for Run {
             block_until_abort(attempt);
         }
     }
+    fn unanswered(&mut self) -> crate::result::Evidence {
+        let mut facts = crate::result::Evidence::default();
+        if self.script.contains("unanswered") {
+            facts.set(Key::StdoutBytes, crate::result::Fact::Int(0));
+        }
+        facts
+    }
 }
 
 fn target(name: &str, script: &str) -> Target {
@@ -155,6 +162,7 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
         nodes,
         roots,
         deadline: None,
+        unusable_endpoint: None,
     }
 }
 
@@ -305,6 +313,22 @@ fn check_timeouts_override_timeout() {
         doc.results[0].checks[&Dimension::Protocol].status,
         Status::Unreachable
     );
+}
+
+/// What the adapter knew of the request its cut attempt left unanswered is in the timed-out
+/// check's evidence, although the watchdog cut the call (and discards its answer).
+#[test]
+fn a_cut_attempt_keeps_what_the_adapter_knew_of_the_unanswered_request() {
+    let mut t = target("a", "t7u,protocol=hang,unanswered");
+    t.check_timeouts_ms = vec![(Dimension::Protocol, 20)];
+    let doc = run(&config(vec![t], vec![0]));
+    let protocol = &doc.results[0].checks[&Dimension::Protocol];
+    assert_eq!(protocol.status, Status::Unreachable);
+    assert_eq!(
+        protocol.evidence.get(Key::StdoutBytes),
+        Some(&crate::result::Fact::Int(0))
+    );
+    assert!(protocol.evidence.get(Key::DeadlineMs).is_some());
 }
 
 #[test]

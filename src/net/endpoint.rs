@@ -22,54 +22,17 @@ pub struct Endpoint {
 pub use crate::result::reason::EndpointProblem as EndpointError;
 
 impl Endpoint {
-    /// Validates `text`. An empty fragment (a trailing `#`) is dropped, as the Go reference
-    /// accepts it; a non-empty one is refused.
+    /// Validates `text` by the contract's grammar ([`crate::contract::endpoint::http_url`]).
     pub fn parse(text: &str) -> Result<Endpoint, EndpointError> {
-        let text = match text.split_once('#') {
-            Some((_, fragment)) if !fragment.is_empty() => return Err(EndpointError::Fragment),
-            Some((before, _)) => before,
-            None => text,
-        };
-        let (scheme, rest) = text.split_once("://").ok_or(EndpointError::Unparsable)?;
-        let https = if scheme.eq_ignore_ascii_case("https") {
-            true
-        } else if scheme.eq_ignore_ascii_case("http") {
-            false
-        } else {
-            return Err(EndpointError::UnsupportedScheme);
-        };
-        let authority = rest.split(['/', '?']).next().unwrap_or_default();
-        if authority.contains('@') {
-            return Err(EndpointError::Userinfo);
-        }
-        let (host, port) = match authority.strip_prefix('[') {
-            Some(v6) => {
-                let (inside, after) = v6.split_once(']').ok_or(EndpointError::Unparsable)?;
-                match after {
-                    "" => (inside, None),
-                    _ => (
-                        inside,
-                        Some(after.strip_prefix(':').ok_or(EndpointError::Unparsable)?),
-                    ),
-                }
-            }
-            None => match authority.split_once(':') {
-                Some((h, p)) => (h, Some(p)),
-                None => (authority, None),
-            },
-        };
-        if host.is_empty() {
-            return Err(EndpointError::MissingHost);
-        }
-        if port.is_some_and(|p| !p.is_empty() && p.parse::<u16>().is_err()) {
-            return Err(EndpointError::Unparsable);
-        }
-        let normalized = format!("{}://{rest}", if https { "https" } else { "http" });
-        let uri: Uri = normalized.parse().map_err(|_| EndpointError::Unparsable)?;
+        let url = crate::contract::endpoint::http_url(text)?;
+        let scheme = if url.https { "https" } else { "http" };
+        let uri: Uri = format!("{scheme}://{}", url.rest)
+            .parse()
+            .map_err(|_| EndpointError::Unparsable)?;
         Ok(Endpoint {
             uri,
-            https,
-            host: host.to_string(),
+            https: url.https,
+            host: url.host.to_string(),
         })
     }
 
@@ -241,5 +204,42 @@ mod tests {
                 .expect("ok")
                 .has_valid_tls_name()
         );
+    }
+}
+
+/// What the contract's grammar accepts, the request URL parser accepts too: `validate`
+/// (which runs only the grammar) and a check never disagree on an endpoint. Every printable
+/// character in the host, the path and the query, and a few shapes.
+#[cfg(test)]
+#[test]
+fn the_grammar_never_passes_what_the_uri_parser_refuses() {
+    let mut texts: Vec<String> = [
+        "http://h:/",
+        "http://h:0/",
+        "http://[::1/",
+        "http://[::1]x/",
+        "http://[zz]/",
+        "http://h:65535/",
+        "http://h/?#",
+        "http://h/a#",
+        "https://h?x",
+        "http://h /",
+    ]
+    .map(String::from)
+    .to_vec();
+    for c in (0x21u8..0x7f).map(char::from) {
+        texts.extend([
+            format!("http://h{c}h/"),
+            format!("http://h/a{c}b"),
+            format!("http://h/?a{c}b"),
+        ]);
+    }
+    for text in &texts {
+        if crate::contract::endpoint::http_url(text).is_ok() {
+            assert!(
+                Endpoint::parse(text).is_ok(),
+                "{text:?}: the grammar passes it, Uri refuses"
+            );
+        }
     }
 }

@@ -43,6 +43,19 @@ pub struct NetError {
 }
 
 impl NetError {
+    /// Whether the exchange met a kept-alive connection the server had already reset: it
+    /// reused an idle connection, which was reset before any byte of an answer arrived (and
+    /// the attempt was not cut off). An orderly close (FIN) instead may follow a request the
+    /// server read and acted on, so it is no stale connection.
+    pub fn stale_connection(&self) -> bool {
+        self.kind == NetFailure::Reset
+            && !self.timings.new_connection
+            && self
+                .timings
+                .http
+                .is_none_or(|http| http.status == Status::Unreachable)
+    }
+
     /// The health status this failure stands for.
     pub fn status(&self) -> Status {
         status_for(self.kind, self.response_seen)

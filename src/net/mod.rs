@@ -175,6 +175,7 @@ pub struct Request<'a> {
     endpoint: &'a Endpoint,
     headers: Vec<(&'a str, &'a str)>,
     body: Option<&'a [u8]>,
+    once: bool,
 }
 
 impl<'a> Request<'a> {
@@ -185,7 +186,15 @@ impl<'a> Request<'a> {
             endpoint,
             headers: Vec::new(),
             body: None,
+            once: false,
         }
+    }
+
+    /// Never sends this request a second time, not even after a stale kept-alive connection
+    /// ([`Client::send`]): an MCP functional `tools/call` is sent once, whatever happens.
+    pub fn once(mut self) -> Request<'a> {
+        self.once = true;
+        self
     }
 
     /// Adds a header. A name or value HTTP does not allow fails the exchange with
@@ -292,7 +301,24 @@ impl Client {
     ///
     /// Everything that can be refused without the network (an unusable proxy variable or
     /// trust store, an invalid header) fails before any byte is sent.
+    ///
+    /// A kept-alive connection the server reset while it sat idle (a server that resets the
+    /// connection after answering an error, say) fails the next request with a reset before
+    /// any byte of an answer — a connection that no longer existed, not a server that cannot
+    /// be reached, and nothing it acted on. Such a request goes once more, on a new
+    /// connection, within the same attempt; never one marked [`Request::once`]. A request the
+    /// server read and then closed the connection on (an orderly close) is never sent again.
     pub fn send(&mut self, attempt: &Attempt, req: &Request<'_>) -> Result<Response, NetError> {
+        match self.exchange(attempt, req) {
+            Err(e) if !req.once && e.stale_connection() => {
+                self.discard();
+                self.exchange(attempt, req)
+            }
+            done => done,
+        }
+    }
+
+    fn exchange(&mut self, attempt: &Attempt, req: &Request<'_>) -> Result<Response, NetError> {
         let local = |kind| NetError {
             kind,
             response_seen: attempt.response_seen(),

@@ -11,8 +11,12 @@
 //!   a target has none);
 //! * `agenthealth_run_duration_seconds`, `agenthealth_last_run_timestamp_seconds`: the last
 //!   completed run (no sample before the first);
-//! * `agenthealth_runs_total`: completed runs (a counter; OpenMetrics names the family
-//!   `agenthealth_runs` and the sample `agenthealth_runs_total`).
+//! * `agenthealth_runs_total`: completed runs, a counter — `serve`'s `/metrics` only. One
+//!   run's output (`--format openmetrics`) has no counter: there it would always be 1, and
+//!   no text holding a counter is both strict OpenMetrics and read intact by node_exporter's
+//!   textfile collector (`promtool check metrics` wants HELP on the `_total` name, which
+//!   OpenMetrics gives the family without `_total`; node_exporter then re-exports it
+//!   untyped). A textfile's freshness is `agenthealth_last_run_timestamp_seconds`.
 //!
 //! Label values are target names from the configuration (after the redaction pass), check
 //! names and statuses: fixed words. Never an endpoint, never server text. Two top-level
@@ -30,7 +34,7 @@ use crate::result::document::{Document, NodeResult};
 pub enum Dialect {
     /// The Prometheus text format, version 0.0.4.
     Prometheus,
-    /// OpenMetrics 1.0 text: counters' families lose `_total`, and `# EOF` ends it.
+    /// OpenMetrics 1.0 text: `# EOF` ends it.
     OpenMetrics,
 }
 
@@ -47,8 +51,9 @@ impl Dialect {
 /// The runs behind the metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Runs {
-    /// Runs completed so far.
-    pub total: u64,
+    /// Runs completed so far, for `serve`; `None` for one run's output, which has no
+    /// counter (see the module doc).
+    pub total: Option<u64>,
     /// The last completed run, once there is one.
     pub last: Option<LastRun>,
 }
@@ -73,7 +78,8 @@ impl LastRun {
     }
 }
 
-/// Every family name, in output order (the alert-rule examples are checked against it).
+/// Every family name, in output order (the alert-rule examples are checked against it); the
+/// last, the runs counter, only when [`Runs::total`] is known.
 pub const FAMILIES: [&str; 6] = [
     "agenthealth_target_status",
     "agenthealth_check_status",
@@ -88,7 +94,7 @@ pub const FAMILIES: [&str; 6] = [
 pub fn render(doc: Option<&Document>, runs: &Runs, dialect: Dialect) -> String {
     let mut out = String::new();
     targets(&mut out, &doc.map(fold).unwrap_or_default());
-    run(&mut out, runs, dialect);
+    run(&mut out, runs);
     if dialect == Dialect::OpenMetrics {
         out.push_str("# EOF\n");
     }
@@ -137,7 +143,7 @@ fn targets(out: &mut String, targets: &[Folded]) {
 }
 
 /// The families of the runs: the last one's wall time and end, and how many completed.
-fn run(out: &mut String, runs: &Runs, dialect: Dialect) {
+fn run(out: &mut String, runs: &Runs) {
     let [.., duration, timestamp, runs_total] = FAMILIES;
     family(out, duration, "gauge", "wall time of the last run");
     if let Some(last) = runs.last {
@@ -156,12 +162,10 @@ fn run(out: &mut String, runs: &Runs, dialect: Dialect) {
             .unwrap_or_default();
         line(out, timestamp, &[], &number(since.as_secs_f64()));
     }
-    let counter = match dialect {
-        Dialect::Prometheus => runs_total,
-        Dialect::OpenMetrics => runs_total.trim_end_matches("_total"),
-    };
-    family(out, counter, "counter", "health-check runs completed");
-    line(out, runs_total, &[], &runs.total.to_string());
+    if let Some(total) = runs.total {
+        family(out, runs_total, "counter", "health-check runs completed");
+        line(out, runs_total, &[], &total.to_string());
+    }
 }
 
 /// One label set of `agenthealth_target_status`: a top-level target name.
@@ -291,7 +295,7 @@ mod tests {
 
     fn last() -> Runs {
         Runs {
-            total: 3,
+            total: Some(3),
             last: Some(LastRun {
                 finished_at: UNIX_EPOCH + Duration::from_millis(1_764_582_848_250),
                 duration: Duration::from_micros(12_500),
@@ -320,12 +324,14 @@ mod tests {
         assert_eq!(text.matches("agenthealth_check_status{").count(), 12);
         assert!(!text.contains("# EOF"));
 
-        let om = render(Some(&doc), &last(), Dialect::OpenMetrics);
-        assert!(om.ends_with("agenthealth_runs_total 3\n# EOF\n"), "{om}");
-        assert!(om.contains("# TYPE agenthealth_runs counter\n"), "{om}");
-        // Everything before the counter is the same in both.
+        // One run's output: the same families without the counter, and `# EOF`.
+        let one_run = Runs {
+            total: None,
+            ..last()
+        };
+        let om = render(Some(&doc), &one_run, Dialect::OpenMetrics);
         let cut = |t: &str| t[..t.find("# HELP agenthealth_runs").unwrap_or(0)].to_string();
-        assert_eq!(cut(&text), cut(&om));
+        assert_eq!(format!("{}# EOF\n", cut(&text)), om);
         let families: Vec<&str> = text
             .lines()
             .filter_map(|l| l.strip_prefix("# TYPE "))
@@ -336,7 +342,11 @@ mod tests {
 
     #[test]
     fn before_the_first_run_only_the_counter_has_a_sample() {
-        let text = render(None, &Runs::default(), Dialect::Prometheus);
+        let runs = Runs {
+            total: Some(0),
+            last: None,
+        };
+        let text = render(None, &runs, Dialect::Prometheus);
         let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(samples, ["agenthealth_runs_total 0"]);
     }

@@ -12,6 +12,7 @@ pub mod metrics;
 pub mod progress;
 pub mod redact;
 pub mod terminal;
+pub mod wrap;
 pub mod yaml;
 
 use crate::contract::Format;
@@ -26,6 +27,9 @@ pub struct Style {
     pub color: bool,
     /// Box-drawing characters (else ASCII).
     pub unicode: bool,
+    /// The terminal's width in columns when stdout is a terminal: long lines are filled to it
+    /// at word boundaries ([`wrap`]). `None` (a pipe, a file) leaves every line whole.
+    pub width: Option<usize>,
 }
 
 /// Deepest dependency nesting a document may have: the configuration's bound (a top-level
@@ -113,7 +117,7 @@ pub fn render(
         }
         Format::OpenMetrics => {
             let runs = metrics::Runs {
-                total: 1,
+                total: None,
                 last: Some(run),
             };
             Ok(metrics::render(

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::contract::{Dimension, Status};
-use crate::output::Style;
+use crate::output::{Style, wrap};
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key};
 use crate::text::clean;
@@ -135,16 +135,15 @@ fn node(
     let mut seen: Vec<(Key, &Fact)> = Vec::new();
     let mut lines: Vec<(&str, String)> = Vec::new();
     for (dim, check) in checks {
-        let mut line = format!(
+        let head = format!(
             "{body_prefix}{rule}{:<15}{}",
             dim.as_str(),
             pad_status(check.status, style)
         );
-        let details = details(*dim, check, &mut seen, style);
-        if !details.is_empty() {
-            let _ = write!(line, "  {details}");
-        }
-        lines.push((dim.as_str(), line.trim_end().to_string()));
+        let items = detail_items(*dim, check, &mut seen);
+        let tree = format!("{body_prefix}{rule}");
+        let line = check_line(&head, &items, &tree, style);
+        lines.push((dim.as_str(), line));
     }
     lines.sort_by_key(|(name, _)| *name);
     for (_, line) in lines {
@@ -160,21 +159,47 @@ fn node(
     }
 }
 
+/// A check's line: `head` (the tree, the dimension and the status), then its detail items.
+/// On a terminal of known width the items are filled to it; continuation lines hang under
+/// the details, or a little past the tree's rule when the details start right of the middle.
+fn check_line(head: &str, items: &[String], tree: &str, style: Style) -> String {
+    match style.width {
+        Some(width) if !items.is_empty() => {
+            let lead = format!("{head}  ");
+            let column = wrap::visible_width(&lead);
+            let indent = if column <= width / 2 {
+                column - wrap::visible_width(tree)
+            } else {
+                4
+            };
+            let hang = format!("{tree}{}", " ".repeat(indent));
+            let hang_width = wrap::visible_width(&hang);
+            wrap::fill(
+                &lead,
+                column,
+                items,
+                separator(style),
+                width,
+                (&hang, hang_width),
+            )
+        }
+        _ if items.is_empty() => head.trim_end().to_string(),
+        _ => format!("{head}  {}", items.join(separator(style))),
+    }
+}
+
 fn pad_status(status: Status, style: Style) -> String {
     let width = 13usize.saturating_sub(status.as_str().len());
     format!("{}{}", paint(status, style), " ".repeat(width))
 }
 
-/// Message, evidence (facts not already in `seen`) and stages of a check, on one line. A
-/// message that only restates the line's status and dimension (`UNREACHABLE in
-/// reachability`) is left out.
-pub fn details<'a>(
+/// A check's details: the message (left out when it only restates the line's status and
+/// dimension, `UNREACHABLE in reachability`), each fact not already in `seen`, the stages.
+fn detail_items<'a>(
     dim: Dimension,
     check: &'a Check,
     seen: &mut Vec<(Key, &'a Fact)>,
-    style: Style,
-) -> String {
-    let sep = separator(style);
+) -> Vec<String> {
     let mut parts: Vec<String> = Vec::new();
     if let Some(m) = check
         .message
@@ -203,7 +228,7 @@ pub fn details<'a>(
     if !stages.is_empty() {
         parts.push(stages.join(" "));
     }
-    parts.join(sep)
+    parts
 }
 
 /// A fact as short text.
@@ -287,6 +312,7 @@ pub(crate) mod tests {
         let style = Style {
             color: false,
             unicode: true,
+            width: None,
         };
         let want = "\
 api (http): UNHEALTHY
@@ -306,6 +332,7 @@ api (http): UNHEALTHY
         let style = Style {
             color: false,
             unicode: false,
+            width: None,
         };
         let want = "\
 api (http): UNHEALTHY
@@ -334,6 +361,7 @@ api (http): UNHEALTHY
             Style {
                 color: false,
                 unicode: true,
+                width: None,
             },
         );
         assert!(
@@ -348,6 +376,7 @@ api (http): UNHEALTHY
         let utf8 = Style {
             color: false,
             unicode: true,
+            width: None,
         };
         let mut hang = node("hang", Status::Unreachable, vec![]);
         hang.latency_ms = Some(0.4);

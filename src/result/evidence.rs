@@ -79,6 +79,8 @@ keys! {
     Fallback = "fallback": "unpinned discovery was rejected the legacy way, so initialize followed",
     DiscoverHttpStatus = "discover_http_status": "the HTTP status of the rejected discovery",
     DiscoverRpcCode = "discover_rpc_code": "the JSON-RPC error code of the rejected discovery",
+    DiscoverResult = "discover_result": "why a server/discover result was no modern answer: no_versions (no supportedVersions at all)",
+    TransportHint = "transport_hint": "the deprecated HTTP+SSE transport: sse_path (the endpoint's path ends in /sse) or http_sse (a GET opened its event stream)",
     SessionIdIssued = "session_id_issued": "whether legacy initialize assigned a session id",
     ResponseMode = "response_mode": "how the establishing response arrived: json or sse",
     ServerVersion = "server_version": "the revision the server answered when it was refused (YYYY-MM-DD, grammar-checked)",
@@ -111,7 +113,8 @@ keys! {
     // MCP stdio processes.
     ExitCode = "exit_code": "the exit code of a stdio server that ended before answering",
     ExitSignal = "exit_signal": "the signal that ended it",
-    ProcessRunning = "process_running": "it closed its output but was still running",
+    ProcessRunning = "process_running": "it was still running when its output closed or the deadline passed",
+    StdoutBytes = "stdout_bytes": "bytes the stdio server wrote in answer to the request the deadline cut (0: nothing)",
     ProcessError = "process_error": "why the stdio command cannot start (command_not_found, …)",
     Command = "command": "the configured stdio command",
     // MCP functional checks.

@@ -165,36 +165,9 @@ pub enum Misconfig {
     StdioTarget,
 }
 
-/// Why an endpoint is not a usable URL (the `endpoint` evidence word).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EndpointProblem {
-    /// Not a URL we can parse.
-    Unparsable,
-    /// The scheme is not `http` or `https`.
-    UnsupportedScheme,
-    /// No host.
-    MissingHost,
-    /// `user:pass@` in the authority.
-    Userinfo,
-    /// A `#fragment`.
-    Fragment,
-    /// An `https` host that no certificate can name.
-    InvalidTlsName,
-}
-
-impl EndpointProblem {
-    /// The evidence word.
-    pub fn as_word(self) -> &'static str {
-        match self {
-            EndpointProblem::Unparsable => "unparsable",
-            EndpointProblem::UnsupportedScheme => "unsupported_scheme",
-            EndpointProblem::MissingHost => "missing_host",
-            EndpointProblem::Userinfo => "userinfo",
-            EndpointProblem::Fragment => "fragment",
-            EndpointProblem::InvalidTlsName => "invalid_tls_name",
-        }
-    }
-}
+/// Why an endpoint is not a usable URL (the `endpoint` evidence word): a word of the
+/// contract, whose grammar the configuration's offline check shares.
+pub use crate::contract::EndpointProblem;
 
 /// Why the trust store named by the environment cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -110,7 +110,11 @@ pub fn run(
     let _registration = cancel.register(move || {
         let _ = (&waker).write(&[1]);
     });
-    let before_first = metrics::render(None, &Runs::default(), Dialect::Prometheus);
+    let no_run = Runs {
+        total: Some(0),
+        last: None,
+    };
+    let before_first = metrics::render(None, &no_run, Dialect::Prometheus);
     let board = Arc::new(Board::new(MAX_AGE, before_first));
     board.set_running(true);
     let (done_tx, done_rx) = mpsc::channel::<()>();

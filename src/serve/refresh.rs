@@ -53,7 +53,7 @@ pub fn run(
                 let observed_at = rfc3339::format(Timestamp::from_system(last.finished_at));
                 let detailed = ahp::detailed_body(status, &observed_at, &evidence);
                 let runs = Runs {
-                    total: runs,
+                    total: Some(runs),
                     last: Some(last),
                 };
                 let metrics = metrics::render(Some(&doc), &runs, Dialect::Prometheus);

@@ -1,12 +1,12 @@
 //! What `deploy/`, the Dockerfiles and the release files promise: manifests valid against the
 //! Kubernetes schemas (offline) and hardened as documented, configurations that load and
 //! run, alert rules naming metrics the binary emits, a scratch image of one static binary,
-//! completions that complete, a LICENSE that matches Cargo.toml — and the static binary
+//! install lines that work on a bare system, a LICENSE that matches Cargo.toml — and the static binary
 //! running in an empty root directory as uid 65532 with the manifests' exact commands
 //! ([`crate::empty_root`] builds that root).
 //!
 //! `manifests`: deploy/ and its configurations; `release_files`: the image, the LICENSE and
-//! the completions; `images`: the archive-only image is the Dockerfile's, and hadolint on
+//! the install lines; `images`: the archive-only image is the Dockerfile's, and hadolint on
 //! every Dockerfile; `empty_root_runs`: the manifests' commands run as they would in the
 //! image. The helpers they share are here.
 

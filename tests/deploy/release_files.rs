@@ -1,5 +1,6 @@
 //! The release files: a scratch image of one static binary, a LICENSE that matches
-//! Cargo.toml, completions that complete.
+//! Cargo.toml, install lines that put each file where its tool looks (the completions
+//! themselves are exercised in `tests/completions.rs`).
 
 use super::*;
 
@@ -84,48 +85,119 @@ fn the_license_is_the_one_cargo_toml_declares() {
     assert!(license.contains("END OF TERMS AND CONDITIONS"));
 }
 
+/// The air-gap install lines of docs/deployment.md, run as written on the archive's files
+/// with every destination under a fresh root: they work on a system that has none of the
+/// directories yet (`install -D`), and each file lands where its tool looks by default —
+/// `man` finds the page, zsh's default `fpath`, fish's configuration directory and the
+/// bash-completion directory hold the completions, and each shell loads its file from there.
 #[test]
-fn bash_completes_verbs_flags_and_values() {
-    let script = agenthealth::reference::completion(agenthealth::reference::Shell::Bash);
-    let dir = TempDir::new("deploy-bash");
-    let file = dir.file("agenthealth.bash", &script);
-    let complete = |words: &[&str]| {
-        let words = words
-            .iter()
-            .map(|w| format!("'{w}'"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let out = Command::new("bash")
+fn the_install_lines_work_on_a_bare_system_and_each_tool_finds_its_file() {
+    let page = read("docs/deployment.md");
+    let block = page
+        .split("```sh\n")
+        .map(|b| b.split("```").next().unwrap_or(""))
+        .find(|b| b.contains("install -D -m 0644 agenthealth.1"))
+        .expect("docs/deployment.md shows the install lines");
+    let dir = TempDir::new("deploy-install");
+    let (unpacked, root) = (dir.0.join("unpacked"), dir.0.join("root"));
+    std::fs::create_dir_all(unpacked.join("completions")).expect("unpacked/");
+    std::fs::copy(crate::util::bin(), unpacked.join("agenthealth")).expect("the binary");
+    std::fs::write(
+        unpacked.join("agenthealth.1"),
+        agenthealth::reference::man_page(),
+    )
+    .expect("the man page");
+    for (shell, file) in [
+        (agenthealth::reference::Shell::Bash, "agenthealth.bash"),
+        (agenthealth::reference::Shell::Zsh, "_agenthealth"),
+        (agenthealth::reference::Shell::Fish, "agenthealth.fish"),
+    ] {
+        std::fs::write(
+            unpacked.join("completions").join(file),
+            agenthealth::reference::completion(shell),
+        )
+        .expect("a completion");
+    }
+    let mut installed = Vec::new();
+    for line in block.lines().filter(|l| l.starts_with("install ")) {
+        let (args, dest) = line.rsplit_once(' ').expect("install … DEST");
+        assert!(dest.starts_with('/'), "{line}: an absolute destination");
+        let under = root.join(&dest[1..]);
+        let status = Command::new("sh")
             .arg("-c")
-            .arg(format!(
-                "source '{}'; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); _agenthealth; echo \"${{COMPREPLY[*]}}\"",
-                file.display()
-            ))
+            .arg(format!("{args} '{}'", under.display()))
+            .current_dir(&unpacked)
+            .status()
+            .expect("sh");
+        assert!(status.success(), "{line}");
+        installed.push(dest.to_string());
+    }
+    let expect = [
+        "/usr/local/bin/agenthealth",
+        "/usr/local/share/man/man1/agenthealth.1",
+        "/usr/share/bash-completion/completions/agenthealth",
+        "/usr/local/share/zsh/site-functions/_agenthealth",
+        "/etc/fish/completions/agenthealth.fish",
+    ];
+    assert_eq!(installed, expect);
+    let mode = |p: &str| {
+        std::fs::metadata(root.join(&p[1..]))
+            .expect(p)
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode(expect[0]), 0o755);
+    assert!(expect[1..].iter().all(|p| mode(p) == 0o644));
+    let sh = |program: &str, script: &str| {
+        let out = Command::new(program)
+            .args(["-c", script])
+            .env("ROOT", &root)
             .output()
-            .expect("bash");
+            .unwrap_or_else(|e| panic!("{program} ({e}): .ci/run installs man-db, zsh and fish"));
         assert!(
             out.status.success(),
-            "{}",
+            "{program} -c {script}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
+        String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    assert_eq!(complete(&["agenthealth", "se"]), "serve");
-    assert_eq!(complete(&["agenthealth", "serve", "--l"]), "--listen");
-    assert_eq!(
-        complete(&["agenthealth", "check", "--format", "o"]),
-        "openmetrics"
+    // man-db searches /usr/local/share/man, and finds the page there.
+    assert!(
+        sh("sh", "env -u MANPATH manpath")
+            .split(':')
+            .any(|d| d.trim() == "/usr/local/share/man")
     );
-    assert_eq!(complete(&["agenthealth", "ping", "--st"]), "--stdio");
-    assert_eq!(
-        complete(&["agenthealth", "check", "--st"]),
-        "",
-        "--stdio is ping's and doctor's"
+    let found = sh(
+        "sh",
+        "MANPATH=\"$ROOT/usr/local/share/man\" man -w agenthealth",
     );
-    let syntax = Command::new("bash")
-        .arg("-n")
-        .arg(&file)
-        .status()
-        .expect("bash -n");
-    assert!(syntax.success());
+    assert_eq!(
+        found.trim(),
+        root.join(&expect[1][1..]).display().to_string()
+    );
+    // zsh's default fpath, and compinit registers the function found there.
+    let zsh = "print -l $fpath; fpath=($ROOT/usr/local/share/zsh/site-functions $fpath); \
+               autoload -Uz compinit; compinit -u -D; print ${_comps[agenthealth]}";
+    let zsh = sh("zsh", &format!("emulate zsh; {zsh}"));
+    assert!(
+        zsh.lines()
+            .any(|l| l == "/usr/local/share/zsh/site-functions"),
+        "{zsh}"
+    );
+    assert_eq!(zsh.lines().last(), Some("_agenthealth"));
+    // fish reads its configuration directory's completions (`$__fish_sysconf_dir` is
+    // /etc/fish) for a command on PATH: the installed one.
+    let fish = "echo $__fish_sysconf_dir; set fish_complete_path $ROOT/etc/fish/completions; \
+                set -p PATH $ROOT/usr/local/bin; complete --do-complete 'agenthealth vali'";
+    assert_eq!(
+        sh("fish", fish).lines().take(2).collect::<Vec<_>>()[0],
+        "/etc/fish"
+    );
+    assert!(sh("fish", fish).contains("validate"));
+    let bash = sh(
+        "bash",
+        "source \"$ROOT/usr/share/bash-completion/completions/agenthealth\"; complete -p agenthealth",
+    );
+    assert!(bash.contains("_agenthealth"), "{bash}");
 }

@@ -101,7 +101,7 @@ fn the_graph_example_runs_against_the_fake_server() {
     let dir = TempDir::new("graph-example");
     let f = dir.file(
         "c.yaml",
-        &text.replace("http://127.0.0.1:PORT", &fake.base()),
+        &text.replace("http://127.0.0.1:3000", &fake.base()),
     );
     let o = check_json(&f);
     assert_eq!(o.code, 2, "{}", o.stdout);

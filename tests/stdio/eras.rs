@@ -52,6 +52,51 @@ fn a_modern_error_never_falls_back() {
     assert!(!case.logged().iter().any(|m| m == "initialize"));
 }
 
+/// A server that ignores methods it does not know (older SDK releases) never answers
+/// `server/discover`: no fallback (a timeout never triggers one), but the evidence says the
+/// process was running and wrote nothing, and doctor says to pin a legacy revision; pinned,
+/// the same server is healthy.
+#[test]
+fn a_server_silent_on_discover_is_named_and_the_pin_advised() {
+    let spec = Spec::fake(&["--era", "legacy", "--silent-on", "server/discover"]).timeout(300);
+    let (case, v) = expect("silent-discover", &spec, SILENT, ms(300));
+    assert_eq!(
+        evidence(&v, "reachability", "failed_method"),
+        "server/discover"
+    );
+    assert_eq!(evidence(&v, "reachability", "process_running"), true);
+    assert_eq!(evidence(&v, "reachability", "stdout_bytes"), 0);
+    assert_eq!(case.logged(), ["server/discover"]);
+    let o = case.doctor(&spec);
+    assert_eq!(o.code, 3, "{}", o.stdout);
+    assert!(
+        o.stdout.contains(
+            "- reachability: the server process was running and wrote nothing in answer to \
+             server/discover within 300 ms; servers that ignore methods they do not know (older \
+             SDK releases) never answer it: pin a legacy revision with mcp.protocol_version: \
+             '2025-11-25'; if it was still starting, raise timeout_ms"
+        ),
+        "{}",
+        o.stdout
+    );
+    let pinned = spec.pin("2025-11-25").timeout(5_000);
+    let (_, v) = expect("silent-discover-pinned", &pinned, HEALTHY, ms(5_000));
+    assert_eq!(evidence(&v, "protocol", "era"), "legacy");
+}
+
+/// Over stdio too, a discover result with no versions at all (`{}`) falls back to
+/// `initialize`, saying why.
+#[test]
+fn a_discover_result_without_versions_falls_back() {
+    let spec = Spec::fake(&["--era", "legacy", "--discover-result", "{}"]);
+    let (case, v) = expect("discover-empty", &spec, HEALTHY, ms(4 * 5_000));
+    assert_eq!(evidence(&v, "protocol", "era"), "legacy");
+    assert_eq!(evidence(&v, "protocol", "fallback"), true);
+    assert_eq!(evidence(&v, "protocol", "discover_result"), "no_versions");
+    assert!(evidence(&v, "protocol", "discover_http_status").is_null());
+    assert_eq!(&case.logged()[..2], ["server/discover", "initialize"]);
+}
+
 #[test]
 fn a_discovery_timeout_never_falls_back() {
     let spec = Spec::fake(&["--era", "legacy", "--discover-hang"]).timeout(600);

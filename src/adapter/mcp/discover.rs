@@ -61,10 +61,12 @@ fn newest_listed(result: &RawValue) -> Option<RevisionDate> {
 
 /// Validates a `server/discover` result: a complete result whose `supportedVersions` (a
 /// non-empty string array) lists 2026-07-28 and whose `capabilities` is an object of objects.
+/// A result without the key at all is no modern answer ([`McpError::NoVersions`]).
 pub fn validate_discover(result: &RawValue) -> Result<Advertised, McpError> {
     let result = object(result)?;
     check_result_type(&result)?;
     let versions = match result.get("supportedVersions") {
+        None => return Err(McpError::NoVersions),
         Some(Value::Array(v)) if !v.is_empty() && v.iter().all(Value::is_string) => v,
         _ => {
             return Err(McpError::Malformed(Malformed::Result(
@@ -138,10 +140,8 @@ mod tests {
                 r#"{"supportedVersions":["2026-07-28",1],"capabilities":{}}"#,
                 McpError::Malformed(Malformed::Result("discover supportedVersions")),
             ),
-            (
-                r#"{"capabilities":{}}"#,
-                McpError::Malformed(Malformed::Result("discover supportedVersions")),
-            ),
+            (r#"{"capabilities":{}}"#, McpError::NoVersions),
+            (r#"{}"#, McpError::NoVersions),
             (
                 r#"{"supportedVersions":["2026-07-28"],"capabilities":null}"#,
                 McpError::Malformed(Malformed::Result("discover capabilities")),

@@ -26,6 +26,10 @@ pub enum McpError {
     Limit(Limit),
     /// The server asked for input we never give (`resultType: input_required`).
     Input,
+    /// A `server/discover` result that names no `supportedVersions` at all (`{}`, as legacy
+    /// servers that answer any method give): no modern answer. Unpinned, it falls back to
+    /// `initialize`; with a 2026-07-28 pin it is the malformed discover result it is.
+    NoVersions,
 }
 
 impl From<TransportError> for McpError {
@@ -81,6 +85,11 @@ impl McpError {
             }
             McpError::Transport(T::Malformed(why)) | McpError::Malformed(why) => {
                 mcp(Status::Unhealthy, McpFailure::Malformed(*why))
+                    .with(Key::ProtocolError, Fact::Word(why.as_word()))
+            }
+            McpError::NoVersions => {
+                let why = Malformed::Result("discover supportedVersions");
+                mcp(Status::Unhealthy, McpFailure::Malformed(why))
                     .with(Key::ProtocolError, Fact::Word(why.as_word()))
             }
             McpError::Transport(T::Limit(why)) | McpError::Limit(why) => {

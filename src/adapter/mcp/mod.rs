@@ -200,6 +200,21 @@ impl McpRun {
             .is_some_and(|o| o.grant == OAuthGrant::ClientCredentials)
     }
 
+    /// Whether an HTTP endpoint's path ends in `/sse`, where servers put the deprecated
+    /// HTTP+SSE transport (a Streamable HTTP endpoint may live there too: only a hint).
+    fn sse_path(&self) -> bool {
+        let endpoint = &self.ctx.target.endpoint;
+        let path = endpoint.split_once("://").map_or("", |(_, rest)| {
+            rest.split(['?', '#']).next().unwrap_or_default()
+        });
+        self.options().transport == McpTransport::Http
+            && path
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .is_some_and(|last| last.eq_ignore_ascii_case("sse") && path.contains('/'))
+    }
+
     /// Offline validation; creates the transport. Idempotent.
     fn prepare(&mut self) -> Result<(), Observation> {
         if self.plan.is_some() {
@@ -274,7 +289,20 @@ impl McpRun {
                 Ok(ready)
             }
             Err(failure) => {
-                let o = explain(&failure, evidence, session);
+                let refused_both = evidence.get(Key::Fallback) == Some(&Fact::Bool(true))
+                    && matches!(
+                        failure,
+                        McpError::Transport(transport::TransportError::Status {
+                            status: 400 | 404 | 405,
+                            ..
+                        })
+                    );
+                let mut o = explain(&failure, evidence, session);
+                // Both eras' POSTs refused by status: is this the deprecated HTTP+SSE
+                // transport (which agenthealth does not speak)? One bounded GET says.
+                if refused_both && session.transport().opens_deprecated_sse(attempt) {
+                    o.evidence.set(Key::TransportHint, Fact::Word("http_sse"));
+                }
                 if !failure.is_network() && failure.response_seen() && !attempt.is_aborted() {
                     self.state = State::Failed(o.clone());
                 } else if !failure.response_seen() {
@@ -432,12 +460,39 @@ impl TargetRun for McpRun {
         } else if o.response_seen {
             self.silence = None;
         }
+        // What is known of the request the deadline left unanswered (the engine adds the
+        // same when its watchdog cut the attempt first), and of an endpoint that looks like
+        // the deprecated HTTP+SSE transport's.
+        let mut o = o;
+        if matches!(o.reason, Some(Reason::Engine(Note::TimedOut { .. }))) {
+            o.evidence.extend(&self.unanswered());
+        } else if !o.status.passed()
+            && self.sse_path()
+            && o.evidence.get(Key::TransportHint).is_none()
+        {
+            o.evidence.set(Key::TransportHint, Fact::Word("sse_path"));
+        }
         // An attempt that ran out (or was aborted) may have left a request unanswered on the
         // session or process: never reuse it, whether or not the watchdog noticed first.
         if attempt.expired() {
             self.discard();
         }
         o
+    }
+
+    fn unanswered(&mut self) -> Evidence {
+        let mut evidence = Evidence::default();
+        if let Some(session) = self.session.as_mut() {
+            let facts = session.transport().unanswered();
+            if !facts.is_empty() {
+                evidence.set(Key::FailedMethod, Fact::Word(session.last_method()));
+                evidence.extend(&facts);
+            }
+        }
+        if self.sse_path() {
+            evidence.set(Key::TransportHint, Fact::Word("sse_path"));
+        }
+        evidence
     }
 
     fn discard(&mut self) {
@@ -510,6 +565,17 @@ fn handshake(
             } else if let transport::TransportError::Status { status, .. } = rejection {
                 evidence.set(Key::DiscoverHttpStatus, Fact::Int(i64::from(status)));
             }
+            legacy(session, Revision::LEGACY_OFFER, None, evidence, attempt)
+        }
+        // A result that names no versions at all is no modern answer: a legacy server that
+        // answers any method (both official clients fall back on it too).
+        Err(McpError::NoVersions) if fallback => {
+            evidence.set(Key::Era, Fact::Word("legacy"));
+            evidence.set(Key::Fallback, Fact::Bool(true));
+            if session.transport().kind() == McpTransport::Http {
+                evidence.set(Key::DiscoverHttpStatus, Fact::Int(200));
+            }
+            evidence.set(Key::DiscoverResult, Fact::Word("no_versions"));
             legacy(session, Revision::LEGACY_OFFER, None, evidence, attempt)
         }
         Err(failure) => Err(failure),

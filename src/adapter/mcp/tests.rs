@@ -305,8 +305,12 @@ fn other_discovery_failures_are_final() {
         (http(403), Status::Misconfigured, DiagnosticCode::McpAuth),
         (rpc(-32603, 500), Status::Unhealthy, DiagnosticCode::McpRpc),
         (rpc(-32601, 302), Status::Unhealthy, DiagnosticCode::McpRpc),
-        // A 200 that is not a discover result: no error to fall back on (issue 12).
-        (ok("{}"), Status::Unhealthy, DiagnosticCode::McpProtocol),
+        // A 200 whose result names versions but none usable (issue 12).
+        (
+            ok(r#"{"supportedVersions":[],"capabilities":{}}"#),
+            Status::Unhealthy,
+            DiagnosticCode::McpProtocol,
+        ),
         (
             Err(TransportError::Malformed(Malformed::Result("x"))),
             Status::Unhealthy,
@@ -323,6 +327,31 @@ fn other_discovery_failures_are_final() {
         assert_coded(&o, status, code);
         assert_eq!(methods(&log), ["server/discover"], "{answer:?}");
     }
+}
+
+/// A discover result with no `supportedVersions` at all (`{}`: a legacy server that answers
+/// any method) is no modern answer: unpinned, it falls back to `initialize`, saying why, as
+/// both official clients do; with a 2026-07-28 pin there is no fallback and it is malformed.
+#[test]
+fn a_discover_result_without_versions_falls_back_unless_pinned() {
+    let (o, log) = protocol(
+        options(),
+        Scripted::new(legacy_server(ok("{}"), "2025-11-25")),
+    );
+    assert_eq!(o.status, Status::Healthy, "{o:?}");
+    assert_eq!(fact(&o, Key::Era), Some(&Fact::Word("legacy")));
+    assert_eq!(fact(&o, Key::Fallback), Some(&Fact::Bool(true)));
+    assert_eq!(
+        fact(&o, Key::DiscoverResult),
+        Some(&Fact::Word("no_versions"))
+    );
+    assert_eq!(&methods(&log)[..2], ["server/discover", "initialize"]);
+    let (o, log) = protocol(
+        pinned("2026-07-28"),
+        Scripted::new(legacy_server(ok("{}"), "2025-11-25")),
+    );
+    assert_coded(&o, Status::Unhealthy, DiagnosticCode::McpProtocol);
+    assert_eq!(methods(&log), ["server/discover"]);
 }
 
 /// A timeout never downgrades. One after a partial response is not remembered (the next
@@ -978,6 +1007,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             nodes: vec![t],
             roots: vec![0],
             deadline: None,
+            unusable_endpoint: None,
         };
         let plan = RunPlan::resolve(config, |_| Some("secret".into()));
         let mut run = McpRun::new(Arc::clone(&plan.targets[0]), None);

@@ -47,6 +47,21 @@ pub(crate) struct Decl {
     pub id_path: Option<KeyPath>,
     /// Its dependency entries, in order.
     pub deps: Vec<DepDecl>,
+    /// Why its endpoint cannot work on any host, at the endpoint's value.
+    pub unusable: Option<Fail>,
+}
+
+impl Decl {
+    /// The first unusable endpoint of this declaration and its inline dependencies, in
+    /// declaration order (the target, then each dependency depth-first).
+    pub(crate) fn first_unusable(&self) -> Option<&Fail> {
+        self.unusable.as_ref().or_else(|| {
+            self.deps.iter().find_map(|d| match &d.to {
+                DepTo::Inline(decl) => decl.first_unusable(),
+                DepTo::Ref { .. } => None,
+            })
+        })
+    }
 }
 
 /// One dependency entry as declared.

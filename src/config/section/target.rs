@@ -88,6 +88,9 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         None => None,
     };
     across_sections(fields, kind, checks.as_deref(), mcp.as_ref())?;
+    let unusable = fields
+        .get("endpoint")
+        .and_then(|f| unusable(kind, &endpoint, mcp.as_ref()).map(|why| f.path.fail(why)));
     Ok(Decl {
         target: Target {
             id,
@@ -111,7 +114,29 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
         path: fields.path.clone(),
         id_path,
         deps: Vec::new(),
+        unusable,
     })
+}
+
+/// Why `endpoint` cannot work for a target of `kind` on any host, if it cannot: the HTTP
+/// family and MCP over HTTP need an `http(s)` URL, an MCP stdio target `stdio://NAME`. Types
+/// without an adapter have no rule. The same grammar the adapters' configuration check runs.
+fn unusable(kind: TargetType, endpoint: &str, mcp: Option<&McpOptions>) -> Option<String> {
+    use crate::contract::endpoint::{STDIO_SCHEME, http_url, is_stdio_name};
+    let stdio = mcp.is_some_and(|m| m.transport == McpTransport::Stdio);
+    if kind == TargetType::Mcp && stdio {
+        return (!is_stdio_name(endpoint))
+            .then(|| "expected a stdio endpoint (the scheme stdio, `://` and a name) for mcp.transport: stdio".to_string());
+    }
+    if !kind.is_http_family() && kind != TargetType::Mcp {
+        return None;
+    }
+    let problem = http_url(endpoint).err()?;
+    let scheme = endpoint.get(..STDIO_SCHEME.len());
+    if kind == TargetType::Mcp && scheme.is_some_and(|s| s.eq_ignore_ascii_case(STDIO_SCHEME)) {
+        return Some("expected an http(s) URL; a stdio endpoint needs mcp.transport: stdio".into());
+    }
+    Some(format!("expected an http(s) URL; {}", problem.what()))
 }
 
 /// `id`: 1 to 64 characters of the id alphabet.

@@ -73,10 +73,10 @@ fn load_file_reads_regular_files() {
     let dir = scratch("regular");
     let p = dir.join("c.yaml");
     std::fs::write(&p, one("http", "")).unwrap();
-    assert_eq!(load_file(&p).unwrap().nodes.len(), 1);
+    assert_eq!(load_file(&p, WAIT).unwrap().nodes.len(), 1);
     // A file that cannot be opened is named, with the operating system's reason.
     let missing = dir.join("missing.yaml");
-    let e = load_file(&missing).unwrap_err();
+    let e = load_file(&missing, WAIT).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
@@ -84,43 +84,75 @@ fn load_file_reads_regular_files() {
             missing.display()
         )
     );
-    let e = load_file(&dir).unwrap_err();
+    let e = load_file(&dir, WAIT).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(
-            "configuration path `{}` is not a regular file",
+            "configuration path `{}` is not a regular file or a pipe",
             dir.display()
         )
     );
     // A UTF-8 byte-order mark is not part of the document.
     std::fs::write(&p, format!("\u{feff}{}", one("http", ""))).unwrap();
-    assert_eq!(load_file(&p).unwrap().nodes.len(), 1);
+    assert_eq!(load_file(&p, WAIT).unwrap().nodes.len(), 1);
     std::fs::write(&p, [b'a', b':', b' ', 0xff, b'\n']).unwrap();
     assert_eq!(
-        load_file(&p).unwrap_err().to_string(),
+        load_file(&p, WAIT).unwrap_err().to_string(),
         "configuration file is not valid UTF-8"
     );
     let big = vec![b'#'; usize::try_from(MAX_FILE_BYTES).unwrap() + 1];
     std::fs::write(&p, big).unwrap();
     assert_eq!(
-        load_file(&p).unwrap_err().to_string(),
+        load_file(&p, WAIT).unwrap_err().to_string(),
         "configuration file is larger than 4 MiB"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+const WAIT: Duration = Duration::from_secs(10);
+
 #[test]
-fn load_file_refuses_a_fifo_without_blocking() {
+fn a_fifo_is_read_as_its_writer_writes_it() {
     let dir = scratch("fifo");
     let p = dir.join("fifo.yaml");
     nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // The writer's open blocks until the loader has opened the FIFO: that is the sync.
+    let writer = {
+        let p = p.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            let text = one("http", "");
+            let (head, tail) = text.split_at(text.len() / 2);
+            f.write_all(head.as_bytes()).unwrap();
+            f.flush().unwrap();
+            f.write_all(tail.as_bytes()).unwrap();
+        })
+    };
+    assert_eq!(load_file(&p, WAIT).unwrap().nodes.len(), 1);
+    writer.join().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_fifo_nobody_writes_is_refused_at_the_deadline() {
+    let dir = scratch("fifo-silent");
+    let p = dir.join("fifo.yaml");
+    nix::unistd::mkfifo(&p, nix::sys::stat::Mode::S_IRWXU).unwrap();
     let started = Instant::now();
-    let e = load_file(&p).unwrap_err();
+    let e = load_file(&p, Duration::from_millis(300)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        format!("configuration path `{}` is not a regular file", p.display())
+        format!(
+            "configuration from `{}` did not arrive within 300 ms",
+            p.display()
+        )
     );
-    assert!(started.elapsed() < Duration::from_secs(1));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_millis(1300),
+        "{took:?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

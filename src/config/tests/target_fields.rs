@@ -456,3 +456,92 @@ fn agent_and_a2a_sections_are_named() {
         "the `a2a` section is not supported by this version of agenthealth",
     );
 }
+
+/// An endpoint that cannot work on any host loads (a check reports it as MISCONFIGURED), and
+/// is recorded with its key path and line for `validate`; the value is never repeated.
+#[test]
+fn an_unusable_endpoint_is_recorded_with_its_path_and_line() {
+    let doc = |kind: &str, endpoint: &str, extra: &str| {
+        format!(
+            "version: v1\ntargets:\n  - name: t\n    type: {kind}\n    endpoint: '{endpoint}'\n{extra}"
+        )
+    };
+    let stdio = "    mcp:\n      transport: stdio\n      stdio:\n        command: x\n";
+    for (kind, endpoint, extra, expected) in [
+        (
+            "http",
+            "ftp://x/",
+            "",
+            "expected an http(s) URL; its scheme is not http or https",
+        ),
+        (
+            "api",
+            "example.com/health",
+            "",
+            "expected an http(s) URL; it does not parse",
+        ),
+        (
+            "gateway",
+            "http://x:99999/",
+            "",
+            "expected an http(s) URL; it does not parse",
+        ),
+        (
+            "router",
+            "http:///p",
+            "",
+            "expected an http(s) URL; it names no host",
+        ),
+        (
+            "http",
+            "http://x/#top",
+            "",
+            "expected an http(s) URL; it has a #fragment",
+        ),
+        (
+            "http",
+            "http://u:sk-CANARY@x/",
+            "",
+            "expected an http(s) URL; it carries user:password@ (a token goes in auth.bearer_env)",
+        ),
+        (
+            "mcp",
+            "stdio://x",
+            "",
+            "expected an http(s) URL; a stdio endpoint needs mcp.transport: stdio",
+        ),
+        (
+            "mcp",
+            "http://x/mcp",
+            stdio,
+            "expected a stdio endpoint (the scheme stdio, `://` and a name) for mcp.transport: stdio",
+        ),
+    ] {
+        let config = load(&doc(kind, endpoint, extra));
+        let e = config
+            .unusable_endpoint
+            .unwrap_or_else(|| panic!("{kind} {endpoint}: recorded"));
+        assert_eq!(
+            e.to_string(),
+            format!("targets[0].endpoint: {expected} (line 5)")
+        );
+        assert!(!e.to_string().contains("CANARY"));
+    }
+    for (kind, endpoint, extra) in [
+        ("http", "http://x/#", ""),
+        ("mcp", "https://x/mcp?q=1", ""),
+        ("mcp", "stdio://local", stdio),
+        ("vector-store", "not a url", ""),
+    ] {
+        let config = load(&doc(kind, endpoint, extra));
+        assert!(config.unusable_endpoint.is_none(), "{kind} {endpoint}");
+    }
+}
+
+#[test]
+fn the_first_unusable_endpoint_in_declaration_order_is_recorded() {
+    let text = "version: v1\ntargets:\n  - name: a\n    type: http\n    endpoint: http://x/\n    dependencies:\n      - name: b\n        type: http\n        endpoint: nope\n  - name: c\n    type: http\n    endpoint: nope\n";
+    let e = load(text).unusable_endpoint.expect("recorded");
+    assert_eq!(e.path, "targets[0].dependencies[0].endpoint");
+    assert_eq!(e.line, Some(9));
+}

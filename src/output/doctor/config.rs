@@ -6,6 +6,18 @@ use crate::result::document::Check;
 use crate::result::reason::{EndpointProblem, Misconfig, TrustProblem};
 
 pub(super) fn advice(problem: Misconfig, check: &Check, audience: Audience) -> Option<String> {
+    let mut text = fix(problem, check, audience)?;
+    // `validate` finds the same endpoint problems offline, with the key path and line.
+    if let Misconfig::Endpoint(e) = problem
+        && e != EndpointProblem::InvalidTlsName
+        && !audience.adhoc
+    {
+        text.push_str("; `agenthealth validate` names its key and line");
+    }
+    Some(text)
+}
+
+fn fix(problem: Misconfig, check: &Check, audience: Audience) -> Option<String> {
     Some(match problem {
         Misconfig::Endpoint(e) => match e {
             EndpointProblem::Userinfo => format!(

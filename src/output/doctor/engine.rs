@@ -2,12 +2,17 @@
 //! deadlines (naming the setting that set the one that ran out), cancellation, budgets, and
 //! resources of this host that ran out.
 
-use super::word;
-use crate::contract::{Bound, Dimension, LocalResource, Status, TargetType};
+use super::{Audience, Setting, word};
+use crate::contract::{Bound, Dimension, LocalResource, Revision, Status, TargetType};
 use crate::result::document::Check;
 use crate::result::{Fact, Key, Note};
 
-pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String> {
+pub(super) fn advice(
+    note: Note,
+    dim: Dimension,
+    check: &Check,
+    audience: Audience,
+) -> Option<String> {
     Some(match note {
         Note::CredentialMissing => match word(check, Key::MissingEnv) {
             Some(names) => format!("set the environment variable(s) {names}"),
@@ -38,6 +43,16 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
                 setting(bound)
             )
         }
+        Note::TimedOut { bound, .. } if silent_on_discover(check) => format!(
+            "the server process was running and wrote nothing in answer to server/discover \
+             within {}; servers that ignore methods they do not know (older SDK releases) \
+             never answer it: pin a legacy revision with {}: '{}'; if it was still starting, \
+             raise {}",
+            deadline(check),
+            audience.name(Setting::ProtocolVersion),
+            Revision::LEGACY_OFFER.as_str(),
+            setting(bound)
+        ),
         Note::TimedOut { bound, .. } => timed_out(check, Some(bound)),
         Note::Cancelled => "the run was cancelled (a signal) before this check completed".into(),
         Note::BudgetExhausted(Bound::RunCap) => {
@@ -63,6 +78,15 @@ pub(super) fn advice(note: Note, dim: Dimension, check: &Check) -> Option<String
             setting(bound)
         ),
     })
+}
+
+/// A stdio server still running that wrote nothing in answer to `server/discover` before the
+/// deadline: one that ignores unknown methods, for which the specification says to pin a
+/// legacy revision (a timeout never triggers the fallback).
+fn silent_on_discover(check: &Check) -> bool {
+    word(check, Key::FailedMethod).as_deref() == Some("server/discover")
+        && check.evidence.get(Key::ProcessRunning) == Some(&Fact::Bool(true))
+        && check.evidence.get(Key::StdoutBytes) == Some(&Fact::Int(0))
 }
 
 /// The setting a person changes to move a deadline `bound` set.

@@ -1,5 +1,6 @@
-//! `doctor`: after the tree, the contract's line per result (pre-order), then each distinct
-//! piece of advice once — the likely fix for the checks that did not pass, naming the targets
+//! `doctor`: after the tree, the contract's line per status and type — the results that share
+//! both in one line, in the order they first appear (pre-order) — then each distinct piece of
+//! advice once — the likely fix for the checks that did not pass, naming the targets
 //! and checks it applies to — and for graphs the root cause (the deepest failing critical
 //! dependencies).
 //!
@@ -21,9 +22,9 @@ mod setting;
 
 use std::fmt::Write;
 
-use crate::contract::{Dimension, Status};
+use crate::contract::{Dimension, Status, TargetType};
 use crate::output::Style;
-use crate::output::terminal::{paint, title};
+use crate::output::terminal::paint;
 use crate::result::document::{Check, Document, NodeResult};
 use crate::result::{Fact, Key, Reason};
 use crate::text::clean;
@@ -57,10 +58,22 @@ pub fn status_advice(status: Status) -> &'static str {
 /// All advice lines for the document.
 pub fn advise(doc: &Document, style: Style) -> String {
     let mut out = String::from("\n");
+    let mut lines: Vec<StatusLine> = Vec::new();
     let mut advice: Vec<Advice> = Vec::new();
     let mut nodes = 0;
     for r in &doc.results {
-        status_lines(&mut out, r, style, &mut advice, &mut nodes);
+        status_lines(&mut lines, r, &mut advice, &mut nodes);
+    }
+    for line in &lines {
+        let verb = if line.names.len() == 1 { "is" } else { "are" };
+        let _ = writeln!(
+            out,
+            "Doctor: {} ({}) {verb} {}. {}",
+            listed(&line.names),
+            line.kind,
+            paint(line.status, style),
+            status_advice(line.status)
+        );
     }
     // With one target, which checks; with several, which targets (and their checks).
     for a in &advice {
@@ -81,7 +94,52 @@ pub fn advise(doc: &Document, style: Style) -> String {
             }
         }
     }
+    match style.width {
+        Some(width) => filled(&out, width),
+        None => out,
+    }
+}
+
+/// Doctor's lines filled to `width` at spaces; continuation lines hang four columns in, under
+/// a bullet's text.
+fn filled(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let (lead, rest) = match line.strip_prefix("  - ") {
+            Some(rest) => ("  - ", rest),
+            None => ("", line),
+        };
+        let lead_width = crate::output::wrap::visible_width(lead);
+        let rest = [rest.to_string()];
+        out.push_str(&crate::output::wrap::fill(
+            lead,
+            lead_width,
+            &rest,
+            "",
+            width,
+            ("    ", 4),
+        ));
+        out.push('\n');
+    }
     out
+}
+
+/// One `Doctor:` line: the results of one type with one status, named in first-seen order.
+struct StatusLine {
+    status: Status,
+    kind: TargetType,
+    names: Vec<String>,
+}
+
+/// `a`, `a and b`, `a, b and c`, then `a, b and 5 more`: a long list does not bury the line's
+/// advice (the tree above names every target).
+fn listed(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first @ .., last] if names.len() <= 3 => format!("{} and {last}", first.join(", ")),
+        [a, b, rest @ ..] => format!("{a}, {b} and {} more", rest.len()),
+    }
 }
 
 /// One distinct piece of advice and where it applies: each target (its label) with the
@@ -118,25 +176,31 @@ impl Advice {
     }
 }
 
-/// The contract's line for `r` and its dependencies (pre-order), collecting their advice:
-/// checks failing for the same reason (one 401 answers authentication and protocol), or
-/// targets failing the same way, share one piece. A node shown twice (a shared dependency)
-/// is advised once.
+/// The contract's line for `r` and its dependencies (pre-order), joined to the line of
+/// their status and type, collecting their advice: checks failing for the same reason (one
+/// 401 answers authentication and protocol), or targets failing the same way, share one
+/// piece. A node shown twice (a shared dependency) is named and advised once.
 fn status_lines(
-    out: &mut String,
+    lines: &mut Vec<StatusLine>,
     r: &NodeResult,
-    style: Style,
     advice: &mut Vec<Advice>,
     nodes: &mut usize,
 ) {
     *nodes += 1;
-    let _ = writeln!(
-        out,
-        "Doctor: {} is {}. {}",
-        title(r),
-        paint(r.status, style),
-        status_advice(r.status)
-    );
+    // By name and id: a shared dependency shown under two edges is one target.
+    let name = label(r);
+    match lines
+        .iter_mut()
+        .find(|l| l.status == r.status && l.kind == r.target.kind)
+    {
+        Some(line) if line.names.contains(&name) => {}
+        Some(line) => line.names.push(name),
+        None => lines.push(StatusLine {
+            status: r.status,
+            kind: r.target.kind,
+            names: vec![name],
+        }),
+    }
     let audience = Audience {
         adhoc: r.target.adhoc,
     };
@@ -168,7 +232,7 @@ fn status_lines(
         }
     }
     for d in &r.dependencies {
-        status_lines(out, d, style, advice, nodes);
+        status_lines(lines, d, advice, nodes);
     }
 }
 
@@ -205,8 +269,30 @@ fn label(r: &NodeResult) -> String {
 /// The likely fix for one failed check: by the family of its reason, naming settings the
 /// way `audience` changes them.
 pub fn check_advice(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
+    let advice = by_reason(dim, check, audience);
+    // The deprecated HTTP+SSE transport, found (a GET opened its stream) or suspected (the
+    // path ends in /sse, where a Streamable HTTP endpoint may live too).
+    let instead = "which agenthealth does not speak";
+    let configure = "configure the server's Streamable HTTP endpoint (often /mcp) as";
+    let endpoint = audience.name(Setting::Endpoint);
+    match word(check, Key::TransportHint).as_deref() {
+        Some("http_sse") => Some(format!(
+            "this is the deprecated HTTP+SSE transport (a GET opens an event stream announcing \
+             a message endpoint), {instead}: {configure} {endpoint}, or upgrade the server"
+        )),
+        Some("sse_path") => Some(format!(
+            "if this is the deprecated HTTP+SSE transport (the path ends in /sse), {instead}, \
+             {configure} {endpoint}, or upgrade the server{}",
+            advice.map_or_else(String::new, |a| format!("; otherwise: {a}"))
+        )),
+        _ => advice,
+    }
+}
+
+/// The likely fix by the family of the check's reason.
+fn by_reason(dim: Dimension, check: &Check, audience: Audience) -> Option<String> {
     match check.reason {
-        Some(Reason::Engine(note)) => engine::advice(note, dim, check),
+        Some(Reason::Engine(note)) => engine::advice(note, dim, check, audience),
         Some(Reason::Config(problem)) => config::advice(problem, check, audience),
         Some(Reason::Network(failure)) => network::advice(failure, check),
         Some(Reason::Http(failure)) => Some(http::advice(failure, check, audience)),

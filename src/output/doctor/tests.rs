@@ -10,6 +10,7 @@ fn causes(doc: &Document, unicode: bool) -> Vec<String> {
     let style = Style {
         color: false,
         unicode,
+        width: None,
     };
     advise(doc, style)
         .lines()
@@ -582,8 +583,48 @@ fn advice_is_given_once_for_every_target_it_applies_to() {
         ["  - a, b (reachability); c (protocol): nothing is listening at `127.0.0.1:1`"],
         "{text}"
     );
-    let status_lines = text.lines().filter(|l| l.starts_with("Doctor: ")).count();
-    assert_eq!(status_lines, 3, "{text}");
+    // Three targets of one type with one status: one status line.
+    let status_lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Doctor: ")).collect();
+    assert_eq!(
+        status_lines,
+        [
+            "Doctor: a, b and c (http) are UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy."
+        ],
+        "{text}"
+    );
+}
+
+/// Identical status sentences are one line per status and type, in first-seen order: twelve
+/// targets, seven of them healthy HTTP, read as four lines; a long list is cut after two
+/// names. JSON and YAML, which doctor does not change, keep every result.
+#[test]
+fn identical_status_sentences_are_one_line_naming_the_targets() {
+    let mut results = Vec::new();
+    for i in 1..=7 {
+        results.push(node(&format!("svc-{i}"), Status::Healthy, vec![]));
+    }
+    for (name, status) in [("db", Status::Unreachable), ("cache", Status::Unreachable)] {
+        results.push(node(name, status, vec![]));
+    }
+    let mut mcp = node("notes", Status::Healthy, vec![]);
+    mcp.target.kind = crate::contract::TargetType::Mcp;
+    results.push(mcp);
+    results.push(node("queue", Status::Degraded, vec![]));
+    results.push(node("one-more", Status::Healthy, vec![]));
+    let text = advise(&Document::new(results), Style::default());
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Doctor: ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "Doctor: svc-1, svc-2 and 6 more (http) are HEALTHY. Checks passed. Review the check list to confirm it covers your readiness requirements.",
+            "Doctor: db and cache (http) are UNREACHABLE. Verify the endpoint, service availability, network access, and timeout policy.",
+            "Doctor: notes (mcp) is HEALTHY. Checks passed. Review the check list to confirm it covers your readiness requirements.",
+            "Doctor: queue (http) is DEGRADED. Inspect latency thresholds and optional dependencies marked as impaired.",
+        ],
+        "{text}"
+    );
+    assert_eq!(listed(&["a".into(), "b".into(), "c".into()]), "a, b and c");
+    assert_eq!(listed(&["a".into(), "b".into()]), "a and b");
 }
 
 /// Every OAuth step, token-endpoint error and token-file problem has advice of its own that

@@ -60,7 +60,7 @@ use crate::net::HeadFacts;
 use crate::oauth::AuthFacts;
 use crate::process::ExitInfo;
 use crate::result::reason::{Limit, MAX_ANSWERS, Malformed, Note, Reason, StartProblem};
-use crate::result::{Observation, Steps};
+use crate::result::{Evidence, Observation, Steps};
 use crate::runtime::Attempt;
 
 /// Names a modern request mirrors into headers: `Mcp-Name` (a tool or prompt name, a
@@ -261,6 +261,21 @@ pub trait Transport: Send {
     /// Forgets the connection, session or process an aborted attempt used: the next request
     /// starts afresh. Cleanup that needs the network is deferred to [`Transport::close`].
     fn discard(&mut self);
+
+    /// What is known of the last request a deadline or an abort left unanswered, beyond the
+    /// deadline itself (stdio: that the process was still running, and what it had written
+    /// in answer). Empty when nothing was left unanswered or nothing more is known.
+    fn unanswered(&self) -> Evidence {
+        Evidence::default()
+    }
+
+    /// Whether the endpoint speaks the deprecated HTTP+SSE transport: a `GET` opens an event
+    /// stream whose first event announces a message endpoint (`event: endpoint`). Asked only
+    /// once both eras' POSTs were refused by status; bounded by the attempt, the first event
+    /// only, its data never kept. Only HTTP has such a thing.
+    fn opens_deprecated_sse(&mut self, _attempt: &Attempt) -> bool {
+        false
+    }
 
     /// What the run's OAuth established beside its token, for the authentication check
     /// (`None`: no OAuth, as on stdio).

@@ -43,6 +43,7 @@
 //! Every exchange registers the process's abort handle on the attempt, so the engine's
 //! watchdog can kill the group the moment the deadline passes or the run is cancelled.
 
+use crate::contract::endpoint::is_stdio_name;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -57,8 +58,8 @@ use crate::contract::{Bound, LocalResource, Secret};
 use crate::process::{
     Child, ChildSpec, KILL_WAIT, MAX_LINE_BYTES, RecvError, SendError, SpawnError, TERM_WAIT,
 };
-use crate::result::Observation;
 use crate::result::reason::{Limit, Malformed, StartProblem};
+use crate::result::{Evidence, Fact, Key, Observation};
 use crate::runtime::{Attempt, Deadline};
 
 /// Bytes of stdout lines (each counted with its `\n`) one request may consume while waiting
@@ -72,9 +73,6 @@ pub const CLOSE_GRACE: Duration = Duration::from_millis(200);
 /// Part of the close budget kept for the `SIGTERM` and `SIGKILL` steps and scheduling.
 const CLOSE_RESERVE: Duration = Duration::from_millis(20);
 
-/// The endpoint scheme of stdio targets.
-const SCHEME: &str = "stdio://";
-
 /// The stdio transport of one target run.
 pub struct StdioTransport {
     options: StdioOptions,
@@ -83,6 +81,10 @@ pub struct StdioTransport {
     /// Server requests answered while waiting for the response in flight (at most
     /// [`MAX_ANSWERS`](crate::result::reason::MAX_ANSWERS)).
     answered: usize,
+    /// The bytes of output charged to the last request when its wait for a line ended at the
+    /// deadline or an abort, with the process's output still open; `None` after any other
+    /// ending.
+    unanswered: Option<usize>,
 }
 
 impl StdioTransport {
@@ -94,6 +96,7 @@ impl StdioTransport {
             env,
             child: None,
             answered: 0,
+            unanswered: None,
         }
     }
 
@@ -127,6 +130,7 @@ impl StdioTransport {
     ) -> Result<Box<RawValue>, TransportError> {
         let want = out.id.unwrap_or(0);
         self.answered = 0;
+        self.unanswered = None;
         self.send_all(std::slice::from_ref(out), attempt)?;
         let mut used = 0usize;
         loop {
@@ -134,9 +138,15 @@ impl StdioTransport {
             let Some(child) = self.child.as_mut() else {
                 return Err(network(attempt));
             };
-            let line = child
-                .recv_line(attempt)
-                .map_err(|e| stopped(&e, used, attempt))?;
+            let line = match child.recv_line(attempt) {
+                Ok(line) => line,
+                Err(e) => {
+                    if matches!(e, RecvError::Timeout | RecvError::Aborted) {
+                        self.unanswered = Some(used);
+                    }
+                    return Err(stopped(&e, used, attempt));
+                }
+            };
             used = used.saturating_add(line.len().saturating_add(1));
             if used > MAX_RESPONSE_BYTES {
                 return Err(TransportError::Limit(Limit::OutputBeforeResponse));
@@ -164,6 +174,7 @@ impl StdioTransport {
         attempt: &Attempt,
     ) -> Vec<Result<Box<RawValue>, TransportError>> {
         let era = outs.first().map_or(Era::Modern, |o| o.era);
+        self.unanswered = None;
         if let Err(e) = self.send_all(outs, attempt) {
             return outs.iter().map(|_| Err(e.clone())).collect();
         }
@@ -284,6 +295,19 @@ impl Transport for StdioTransport {
                 e
             }
         })
+    }
+
+    fn unanswered(&self) -> Evidence {
+        let mut facts = Evidence::default();
+        if let Some(bytes) = self.unanswered {
+            // Its output was still open when the wait ended: it had not exited.
+            facts.set(Key::ProcessRunning, Fact::Bool(true));
+            facts.set(
+                Key::StdoutBytes,
+                Fact::Int(i64::try_from(bytes).unwrap_or(i64::MAX)),
+            );
+        }
+        facts
     }
 
     fn discard(&mut self) {
@@ -523,24 +547,6 @@ pub fn spawn_reason(e: &SpawnError) -> StartProblem {
     }
 }
 
-/// Whether `endpoint` names a stdio target: `stdio://` and a non-empty name, without
-/// userinfo, query, fragment, whitespace or control characters. The name only identifies
-/// the target; it is never executed.
-pub fn valid_endpoint(endpoint: &str) -> bool {
-    let Some(prefix) = endpoint.get(..SCHEME.len()) else {
-        return false;
-    };
-    if !prefix.eq_ignore_ascii_case(SCHEME) {
-        return false;
-    }
-    let rest = &endpoint[SCHEME.len()..];
-    let name = rest.split('/').next().unwrap_or_default();
-    !name.is_empty()
-        && !rest
-            .chars()
-            .any(|c| matches!(c, '@' | '?' | '#') || c.is_whitespace() || c.is_control())
-}
-
 /// Why a stdio target cannot run, found offline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -560,7 +566,7 @@ pub fn prepare(
     let Some(stdio) = options.stdio.as_ref() else {
         return Err(Refusal::Target);
     };
-    if !valid_endpoint(&target.endpoint) {
+    if !is_stdio_name(&target.endpoint) {
         return Err(Refusal::Target);
     }
     if let Err(e) = Child::preflight(&command(stdio, env)) {
@@ -660,7 +666,7 @@ mod tests {
             "stdio://files/sub",
             "stdio://a.b_c-1",
         ] {
-            assert!(valid_endpoint(ok), "{ok}");
+            assert!(is_stdio_name(ok), "{ok}");
         }
         for bad in [
             "stdio://",
@@ -674,7 +680,7 @@ mod tests {
             "std",
             "stdio://\u{7}",
         ] {
-            assert!(!valid_endpoint(bad), "{bad}");
+            assert!(!is_stdio_name(bad), "{bad}");
         }
     }
 

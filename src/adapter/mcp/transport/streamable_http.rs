@@ -274,9 +274,13 @@ impl HttpTransport {
         headers: &[(&str, &str)],
         body: Option<&[u8]>,
         attempt: &Attempt,
+        once: bool,
     ) -> Result<Response, TransportError> {
         let auth = self.authorization(method, attempt)?;
         let mut req = Request::new(method, &self.endpoint);
+        if once {
+            req = req.once();
+        }
         for (name, value) in headers {
             req = req.header(name, value);
         }
@@ -337,7 +341,10 @@ impl HttpTransport {
         };
         headers.extend(name.as_deref().map(|n| ("mcp-name", n)));
         headers.extend(params.iter().map(|(h, v)| (h.as_str(), *v)));
-        self.send(Method::Post, &headers, Some(body), attempt)
+        // A functional call is never sent twice (the specification), not even after a stale
+        // kept-alive connection; any other message may be, when nothing can have arrived.
+        let once = method == "tools/call";
+        self.send(Method::Post, &headers, Some(body), attempt, once)
     }
 
     /// Keeps the session id an `initialize` response assigned. Returns whether one was.
@@ -468,7 +475,7 @@ impl HttpTransport {
         if let Era::Legacy(revision) = era {
             headers.push(("mcp-protocol-version", revision.as_str()));
         }
-        let response = self.send(Method::Get, &headers, None, attempt)?;
+        let response = self.send(Method::Get, &headers, None, attempt, false)?;
         let status = response.status();
         if matches!(status, 401 | 403) {
             return Err(self.refused(status, response));
@@ -543,9 +550,38 @@ impl Transport for HttpTransport {
         McpTransport::Http
     }
 
+    fn opens_deprecated_sse(&mut self, attempt: &Attempt) -> bool {
+        /// Enough for the `endpoint` event (its data is a path), never the stream.
+        const FIRST_EVENT: usize = 4096;
+        let Ok(response) = self.send(Method::Get, &[("accept", SSE)], None, attempt, false) else {
+            return false;
+        };
+        if response.status() != 200 || media_type(response.headers()) != Some(ResponseMode::Sse) {
+            return false;
+        }
+        let mut reader = response.into_reader();
+        let mut parser = SseParser::new(FIRST_EVENT);
+        let (mut events, mut chunk, mut read) = (Vec::new(), [0u8; 1024], 0);
+        while events.is_empty() && read < FIRST_EVENT {
+            match reader.read(&mut chunk) {
+                Ok(n @ 1..) if parser.feed(&chunk[..n], &mut events).is_ok() => read += n,
+                _ => break,
+            }
+        }
+        // The stream never ends: this connection is not reused.
+        self.client.discard();
+        events.first().is_some_and(|e| e.event_type == "endpoint")
+    }
+
     fn probe(&mut self, attempt: &Attempt) -> Option<Result<Probe, TransportError>> {
         let started = Instant::now();
-        let result = self.send(Method::Head, &[("accept", ACCEPT_BOTH)], None, attempt);
+        let result = self.send(
+            Method::Head,
+            &[("accept", ACCEPT_BOTH)],
+            None,
+            attempt,
+            false,
+        );
         Some(result.map(|response| {
             let mut steps = Steps::default();
             response.timings().write_steps(&mut steps);
@@ -619,7 +655,7 @@ impl Transport for HttpTransport {
             // Best effort, each within its own share of the cleanup attempt (which the watchdog
             // can cut): the outcome never changes an observation.
             let cleanup = attempt.within(Deadline::after(DELETE_BUDGET, Bound::Cleanup));
-            if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup) {
+            if let Ok(response) = self.send(Method::Delete, &headers, None, &cleanup, false) {
                 drain(response);
             }
         }

@@ -232,6 +232,8 @@ pub enum On {
     Rpc(&'static str),
     /// Requests with this HTTP method (`"HEAD"`, `"GET"`, `"DELETE"`, `"POST"`).
     Http(&'static str),
+    /// Every request but the first on its connection (a kept-alive connection reused).
+    Reused,
 }
 
 /// A deliberate misbehaviour. See [`Fault`] for how one is selected.
@@ -286,9 +288,15 @@ pub enum Action {
     },
     /// Send the headers and half of the body, then reset the connection (RST).
     Reset,
+    /// Reset the connection with the request unread, writing nothing (RST): a server that
+    /// closed the kept-alive connection while it sat idle.
+    ResetUnanswered,
     /// SSE stream that never carries the answer: keep-alive comments and
     /// notifications every 50 ms until the client leaves or the server drops.
     SseNoResponse,
+    /// The deprecated HTTP+SSE transport's stream: an `endpoint` event, then comments until
+    /// the client leaves or the server drops.
+    SseEndpoint,
     /// SSE stream with a notification (no event ids) that ends without the answer.
     SseEndWithoutResponse,
     /// SSE stream (priming event with id, optional `retry:`) that ends without

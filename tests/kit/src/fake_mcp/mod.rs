@@ -31,6 +31,7 @@
 
 use crate::http_server;
 
+pub mod cli;
 mod config;
 mod mcp;
 mod oauth;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::config::{Action, DiscoverReply, Era, FakeConfig, Fault, LegacyOpts, Mode, SseOpts};
+use super::config::{Action, DiscoverReply, Era, FakeConfig, Fault, LegacyOpts, Mode, On, SseOpts};
 
 /// Description of a named preset.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +91,12 @@ pub const PRESETS: &[PresetInfo] = &[
     ),
     p("error-500", "HTTP 500 on every POST", false, false),
     p(
+        "error-500-reset",
+        "HTTP 500 to a connection's first request, then a reset (RST) when it is reused",
+        false,
+        false,
+    ),
+    p(
         "trickle",
         "every POST answered one byte per 50 ms",
         false,
@@ -176,6 +182,18 @@ pub const PRESETS: &[PresetInfo] = &[
         false,
     ),
     p(
+        "sse-legacy-node",
+        "the deprecated HTTP+SSE transport as Node's SDK serves it: HEAD unanswered, GET opens the event stream, POST 404",
+        false,
+        false,
+    ),
+    p(
+        "sse-legacy-python",
+        "the deprecated HTTP+SSE transport as Python's SDK serves it: HEAD 200 event-stream, GET the stream, POST 405",
+        false,
+        false,
+    ),
+    p(
         "redirect-slash",
         "every request: 307 to the same path with a trailing slash",
         false,
@@ -233,6 +251,19 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
         },
         "unauthorized" => d().with_fault(Fault::always(Action::Status(401))),
         "error-500" => d().with_fault(Fault::post(Action::Status(500))),
+        "error-500-reset" => d()
+            .with_fault(Fault {
+                on: On::Reused,
+                action: Action::ResetUnanswered,
+                times: None,
+            })
+            .with_fault(Fault::post(Action::Error {
+                status: 500,
+                code: -32603,
+                message: "Internal error",
+                data: None,
+            }))
+            .with_fault(Fault::always(Action::Status(500))),
         "trickle" => d().with_fault(Fault::post(Action::Trickle(Duration::from_millis(50)))),
         "stall" => d().with_fault(Fault::post(Action::HangMidBody)),
         "endless-sse" => d().with_fault(Fault::post(Action::SseNoResponse)),
@@ -290,6 +321,29 @@ pub fn preset(name: &str) -> Option<FakeConfig> {
             },
             ..d()
         },
+        "sse-legacy-node" => d()
+            .with_fault(Fault::http("HEAD", Action::HangBeforeHeaders))
+            .with_fault(Fault::http("GET", Action::SseEndpoint))
+            .with_fault(Fault::post(Action::Raw {
+                status: 404,
+                headers: vec![("Content-Type", "text/html; charset=utf-8")],
+                body: "<!DOCTYPE html><title>Error</title><pre>Cannot POST {path}</pre>\n".into(),
+            })),
+        "sse-legacy-python" => d()
+            .with_fault(Fault::http(
+                "HEAD",
+                Action::Raw {
+                    status: 200,
+                    headers: vec![("Content-Type", "text/event-stream")],
+                    body: String::new(),
+                },
+            ))
+            .with_fault(Fault::http("GET", Action::SseEndpoint))
+            .with_fault(Fault::post(Action::Raw {
+                status: 405,
+                headers: vec![("Allow", "GET, HEAD"), ("Content-Type", "text/plain")],
+                body: "Method Not Allowed".into(),
+            })),
         "redirect-slash" => d().with_fault(Fault::always(Action::Raw {
             status: 307,
             headers: vec![("Location", "{base}{path}/")],

@@ -388,3 +388,26 @@ pub(super) fn sse_forever(
         n += 1;
     }
 }
+
+/// The deprecated HTTP+SSE transport's stream (what a `GET` of its `/sse` opens): an
+/// `endpoint` event naming where to POST messages, then comments until the client leaves or
+/// the server drops.
+pub(super) fn sse_endpoint_stream(shared: &Shared, stream: &mut Conn<'_>, close: bool) -> Flow {
+    let mut headers = sse_headers();
+    headers.push(("Transfer-Encoding".into(), "chunked".into()));
+    let event = b"event: endpoint\ndata: /messages?sessionId=fake-sse-session\n\n";
+    if stream
+        .write_all(&http::head_bytes(200, &headers, close))
+        .and_then(|()| stream.write_all(&http::chunk(event)))
+        .is_err()
+    {
+        return Flow::Close;
+    }
+    loop {
+        if shared.wait_stop(Some(Duration::from_millis(50)))
+            || stream.write_all(&http::chunk(&comment(8))).is_err()
+        {
+            return Flow::Close;
+        }
+    }
+}

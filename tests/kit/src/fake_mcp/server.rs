@@ -251,11 +251,15 @@ impl Route {
 
     /// Whether a `Reset` fault could apply (so the body must stay unread).
     fn may_reset(&self) -> bool {
-        self.cfg.faults.iter().any(|f| f.action == Action::Reset)
+        self.cfg
+            .faults
+            .iter()
+            .any(|f| matches!(f.action, Action::Reset | Action::ResetUnanswered))
     }
 
     /// The first matching fault with uses left, counting the use.
-    fn take_fault(&self, http_method: &str, rpc_method: Option<&str>) -> Option<Action> {
+    fn take_fault(&self, head: &Request, rpc_method: Option<&str>) -> Option<Action> {
+        let http_method = head.method.as_str();
         if self.cfg.faults.is_empty() {
             return None;
         }
@@ -266,6 +270,7 @@ impl Route {
                 On::Post => http_method == "POST",
                 On::Rpc(m) => http_method == "POST" && rpc_method == Some(*m),
                 On::Http(m) => http_method.eq_ignore_ascii_case(m),
+                On::Reused => head.on_connection > 0,
             };
             let uses = state.fault_uses.get(i).copied().unwrap_or(0);
             if hit && f.times.is_none_or(|n| uses < n) {
@@ -724,7 +729,7 @@ fn handle(
         .as_ref()
         .and_then(|v| v.get("method"))
         .and_then(Value::as_str);
-    let action = route.take_fault(&head.method, rpc_method);
+    let action = route.take_fault(head, rpc_method);
     let req = Req {
         head,
         json: parsed.as_ref(),
@@ -733,6 +738,7 @@ fn handle(
     let id = parsed.as_ref().and_then(|v| v.get("id")).cloned();
     let method = rpc_method.unwrap_or_default().to_string();
     let answer = match &action {
+        Some(Action::ResetUnanswered) => return Flow::Reset,
         Some(Action::HangBeforeHeaders) => {
             shared.wait_stop(None);
             return Flow::Close;
@@ -744,6 +750,7 @@ fn handle(
             mcp::answer(shared, route, &req, None)
         }
         Some(Action::SseNoResponse) => return render::sse_forever(shared, route, stream, close),
+        Some(Action::SseEndpoint) => return render::sse_endpoint_stream(shared, stream, close),
         Some(Action::Status(code)) => status_answer(shared, route, *code),
         Some(Action::Raw {
             status,

@@ -561,7 +561,7 @@ fn serve_connection(shared: &Shared, stream: TcpStream, index: usize) {
     };
     let stopped = || shared.stop.stopped();
     let handler = &*shared.handler;
-    loop {
+    for on_connection in 0.. {
         if stopped() {
             return;
         }
@@ -581,6 +581,7 @@ fn serve_connection(shared: &Shared, stream: TcpStream, index: usize) {
             Err(_) => return,
         };
         request.connection = index;
+        request.on_connection = on_connection;
         let framing = match wire::framing(&request) {
             Ok(f) => f,
             Err((code, why)) => {

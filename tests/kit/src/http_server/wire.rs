@@ -37,6 +37,8 @@ pub struct Request {
     pub body: Vec<u8>,
     /// Which accepted connection (0-based) carried it.
     pub connection: usize,
+    /// How many requests that connection carried before this one (0: its first).
+    pub on_connection: usize,
 }
 
 impl Request {
@@ -441,6 +443,7 @@ fn parse_head(raw: &[u8]) -> Result<Request, ReadError> {
         headers,
         body: Vec::new(),
         connection: 0,
+        on_connection: 0,
     })
 }
 
