@@ -180,3 +180,34 @@ fn first_contact_names_the_oauth_details_command_and_the_flag_prints_the_block()
     );
     assert!(!json.stdout.contains(lab.issuer()), "{}", json.stdout);
 }
+
+/// A saved access token the server then revokes (the SDK's opaque tokens die at once): the
+/// check sends it as saved (`token_source=file`), is refused with 401, and doctor says to
+/// log in again rather than to check the audience or scopes.
+#[test]
+fn a_revoked_saved_token_says_log_in_again() {
+    let lab = SdkAuthServer::start(SdkAsOptions::default());
+    let dir = TempDir::new("sdk-revoked");
+    let token_file = dir.0.join("tokens/sdk.json");
+    let target =
+        Target::login(lab.url(), lab.issuer(), SDK_PUBLIC, &token_file).auth_method("none");
+    let config = write_config(&dir, &[&target]);
+    let done = login(&config, "lab", &[], Decision::Approve);
+    done.assert_success(lab.url(), "login");
+    assert_healthy(&check(&config, &[]), None, "before the revocation");
+    lab.revoke_all();
+    let o = check(&config, &[]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    let facts = evidence(&o.json(), "authentication").clone();
+    assert_eq!(facts["token_source"], "file", "{facts}");
+    assert_eq!(facts["http_status"], 401, "{facts}");
+    let advice = doctor(&config, &[]);
+    assert!(
+        advice.stdout.contains("refused the saved access token")
+            && advice.stdout.contains("log in again")
+            && !advice.stdout.contains("audience"),
+        "{}",
+        advice.stdout
+    );
+    assert_no_secrets(&o, &lab, &[], "revoked");
+}
