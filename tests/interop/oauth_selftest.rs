@@ -279,13 +279,7 @@ fn login_refresh_rotation_and_reuse_revokes_the_grant() {
         oauth_http::query_param(&denied, "iss").as_deref(),
         Some(lab.issuer())
     );
-    let no_pkce = Browser::new()
-        .authorize(
-            &format!("{authorize}?{}", oauth_http::form_encode(&base)),
-            Decision::Approve,
-            |u| u.starts_with(&redirect),
-        )
-        .unwrap();
+    let no_pkce = approved_callback(&authorize, &base, &redirect);
     assert_eq!(
         oauth_http::query_param(&no_pkce, "error").as_deref(),
         Some("invalid_request"),
@@ -295,6 +289,18 @@ fn login_refresh_rotation_and_reuse_revokes_the_grant() {
         oauth_http::query_param(&no_pkce, "state").as_deref(),
         Some("lab-state")
     );
+}
+
+/// The callback URL the authorization endpoint sends an approving browser to, for the
+/// authorization request `params`.
+fn approved_callback(authorize: &str, params: &[(&str, &str)], redirect: &str) -> String {
+    Browser::new()
+        .authorize(
+            &format!("{authorize}?{}", oauth_http::form_encode(params)),
+            Decision::Approve,
+            |u| u.starts_with(redirect),
+        )
+        .unwrap()
 }
 
 /// One JSON-RPC POST to a protected server; (status, the response, the message if any).
@@ -533,13 +539,7 @@ fn stock_refresh_policy_required_par_and_registration() {
         ("code_challenge_method", "S256"),
     ];
     let authorize = meta["authorization_endpoint"].as_str().unwrap();
-    let refused = Browser::new()
-        .authorize(
-            &format!("{authorize}?{}", oauth_http::form_encode(&params)),
-            Decision::Approve,
-            |u| u.starts_with(&redirect),
-        )
-        .unwrap();
+    let refused = approved_callback(authorize, &params, &redirect);
     assert_eq!(
         oauth_http::query_param(&refused, "error").as_deref(),
         Some("invalid_request"),
