@@ -173,8 +173,9 @@ impl Authorizer {
             Some(path) => self.through_file(path, client, &attempt),
             None => {
                 let current = self.token.clone();
+                let issued_for = current.as_ref().map(|t| t.resource.as_str());
                 self.grant(current.as_ref())
-                    .and_then(|refresh| self.acquire(client, refresh, &attempt))
+                    .and_then(|refresh| self.acquire(client, refresh, issued_for, &attempt))
             }
         };
         match obtained {
@@ -224,7 +225,8 @@ impl Authorizer {
             Ok(reservation) => reservation,
             Err(e) => return self.unreserved(e, current, client, attempt),
         };
-        let fresh = self.acquire(client, refresh, attempt)?;
+        let issued_for = current.as_ref().map(|t| t.resource.as_str());
+        let fresh = self.acquire(client, refresh, issued_for, attempt)?;
         if let Err(e) = reservation.commit(&fresh, &binding) {
             self.degrade(&e);
         }
@@ -244,7 +246,7 @@ impl Authorizer {
         let token = match current.filter(|t| t.valid(SystemTime::now())) {
             Some(token) => token,
             None if self.settings.configured.grant == OAuthGrant::ClientCredentials => {
-                self.acquire(client, None, attempt)?
+                self.acquire(client, None, None, attempt)?
             }
             None => return Err(e),
         };
@@ -297,11 +299,16 @@ impl Authorizer {
         }
     }
 
-    /// A new token: `client_credentials` when `refresh` is `None`, else a refresh with it.
+    /// A new token: `client_credentials` when `refresh` is `None`, else a refresh with it of
+    /// the grant issued for the resource `issued_for` (when known). A refresh asks for the
+    /// resource discovery names; when that is no longer the one the grant was issued for, no
+    /// refresh is sent (`resource_changed`: an authorization server may answer
+    /// `invalid_target` only after rotating, which ends the grant): log in again.
     fn acquire(
         &mut self,
         client: &mut Client,
         refresh: Option<Secret>,
+        issued_for: Option<&str>,
         attempt: &Attempt,
     ) -> Result<Token, OAuthError> {
         let settings = Arc::clone(&self.settings);
@@ -316,6 +323,11 @@ impl Authorizer {
             )?,
         };
         self.facts.evidence.extend(&discovered.evidence);
+        let changed = issued_for.is_some_and(|was| !was.is_empty() && was != discovered.resource);
+        if refresh.is_some() && changed {
+            self.discovered = Some(discovered);
+            return Err(OAuthError::step(OAuthStep::ResourceChanged));
+        }
         let registered = self.registered.clone();
         let auth = settings
             .client_auth(registered.as_ref())

@@ -168,6 +168,10 @@ fn parse(
         scope: text("scope").unwrap_or_default().to_string(),
         method: None,
         registered,
+        // A file without one was issued for its binding's resource (the endpoint's).
+        resource: text("token_resource")
+            .unwrap_or(&binding.resource)
+            .to_string(),
     };
     Ok((token, generation(&doc)))
 }
@@ -219,6 +223,11 @@ pub(super) fn document(token: &Token, binding: &Binding, generation: u64) -> Str
     doc.insert("client_id".into(), client.into());
     doc.insert("scope".into(), token.scope.clone().into());
     doc.insert("generation".into(), generation.into());
+    // The resource a refresh must ask for again, when the metadata named another than the
+    // endpoint (RFC 9728 root metadata).
+    if !token.resource.is_empty() && token.resource != binding.resource {
+        doc.insert("token_resource".into(), token.resource.clone().into());
+    }
     if let Some(r) = &token.registered {
         doc.insert("registered".into(), true.into());
         doc.insert(

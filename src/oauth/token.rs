@@ -54,6 +54,9 @@ pub(crate) struct Token {
     pub method: Option<MethodChoice>,
     /// The client `login --register` registered for it, saved with it.
     pub registered: Option<Registered>,
+    /// The resource it was issued for (RFC 8707), as the metadata named it; empty when not
+    /// known (a token file that names none was issued for its binding's resource).
+    pub resource: String,
 }
 
 impl Token {
@@ -190,6 +193,7 @@ pub(crate) fn request(
         .ok_or_else(|| OAuthError::step(OAuthStep::TokenResponse))?;
     let mut token = parse(&doc, discovered.scope.as_deref(), SystemTime::now())?;
     token.method = Some(choice);
+    token.resource = discovered.resource.clone();
     Ok(token)
 }
 
@@ -319,6 +323,7 @@ pub(crate) fn parse(
         scope,
         method: None,
         registered: None,
+        resource: String::new(),
     })
 }
 

@@ -372,6 +372,9 @@ pub enum OAuthStep {
     ResourceMetadataOrigin,
     /// The protected-resource metadata describes another resource than the endpoint.
     ResourceMismatch,
+    /// The metadata now names another resource than the one the saved grant was issued
+    /// for: no refresh is sent (log in again).
+    ResourceChanged,
     /// The pinned issuer is not among the metadata's `authorization_servers`.
     IssuerNotListed,
     /// No authorization-server metadata (RFC 8414 or OpenID) for the pinned issuer.
@@ -414,6 +417,7 @@ impl OAuthStep {
             OAuthStep::ResourceMetadata => "resource_metadata",
             OAuthStep::ResourceMetadataOrigin => "resource_metadata_origin",
             OAuthStep::ResourceMismatch => "resource_mismatch",
+            OAuthStep::ResourceChanged => "resource_changed",
             OAuthStep::IssuerNotListed => "issuer_not_listed",
             OAuthStep::ServerMetadata => "server_metadata",
             OAuthStep::InsecureEndpoint => "insecure_endpoint",

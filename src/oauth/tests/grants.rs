@@ -322,3 +322,36 @@ fn refresh_token_grant_uses_the_configured_refresh_token() {
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(value(&fake.form(), "refresh_token"), Some("env-refresh"));
 }
+
+/// A saved grant issued for another resource than discovery now names is not refreshed
+/// (`resource_changed`, no token request: a refresh for another resource can end the
+/// grant); the resource a token was issued for is kept in the file as `token_resource` only
+/// when it is not the endpoint's, and a file without one was issued for the endpoint.
+#[test]
+fn a_grant_issued_for_another_resource_is_not_refreshed() {
+    let fake = Fake::start(good);
+    let dir = scratch("resource-changed");
+    let path = dir.join("user.json");
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
+    s.configured.token_file = Some(path.display().to_string());
+    let mut moved = token("old", Some("r-old"), -60);
+    moved.resource = format!("{}/elsewhere", fake.root);
+    store::write(&path, &moved, &binding(&fake)).expect("write");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+        .unwrap_or_default();
+    assert_eq!(doc["token_resource"], moved.resource.as_str());
+    let (r, _) = authorize(&fake, s.clone());
+    assert_eq!(step_of(&r), Some(OAuthStep::ResourceChanged), "{r:?}");
+    assert!(fake.requests("/token").is_empty(), "no refresh sent");
+
+    let mut same = token("old", Some("r-old"), -60);
+    same.resource = binding(&fake).resource;
+    store::write(&path, &same, &binding(&fake)).expect("write");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(doc.get("token_resource").is_none(), "{doc}");
+    let (r, _) = authorize(&fake, s);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(fake.requests("/token").len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -238,6 +238,7 @@ pub(super) fn token(access: &str, refresh: Option<&str>, expires_in: i64) -> Tok
         scope: "read".into(),
         method: None,
         registered: None,
+        resource: String::new(),
     }
 }
 

@@ -29,6 +29,7 @@ pub(super) fn advice(step: OAuthStep, check: &Check) -> String {
         OAuthStep::ResourceMetadata => "the server publishes no protected-resource metadata (RFC 9728): none named by its 401 challenge, none at /.well-known/oauth-protected-resource; check that the endpoint is the MCP URL of an OAuth-protected server".into(),
         OAuthStep::ResourceMetadataOrigin => "the 401 challenge names resource_metadata on another origin; agenthealth trusts only metadata from the MCP endpoint's own scheme, host and port".into(),
         OAuthStep::ResourceMismatch => "the protected-resource metadata describes another resource than this endpoint; configure the endpoint exactly as the server's resource URL".into(),
+        OAuthStep::ResourceChanged => "the server's protected-resource metadata now names another resource than the one the saved grant was issued for, so it was not refreshed (a refresh for another resource can end the grant): log in again (`agenthealth login CONFIG TARGET`)".into(),
         OAuthStep::IssuerNotListed => match slash(check) {
             Some(how) => format!("the server's authorization_servers list mcp.oauth.issuer {how} the trailing slash, and issuers are compared exactly: write mcp.oauth.issuer {how} it"),
             None => format!("mcp.oauth.issuer is not among the server's authorization_servers (compared exactly, trailing slash included); {DETAILS} lists them"),

@@ -638,6 +638,7 @@ fn every_oauth_failure_has_its_own_advice() {
         (S::ResourceMetadata, "protected-resource metadata"),
         (S::ResourceMetadataOrigin, "origin"),
         (S::ResourceMismatch, "resource"),
+        (S::ResourceChanged, "log in again"),
         (S::IssuerNotListed, "authorization_servers"),
         (S::ServerMetadata, "mcp.oauth.issuer"),
         (S::InsecureEndpoint, "https"),
