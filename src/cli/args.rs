@@ -46,6 +46,10 @@ pub(crate) struct LowArgs {
     pub(crate) token_env: Option<Recorded<String>>,
     /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
     pub(crate) interval_ms: Option<Recorded<u64>>,
+    /// `--oauth-details` (doctor).
+    pub(crate) oauth_details: bool,
+    /// `--register` (login).
+    pub(crate) register: bool,
 }
 
 /// `--color`.
