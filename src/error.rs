@@ -33,8 +33,13 @@ pub enum LoginError {
     NotAuthorizationCode,
     /// Referenced variables are unset or empty (their names).
     MissingEnv(Vec<String>),
-    /// A step of the login failed (its evidence word).
-    Failed(&'static str),
+    /// A step of the login failed: its word, and the authorization server's RFC 6749
+    /// `error` code when it sent one we know.
+    Failed(&'static str, Option<&'static str>),
+    /// `--register` with a configured `mcp.oauth.client_id`.
+    RegisterWithClientId,
+    /// No `mcp.oauth.client_id`, no `--register`, and no registered client saved.
+    NoClient,
     /// A signal ended the wait for the browser.
     Cancelled,
 }
@@ -52,9 +57,18 @@ impl fmt::Display for LoginError {
                 names.join(", ")
             ),
             LoginError::Cancelled => f.write_str("OAuth login cancelled; nothing was saved"),
-            LoginError::Failed(step) => write!(
-                f,
-                "OAuth login failed ({step}); verify issuer, client registration, callback and token file configuration"
+            LoginError::Failed(step, code) => {
+                let code = code.map(|c| format!(": {c}")).unwrap_or_default();
+                write!(
+                    f,
+                    "OAuth login failed ({step}{code}); verify issuer, client registration, callback and token file configuration"
+                )
+            }
+            LoginError::RegisterWithClientId => f.write_str(
+                "login --register registers a new client: remove mcp.oauth.client_id (the registered one is saved in the token file), or log in without --register",
+            ),
+            LoginError::NoClient => f.write_str(
+                "mcp.oauth names no client_id and the token file holds no registered client: run `agenthealth login CONFIG TARGET --register`",
             ),
         }
     }

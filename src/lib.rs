@@ -166,11 +166,15 @@ where
             login_targets(source.as_ref());
             Ok(0)
         }
-        Command::Login { config, target } => {
+        Command::Login {
+            config,
+            target,
+            register,
+        } => {
             let config = load(&config, None)?;
             let cancel = runtime::Cancel::new();
             signals::install(&cancel);
-            login::run(config, &target, &cancel)?;
+            login::run(config, &target, register, &cancel)?;
             Ok(0)
         }
     }
@@ -243,13 +247,53 @@ fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
         unicode: args.format == Format::Terminal && locale_is_utf8(),
         width: on_terminal.then(|| terminal.width(stdout_columns())),
     };
-    let text = output::render(&doc, args.format, style, args.doctor, run)
+    let mut text = output::render(&doc, args.format, style, args.doctor, run)
         .map_err(|why| ToolFailure::redacted(Error::InvalidDocument(why), &redactor))?;
+    if args.oauth_details && args.format == Format::Terminal {
+        // Opt-in server content, after the advice; its URLs are its point, secrets never.
+        text.push_str(&redactor.apply_secrets(&oauth_details(&plan)));
+    }
     // `--quiet`: the document was built and validated all the same; only the exit code says.
     if !args.quiet {
         write_stdout(&text).map_err(|e| ToolFailure::redacted(e, &redactor))?;
     }
     Ok(exit::for_status(doc.worst()))
+}
+
+/// `doctor --oauth-details`: what each MCP target over HTTP publishes about its OAuth, one
+/// target after another, each within its `timeout_ms`; targets that show no sign of OAuth
+/// (no metadata, nothing configured) are left out.
+fn oauth_details(plan: &run_plan::RunPlan) -> String {
+    use std::time::Duration;
+    let mut all = Vec::new();
+    for planned in &plan.targets {
+        let target = &planned.target;
+        let http = target
+            .mcp
+            .as_ref()
+            .is_none_or(|m| m.transport == config::McpTransport::Http);
+        if target.kind != contract::TargetType::Mcp || !http {
+            continue;
+        }
+        let Ok(endpoint) = net::Endpoint::parse(&target.endpoint) else {
+            continue;
+        };
+        let pinned = match &planned.credential {
+            run_plan::Credential::OAuth(s) => Some(s.configured.issuer.as_str()),
+            _ => None,
+        };
+        let deadline = runtime::Deadline::after(
+            Duration::from_millis(target.timeout_ms),
+            contract::Bound::TimeoutMs,
+        );
+        let mut client = net::Client::new(net::Reuse::KeepAlive);
+        let attempt = runtime::Attempt::new(deadline);
+        let found = oauth::details::probe(&mut client, &target.name, &endpoint, pinned, &attempt);
+        if pinned.is_some() || !found.issuers.is_empty() || found.named_origin.is_some() {
+            all.push(found);
+        }
+    }
+    output::doctor::details::render(&all)
 }
 
 /// `serve`: load, resolve the token, then serve until SIGINT/SIGTERM (exit 0).

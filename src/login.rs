@@ -1,7 +1,8 @@
-//! `agenthealth login <config.yaml> <target>`: the one interactive command.
+//! `agenthealth login <config.yaml> <target> [--register]`: the one interactive command.
 //!
 //! It finds the top-level target by name, requires `mcp.oauth` with `grant: authorization_code`
-//! and every referenced variable set, then runs the OAuth client's login
+//! and every referenced variable set (and, with `--register`, no `client_id`: the registered
+//! client is saved in the token file), then runs the OAuth client's login
 //! ([`crate::oauth::authorization_code`]): the browser URL on stdout, a loopback callback, the
 //! exchange, the token file. Each network step has the target's `timeout_ms`; the browser has
 //! five minutes; SIGINT/SIGTERM end the wait at once ("OAuth login cancelled; nothing was
@@ -19,7 +20,12 @@ use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
 
 /// Runs the login for the target named `name` in `config`.
-pub(crate) fn run(config: Config, name: &str, cancel: &Cancel) -> Result<(), Error> {
+pub(crate) fn run(
+    config: Config,
+    name: &str,
+    register: bool,
+    cancel: &Cancel,
+) -> Result<(), Error> {
     let id = config
         .roots
         .iter()
@@ -41,20 +47,30 @@ pub(crate) fn run(config: Config, name: &str, cancel: &Cancel) -> Result<(), Err
             target.missing_env.clone(),
         )));
     }
+    if register && settings.configured.client_id.is_some() {
+        return Err(Error::Login(LoginError::RegisterWithClientId));
+    }
     let failed = |e: OAuthError| {
-        let step = match e {
+        let (step, code) = match e {
             OAuthError::Step {
                 step: OAuthStep::Cancelled,
                 ..
             } => return Error::Login(LoginError::Cancelled),
-            OAuthError::Step { step, .. } => step.as_word(),
-            OAuthError::Network(_) => OAuthStep::ResourceMetadata.as_word(),
-            OAuthError::LoginRequired => OAuthStep::Callback.as_word(),
+            OAuthError::Step {
+                step: OAuthStep::Par(Some(error)),
+                ..
+            } => (OAuthStep::Par(None).as_word(), Some(error.as_word())),
+            OAuthError::Step { step, .. } => (step.as_word(), None),
+            OAuthError::Network(_) => (OAuthStep::ResourceMetadata.as_word(), None),
+            OAuthError::Login { step, code } => (step, code),
+            OAuthError::LoginRequired | OAuthError::LoginExpired => {
+                return Error::Login(LoginError::NoClient);
+            }
         };
-        Error::Login(LoginError::Failed(step))
+        Error::Login(LoginError::Failed(step, code))
     };
     let endpoint = Endpoint::parse(&target.target.endpoint)
-        .map_err(|_| Error::Login(LoginError::Failed(OAuthStep::Endpoint.as_word())))?;
+        .map_err(|_| Error::Login(LoginError::Failed(OAuthStep::Endpoint.as_word(), None)))?;
     oauth::check_offline(settings, &endpoint).map_err(failed)?;
     let login = oauth::authorization_code::AuthorizationCode {
         settings,
@@ -63,6 +79,7 @@ pub(crate) fn run(config: Config, name: &str, cancel: &Cancel) -> Result<(), Err
         step_timeout: Duration::from_millis(target.target.timeout_ms),
         wait: oauth::authorization_code::WAIT,
         cancel,
+        register,
     };
     let mut out = std::io::stdout().lock();
     oauth::authorization_code::authorize(&login, &mut out).map_err(failed)

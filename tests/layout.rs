@@ -171,7 +171,7 @@ fn adhoc_advice_names_flags_and_file_advice_names_keys() {
     assert_eq!(adhoc.code, 4, "{}", adhoc.stdout);
     assert!(
         adhoc.stdout.contains(
-            "  - authentication, protocol: HTTP 401 on server/discover: the endpoint requires credentials; set --bearer-env to a variable holding a token\n"
+            "  - authentication, protocol: HTTP 401 on server/discover: the server uses OAuth (its challenge names protected-resource metadata): run `agenthealth doctor mcp URL --oauth-details` to print the mcp.oauth block to paste under the target, or set --bearer-env to a variable holding a token you already have\n"
         ),
         "{}",
         adhoc.stdout
@@ -187,7 +187,10 @@ fn adhoc_advice_names_flags_and_file_advice_names_keys() {
     let file = run_env(&["doctor", f.to_str().unwrap_or_default()], &[UTF8]);
     assert!(
         file.stdout
-            .contains("set auth.bearer_env to a variable holding a token"),
+            .contains("run `agenthealth doctor CONFIG --oauth-details`")
+            && file
+                .stdout
+                .contains("set auth.bearer_env to a variable holding a token"),
         "{}",
         file.stdout
     );

@@ -486,9 +486,15 @@ fn login_saves_a_private_token_file_that_the_next_check_uses() {
         .map(|mut e| e.read_to_string(&mut stderr));
     let code = child.wait().ok().and_then(|s| s.code());
     assert_eq!(code, Some(0), "{rest:?} {stderr}");
-    assert_eq!(
-        rest,
-        ["OAuth login complete; credentials saved to the configured token file."]
+    // The last line says when the access token expires and that a refresh token was saved.
+    assert!(
+        rest.len() == 1
+            && rest[0].starts_with(
+                "OAuth login complete; credentials saved to the configured token file. \
+                 The access token expires at 20"
+            )
+            && rest[0].ends_with("Z; a refresh token was saved."),
+        "{rest:?}"
     );
     for secret in [TOKEN, REFRESH] {
         assert!(!stderr.contains(secret) && !rest.concat().contains(secret));
@@ -703,4 +709,47 @@ fn deliver(port: u16, target: &str) -> u16 {
         .nth(1)
         .and_then(|c| c.parse().ok())
         .unwrap_or(0)
+}
+
+/// `login --register` registers a new client, so a configured `client_id` is refused; with
+/// no `client_id`, no `--register` and no registration saved in the token file there is no
+/// client to log in with. Both are one line on stderr saying what to do, exit 6, before the
+/// browser (no authorization or token request).
+#[test]
+fn login_needs_exactly_one_client_source() {
+    let as_ = Protected::start(TokenAnswer::Ok);
+    let dir = TempDir::new("oauth-login-client");
+    let token_file = dir.0.join("creds/user.json");
+    let oauth = format!(
+        "        grant: authorization_code\n        token_file: {}\n",
+        token_file.display()
+    );
+    let configured = as_.config(&dir, "user-mcp", &oauth, "");
+    let o = check(&["login", &configured, "user-mcp", "--register"]);
+    assert_eq!(o.code, 6, "{}", o.stderr);
+    assert_eq!(
+        o.stderr.trim_end(),
+        "agenthealth: login --register registers a new client: remove mcp.oauth.client_id \
+         (the registered one is saved in the token file), or log in without --register"
+    );
+    let text = std::fs::read_to_string(&configured)
+        .unwrap_or_default()
+        .replace("        client_id: registered-client\n", "");
+    let unnamed = dir
+        .file("unnamed.yaml", &text)
+        .to_string_lossy()
+        .into_owned();
+    let o = check(&["login", &unnamed, "user-mcp"]);
+    assert_eq!(o.code, 6, "{}", o.stderr);
+    assert_eq!(
+        o.stderr.trim_end(),
+        "agenthealth: mcp.oauth names no client_id and the token file holds no registered \
+         client: run `agenthealth login CONFIG TARGET --register`"
+    );
+    assert_eq!(o.stdout, "");
+    assert_eq!(as_.count("/token") + as_.count("/register"), 0);
+    // A check with neither is the usual login-required, not an attempt without a client.
+    let o = check(&["check", &unnamed, "--format", "json"]);
+    assert_eq!(o.code, 4, "{}", o.stdout);
+    assert_eq!(o.json()["checks"]["protocol"]["code"], "mcp_login");
 }

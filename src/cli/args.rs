@@ -48,6 +48,10 @@ pub(crate) struct LowArgs {
     pub(crate) probe_concurrency: Option<Recorded<u64>>,
     /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
     pub(crate) interval_ms: Option<Recorded<u64>>,
+    /// `--oauth-details` (doctor).
+    pub(crate) oauth_details: bool,
+    /// `--register` (login).
+    pub(crate) register: bool,
 }
 
 /// `--color`.

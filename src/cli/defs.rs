@@ -108,6 +108,22 @@ pub(crate) const FLAGS: &[Flag] = &[
         doc: "mcp server to start, no shell: ping mcp --stdio -- CMD [ARG...]",
     },
     Flag {
+        long: "oauth-details",
+        short: None,
+        takes: Takes::Nothing(|low| low.oauth_details = true),
+        verbs: &["doctor"],
+        adhoc: false,
+        doc: "print what OAuth-protected servers publish, as an mcp.oauth block",
+    },
+    Flag {
+        long: "register",
+        short: None,
+        takes: Takes::Nothing(|low| low.register = true),
+        verbs: &["login"],
+        adhoc: false,
+        doc: "register a client first (RFC 7591); the config omits client_id",
+    },
+    Flag {
         long: "listen",
         short: None,
         takes: Takes::Value("HOST:PORT", update_listen),

@@ -43,6 +43,8 @@ pub(crate) enum Command {
         config: ConfigSource,
         /// The top-level target's name.
         target: String,
+        /// `--register`: register a client dynamically (RFC 7591) first.
+        register: bool,
     },
 }
 
@@ -61,6 +63,9 @@ pub(crate) struct RunArgs {
     pub(crate) deadline_ms: Option<u64>,
     /// `--quiet`: write nothing, only the exit code.
     pub(crate) quiet: bool,
+    /// `--oauth-details` (doctor): ask each OAuth-protected MCP server what it publishes and
+    /// print the `mcp.oauth` block to paste.
+    pub(crate) oauth_details: bool,
 }
 
 /// Where a configuration is read from.

@@ -128,6 +128,7 @@ fn dispatch(lexed: &Lexed) -> Result<Command, UsageError> {
             color,
             quiet,
             deadline_ms,
+            oauth_details: low.oauth_details,
         }))
     };
     if low.stdio {
@@ -185,8 +186,9 @@ fn not_a_run(verb: &str, args: &[String], low: &LowArgs) -> Result<Command, Usag
         ("login", [file, target]) => Ok(Command::Login {
             config: ConfigSource::from_arg(file),
             target: target.clone(),
+            register: low.register,
         }),
-        ("login", _) => Err(usage("login <config.yaml|-> <target>")),
+        ("login", _) => Err(usage("login <config.yaml|-> <target> [--register]")),
         (verb, _) => Err(unknown("command", verb, defs::verb_names(), "commands")),
     }
 }
@@ -412,6 +414,7 @@ mod tests {
                 color: ColorChoice::Auto,
                 quiet: false,
                 deadline_ms: None,
+                oauth_details: false,
             }))
         );
         assert!(p(&["check", "--", "a.yaml", "--format", "json"]).is_err());
@@ -647,5 +650,38 @@ mod tests {
                 ..
             }))
         ));
+        for args in [
+            &["doctor", "c.yaml", "--oauth-details"][..],
+            &["doctor", "mcp", "http://x/mcp", "--oauth-details"],
+        ] {
+            assert!(
+                matches!(
+                    p(args),
+                    Ok(Command::Run(RunArgs {
+                        oauth_details: true,
+                        ..
+                    }))
+                ),
+                "{args:?}"
+            );
+        }
+        assert!(p(&["check", "c.yaml", "--oauth-details"]).is_err());
+        assert!(p(&["ping", "mcp", "http://x/mcp", "--oauth-details"]).is_err());
+    }
+
+    #[test]
+    fn login_may_register_first() {
+        assert!(matches!(
+            p(&["login", "c.yaml", "t", "--register"]),
+            Ok(Command::Login { register: true, .. })
+        ));
+        assert!(matches!(
+            p(&["login", "c.yaml", "t"]),
+            Ok(Command::Login {
+                register: false,
+                ..
+            })
+        ));
+        assert!(p(&["check", "c.yaml", "--register"]).is_err());
     }
 }

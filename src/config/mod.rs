@@ -23,7 +23,9 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::contract::{AllowList, Bound, Dimension, OAuthGrant, Relationship, TargetType};
+use crate::contract::{
+    AllowList, AuthMethod, Bound, Dimension, OAuthGrant, Relationship, TargetType,
+};
 
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};
@@ -337,8 +339,9 @@ pub struct StdioOptions {
 pub struct OAuthOptions {
     /// Trusted issuer.
     pub issuer: String,
-    /// Pre-registered client id.
-    pub client_id: String,
+    /// Pre-registered client id; `None` (grant `authorization_code` only): the client
+    /// `agenthealth login --register` registered and saved in the token file.
+    pub client_id: Option<String>,
     /// Grant type.
     pub grant: OAuthGrant,
     /// Env var holding the client secret.
@@ -351,4 +354,7 @@ pub struct OAuthOptions {
     pub scopes: Vec<String>,
     /// Loopback callback port for login (0 = ephemeral).
     pub redirect_port: Option<u16>,
+    /// How the client authenticates at the token endpoint; `None`: chosen from the
+    /// server's metadata.
+    pub token_endpoint_auth_method: Option<AuthMethod>,
 }

@@ -29,3 +29,38 @@ impl OAuthGrant {
         }
     }
 }
+
+/// How a client proves who it is at the token endpoint (`mcp.oauth.token_endpoint_auth_method`,
+/// RFC 7591 §2's names; also the `auth_method` evidence word).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuthMethod {
+    /// The client id and secret, form-encoded, in an HTTP Basic header (RFC 6749 §2.3.1).
+    ClientSecretBasic,
+    /// The client id and secret in the form body.
+    ClientSecretPost,
+    /// A public client: the client id alone.
+    None,
+}
+
+impl AuthMethod {
+    /// Every method, in the order messages list them.
+    pub const ALL: [AuthMethod; 3] = [
+        AuthMethod::ClientSecretBasic,
+        AuthMethod::ClientSecretPost,
+        AuthMethod::None,
+    ];
+
+    /// The protocol spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMethod::ClientSecretBasic => "client_secret_basic",
+            AuthMethod::ClientSecretPost => "client_secret_post",
+            AuthMethod::None => "none",
+        }
+    }
+
+    /// Whether the method presents a client secret.
+    pub fn confidential(self) -> bool {
+        self != AuthMethod::None
+    }
+}

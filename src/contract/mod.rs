@@ -11,7 +11,8 @@
 //! * [`LocalResource`]: a resource of this host that ran out (never the target's fault);
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
 //! * [`Format`]: how results are written (`--format`);
-//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`);
+//! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`), and
+//!   [`AuthMethod`]: how it authenticates at the token endpoint;
 //! * [`AllowList`] and [`Forbidden`]: what a `/probe` module may reach, and the word for why a
 //!   target is refused — one definition that the configuration reads, the network layer
 //!   enforces and `serve` answers by.
@@ -59,14 +60,16 @@ macro_rules! parse_by_spelling {
     )*};
 }
 
-parse_by_spelling!(Dimension, Format, OAuthGrant, Revision, TargetType);
+parse_by_spelling!(
+    AuthMethod, Dimension, Format, OAuthGrant, Revision, TargetType
+);
 
 pub use allow::{AllowList, Forbidden};
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use endpoint::EndpointProblem;
 pub use format::Format;
-pub use grant::OAuthGrant;
+pub use grant::{AuthMethod, OAuthGrant};
 pub use resource::LocalResource;
 pub use revision::Revision;
 pub use secret::Secret;

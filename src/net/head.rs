@@ -3,14 +3,19 @@
 //!
 //! Both facts are derived from our configuration and fixed words: a `Location` is compared
 //! with the configured endpoint (with and without its trailing slash, over `https`) and then
-//! dropped; a `WWW-Authenticate` header is noticed, never read. So `doctor` can say "configure
-//! the endpoint with a trailing slash" or "this 403 is an allow-list, not a credential
-//! problem" without any server text reaching the output.
+//! dropped; a `WWW-Authenticate` header is noticed, and of its text only whether a 401's
+//! names `resource_metadata` (RFC 9728: the server uses OAuth) is kept. So `doctor` can say
+//! "configure the endpoint with a trailing slash", "this 403 is an allow-list, not a
+//! credential problem" or "this server uses OAuth" without any server text reaching the
+//! output.
 
 use crate::result::reason::Redirect;
 use crate::result::{Evidence, Fact, Key};
 
 use super::{Endpoint, HeaderMap};
+
+/// The auth-param of an RFC 9728 challenge.
+const RESOURCE_METADATA: &[u8] = b"resource_metadata";
 
 /// The facts of one refused response head.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +24,8 @@ pub struct HeadFacts {
     pub redirect: Option<Redirect>,
     /// For a 401/403: whether it carried `WWW-Authenticate`.
     pub challenged: Option<bool>,
+    /// A 401 whose challenge names `resource_metadata`.
+    pub oauth: bool,
 }
 
 impl HeadFacts {
@@ -32,9 +39,16 @@ impl HeadFacts {
         });
         let challenged =
             matches!(status, 401 | 403).then(|| headers.contains_key("www-authenticate"));
+        let oauth = status == 401
+            && headers.get_all("www-authenticate").iter().any(|v| {
+                v.as_bytes()
+                    .windows(RESOURCE_METADATA.len())
+                    .any(|w| w.eq_ignore_ascii_case(RESOURCE_METADATA))
+            });
         HeadFacts {
             redirect,
             challenged,
+            oauth,
         }
     }
 
@@ -45,6 +59,9 @@ impl HeadFacts {
         }
         if let Some(c) = self.challenged {
             evidence.set(Key::AuthChallenge, Fact::Bool(c));
+        }
+        if self.oauth {
+            evidence.set(Key::OauthChallenge, Fact::Bool(true));
         }
     }
 }
@@ -93,5 +110,21 @@ mod tests {
         facts(e, 403, &[]).write(&mut ev);
         assert_eq!(ev.get(Key::AuthChallenge), Some(&Fact::Bool(false)));
         assert_eq!(ev.get(Key::Redirect), None);
+        assert_eq!(ev.get(Key::OauthChallenge), None);
+    }
+
+    #[test]
+    fn a_401_naming_resource_metadata_says_the_server_uses_oauth() {
+        let e = "http://h/mcp";
+        let rfc9728 = [(
+            "www-authenticate",
+            r#"Bearer error="invalid_token", Resource_Metadata="http://h/.well-known/oauth-protected-resource/mcp""#,
+        )];
+        assert!(facts(e, 401, &rfc9728).oauth);
+        assert!(!facts(e, 403, &rfc9728).oauth);
+        assert!(!facts(e, 401, &[("www-authenticate", "Bearer realm=\"x\"")]).oauth);
+        let mut ev = Evidence::default();
+        facts(e, 401, &rfc9728).write(&mut ev);
+        assert_eq!(ev.get(Key::OauthChallenge), Some(&Fact::Bool(true)));
     }
 }

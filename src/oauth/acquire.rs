@@ -32,6 +32,7 @@ use std::time::{Duration, SystemTime};
 
 use super::OAuthError;
 use super::discovery::{self, Discovered};
+use super::registration::Registered;
 use super::store::{self, Binding, Disk};
 use super::token::{self, ClientAuth, Token};
 use super::url;
@@ -57,6 +58,28 @@ impl Settings {
     /// Where tokens persist (`token_file`).
     pub(crate) fn token_file(&self) -> Option<&Path> {
         self.configured.token_file.as_deref().map(Path::new)
+    }
+
+    /// How the client authenticates at the token endpoint: the configured client, else the
+    /// one `login --register` registered (`registered`, from the token file); `None` when
+    /// there is neither.
+    pub(crate) fn client_auth<'a>(
+        &'a self,
+        registered: Option<&'a Registered>,
+    ) -> Option<ClientAuth<'a>> {
+        match (&self.configured.client_id, registered) {
+            (Some(id), _) => Some(ClientAuth {
+                id,
+                secret: self.client_secret.as_ref(),
+                method: self.configured.token_endpoint_auth_method,
+            }),
+            (None, Some(r)) => Some(ClientAuth {
+                id: &r.client_id,
+                secret: r.secret.as_ref(),
+                method: Some(r.method),
+            }),
+            (None, None) => None,
+        }
     }
 
     /// What a token file for `endpoint` must be bound to.
@@ -90,6 +113,8 @@ pub(crate) struct Authorizer {
     discovered: Option<Discovered>,
     /// The failure this run met: every later request gets it, without traffic.
     failed: Option<OAuthError>,
+    /// The client `login --register` saved in the token file, when none is configured.
+    registered: Option<Registered>,
     facts: AuthFacts,
 }
 
@@ -108,6 +133,7 @@ impl Authorizer {
             token: None,
             discovered: None,
             failed: None,
+            registered: None,
             facts: AuthFacts::default(),
         }
     }
@@ -146,14 +172,18 @@ impl Authorizer {
         let obtained = match settings.token_file() {
             Some(path) => self.through_file(path, client, &attempt),
             None => {
-                let refresh = self.token.as_ref().and_then(|t| t.refresh.clone());
-                self.grant(refresh)
-                    .and_then(|refresh| self.acquire(client, refresh, &attempt))
+                let current = self.token.clone();
+                let issued_for = current.as_ref().map(|t| t.resource.as_str());
+                self.grant(current.as_ref())
+                    .and_then(|refresh| self.acquire(client, refresh, issued_for, &attempt))
             }
         };
         match obtained {
             Ok(token) => {
                 let header = token.authorization();
+                if let Some(method) = token.method {
+                    method.record(&mut self.facts.evidence);
+                }
                 self.token = Some(token);
                 Ok(header)
             }
@@ -182,15 +212,21 @@ impl Authorizer {
         }
         let saved = store::read(path, &binding, &self.secrets)?;
         if let Some(token) = saved.as_ref().filter(|t| t.usable(SystemTime::now())) {
+            // A token the server then refuses was revoked or expired early: log in again.
+            self.facts
+                .evidence
+                .set(Key::TokenSource, Fact::Word("file"));
             return Ok(token.clone());
         }
         let current = saved.or_else(|| self.token.clone());
-        let refresh = self.grant(current.as_ref().and_then(|t| t.refresh.clone()))?;
+        self.registered = current.as_ref().and_then(|t| t.registered.clone());
+        let refresh = self.grant(current.as_ref())?;
         let reservation = match store::reserve(&*disk, path) {
             Ok(reservation) => reservation,
             Err(e) => return self.unreserved(e, current, client, attempt),
         };
-        let fresh = self.acquire(client, refresh, attempt)?;
+        let issued_for = current.as_ref().map(|t| t.resource.as_str());
+        let fresh = self.acquire(client, refresh, issued_for, attempt)?;
         if let Err(e) = reservation.commit(&fresh, &binding) {
             self.degrade(&e);
         }
@@ -210,7 +246,7 @@ impl Authorizer {
         let token = match current.filter(|t| t.valid(SystemTime::now())) {
             Some(token) => token,
             None if self.settings.configured.grant == OAuthGrant::ClientCredentials => {
-                self.acquire(client, None, attempt)?
+                self.acquire(client, None, None, attempt)?
             }
             None => return Err(e),
         };
@@ -237,8 +273,9 @@ impl Authorizer {
     /// The refresh token the configured grant spends (`None`: `client_credentials`, which
     /// spends none), from `saved` (the newest) or `refresh_token_env`; decided before any
     /// traffic.
-    fn grant(&self, saved: Option<Secret>) -> Result<Option<Secret>, OAuthError> {
+    fn grant(&self, current: Option<&Token>) -> Result<Option<Secret>, OAuthError> {
         let settings = &self.settings;
+        let saved = current.and_then(|t| t.refresh.clone());
         match settings.configured.grant {
             OAuthGrant::ClientCredentials if settings.client_secret.is_none() => {
                 // The loader requires client_secret_env; an empty value is refused by the plan.
@@ -249,18 +286,29 @@ impl Authorizer {
                 .or_else(|| settings.refresh_token.clone())
                 .map(Some)
                 .ok_or_else(|| OAuthError::step(OAuthStep::NoRefreshToken)),
+            // A saved token that expired with no refresh token is its own reason: the
+            // server issued none, and only a login (or offline_access) gets another.
             OAuthGrant::AuthorizationCode => saved
                 .or_else(|| settings.refresh_token.clone())
                 .map(Some)
-                .ok_or(OAuthError::LoginRequired),
+                .ok_or(if current.is_some() {
+                    OAuthError::LoginExpired
+                } else {
+                    OAuthError::LoginRequired
+                }),
         }
     }
 
-    /// A new token: `client_credentials` when `refresh` is `None`, else a refresh with it.
+    /// A new token: `client_credentials` when `refresh` is `None`, else a refresh with it of
+    /// the grant issued for the resource `issued_for` (when known). A refresh asks for the
+    /// resource discovery names; when that is no longer the one the grant was issued for, no
+    /// refresh is sent (`resource_changed`: an authorization server may answer
+    /// `invalid_target` only after rotating, which ends the grant): log in again.
     fn acquire(
         &mut self,
         client: &mut Client,
         refresh: Option<Secret>,
+        issued_for: Option<&str>,
         attempt: &Attempt,
     ) -> Result<Token, OAuthError> {
         let settings = Arc::clone(&self.settings);
@@ -275,10 +323,15 @@ impl Authorizer {
             )?,
         };
         self.facts.evidence.extend(&discovered.evidence);
-        let auth = ClientAuth {
-            id: &settings.configured.client_id,
-            secret: settings.client_secret.as_ref(),
-        };
+        let changed = issued_for.is_some_and(|was| !was.is_empty() && was != discovered.resource);
+        if refresh.is_some() && changed {
+            self.discovered = Some(discovered);
+            return Err(OAuthError::step(OAuthStep::ResourceChanged));
+        }
+        let registered = self.registered.clone();
+        let auth = settings
+            .client_auth(registered.as_ref())
+            .ok_or(OAuthError::LoginRequired)?;
         let result = match &refresh {
             None => token::request(
                 client,
@@ -305,6 +358,7 @@ impl Authorizer {
         if token.refresh.is_none() {
             token.refresh = refresh;
         }
+        token.registered = registered;
         Ok(token)
     }
 }

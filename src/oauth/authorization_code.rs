@@ -1,13 +1,14 @@
 //! The authorization code grant with PKCE, through a loopback callback: what `agenthealth
 //! login` runs (`src/login.rs` is the command around it).
 //!
-//! 1. Discovery as for a check; the authorization endpoint must be secure and the server
-//!    must list PKCE `S256`.
+//! 1. Discovery as for a check; the authorization endpoint must be secure, the server
+//!    must list PKCE `S256`, and the client must be one its token endpoint can authenticate.
 //! 2. A verifier and a `state` of 32 random bytes each (base64url), the S256 challenge, and a
 //!    listener on `127.0.0.1:<redirect_port>` (ephemeral when unset); the authorization URL
-//!    — the endpoint's own query kept, then `response_type`, `client_id`, `redirect_uri`,
-//!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope` — is
-//!    printed after `Open this URL to authorize AgentHealth:`.
+//!    ([`super::authorization_request`]: `client_id`, `response_type`, `redirect_uri`,
+//!    `code_challenge`, `code_challenge_method`, `state`, `resource` and `scope`, pushed
+//!    first when the server requires it) is printed after `Open this URL to authorize
+//!    AgentHealth:`.
 //! 3. The callback listener ([`loopback`]: one thread, up to 16 connections at once, each
 //!    request head within 2 s of its accept and 8 KiB, each answer within 1 s) answers only
 //!    `GET /callback` whose `Host` is exactly `127.0.0.1:<port>` (anything else: 404), so
@@ -31,16 +32,19 @@ use base64::Engine as _;
 
 use super::OAuthError;
 use super::acquire::Settings;
+use super::authorization_request;
 use super::discovery::{self, Discovered};
 use super::loopback::{self, Page, Verdict, WaitEnd};
 use super::random::random;
+use super::registration::{self, Registered};
 use super::store;
-use super::token::{self, ClientAuth};
-use super::url::{form, parse_query};
+use super::token;
+use super::url::parse_query;
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
-use crate::result::reason::{OAuthStep, TokenFileProblem};
+use crate::result::reason::{NO_REFRESH_TOKEN, OAuthStep, TokenFileProblem};
 use crate::runtime::{Attempt, Cancel, Deadline, SecretLog};
+use crate::text::rfc3339::{self, Timestamp};
 
 /// How long login waits for the browser.
 pub(crate) const WAIT: Duration = Duration::from_secs(300);
@@ -58,9 +62,12 @@ pub(crate) struct AuthorizationCode<'a> {
     pub wait: Duration,
     /// The user's cancellation (a signal), which ends the wait at once.
     pub cancel: &'a Cancel,
+    /// `--register`: register a client first (RFC 7591).
+    pub register: bool,
 }
 
-/// Runs the login; `out` receives the two lines that show the URL, then the success line.
+/// Runs the login; `out` receives the registered client's id (with `--register`), the two
+/// lines that show the URL, then the line that says what was saved.
 pub(crate) fn authorize(
     login: &AuthorizationCode<'_>,
     out: &mut dyn Write,
@@ -71,52 +78,60 @@ pub(crate) fn authorize(
         .ok_or_else(|| OAuthError::file(TokenFileProblem::Unwritable))?;
     let mut client = Client::new(Reuse::KeepAlive);
     let step = || Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
-    let discovered = discovery::discover(
-        &mut client,
-        login.endpoint,
-        &settings.configured.issuer,
-        &settings.configured.scopes,
-        &step(),
-    )?;
-    let authorization_endpoint = discovered
-        .server
-        .authorization_endpoint
-        .clone()
-        .ok_or_else(|| OAuthError::step(OAuthStep::InsecureEndpoint))?;
-    if !discovered.server.pkce_s256 {
-        return Err(OAuthError::step(OAuthStep::Pkce));
-    }
+    let discovered = discover(&mut client, login, &step())?;
+    // No client configured: the one an earlier `--register` saved, unless registering anew.
+    let saved = match (&settings.configured.client_id, login.register) {
+        (None, false) => Some(saved_client(login, token_file, &step())?),
+        _ => None,
+    };
+    let (listener, redirect_uri) = callback(settings.configured.redirect_port, saved.as_ref())?;
+    let registered = match saved {
+        Some(saved) => Some(saved),
+        None if login.register => {
+            let r = register(&mut client, &discovered, login, &redirect_uri, &step())?;
+            say(
+                out,
+                &format!(
+                    "Registered client {} at {}.",
+                    r.client_id, settings.configured.issuer
+                ),
+            )?;
+            Some(r)
+        }
+        None => None,
+    };
+    let auth = settings
+        .client_auth(registered.as_ref())
+        .ok_or(OAuthError::LoginRequired)?;
+    // A client the token endpoint would refuse is refused before the browser is involved.
+    token::choose(&auth, discovered.server.auth_methods.as_deref())?;
 
     let verifier = random_text()?;
     let state = random_text()?;
     let challenge = pkce_challenge(&verifier);
-    let listener = TcpListener::bind(("127.0.0.1", settings.configured.redirect_port.unwrap_or(0)))
-        .map_err(|_| OAuthError::step(OAuthStep::Callback))?;
-    let port = listener
-        .local_addr()
-        .map_err(|_| OAuthError::step(OAuthStep::Callback))?
-        .port();
-    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
-    let url = authorization_url(
-        &authorization_endpoint,
-        &[
-            ("response_type", "code"),
-            ("client_id", settings.configured.client_id.as_str()),
-            ("redirect_uri", redirect_uri.as_str()),
-            ("code_challenge", challenge.as_str()),
-            ("code_challenge_method", "S256"),
-            ("state", state.as_str()),
-            ("resource", discovered.resource.as_str()),
-        ],
-        discovered.scope.as_deref(),
-    );
+    let leg = authorization_request::Leg {
+        redirect_uri: &redirect_uri,
+        code_challenge: &challenge,
+        state: &state,
+        configured_scopes: &settings.configured.scopes,
+    };
+    let url = authorization_request::browser_url(
+        &mut client,
+        &discovered,
+        &auth,
+        &leg,
+        login.secrets,
+        &step(),
+    )?;
     say(
         out,
         &format!("Open this URL to authorize AgentHealth:\n{url}"),
     )?;
-
     let expect = Expected {
-        host: format!("127.0.0.1:{port}"),
+        host: redirect_uri
+            .trim_start_matches("http://")
+            .trim_end_matches("/callback")
+            .to_string(),
         state: &state,
         issuer: &settings.configured.issuer,
         iss_required: discovered.server.iss_required,
@@ -128,24 +143,109 @@ pub(crate) fn authorize(
         code: &code,
         verifier: &verifier,
         redirect_uri: &redirect_uri,
+        registered,
     };
-    exchange(&mut client, &discovered, login, &grant, token_file)?;
-    say(
-        out,
-        "OAuth login complete; credentials saved to the configured token file.",
+    let token = exchange(&mut client, &discovered, login, grant, token_file)?;
+    say(out, &saved_line(&token))
+}
+
+/// Login's last line: what was saved, when the access token expires, and whether a refresh
+/// token will renew it.
+fn saved_line(token: &token::Token) -> String {
+    let at = Timestamp::from_system(token.expires_at);
+    let at = rfc3339::format(Timestamp { nanos: 0, ..at }).replace(".000000000Z", "Z");
+    let refresh = if token.refresh.is_some() {
+        "a refresh token was saved"
+    } else {
+        NO_REFRESH_TOKEN
+    };
+    format!(
+        "OAuth login complete; credentials saved to the configured token file. The access token expires at {at}; {refresh}."
     )
 }
 
-/// The authorization endpoint with its own query kept, then `params` and the `scope`, if
-/// any.
-fn authorization_url(endpoint: &Endpoint, params: &[(&str, &str)], scope: Option<&str>) -> String {
-    let mut params = params.to_vec();
-    if let Some(scope) = scope {
-        params.push(("scope", scope));
+/// The client an earlier `login --register` saved in the token file (none configured).
+fn saved_client(
+    login: &AuthorizationCode<'_>,
+    token_file: &std::path::Path,
+    attempt: &Attempt,
+) -> Result<Registered, OAuthError> {
+    let _lock = store::lock(token_file, attempt.deadline())?;
+    let binding = login.settings.binding(login.endpoint);
+    store::read(token_file, &binding, login.secrets)?
+        .and_then(|t| t.registered)
+        .ok_or(OAuthError::LoginRequired)
+}
+
+/// The loopback callback's listener and redirect URI: on `redirect_port`, else on the port a
+/// saved registration's redirect URI names (servers match a registered redirect exactly),
+/// else on an ephemeral port.
+fn callback(
+    redirect_port: Option<u16>,
+    saved: Option<&Registered>,
+) -> Result<(TcpListener, String), OAuthError> {
+    let registered_port = saved.and_then(|r| {
+        r.redirect_uri
+            .strip_prefix("http://127.0.0.1:")?
+            .strip_suffix("/callback")?
+            .parse::<u16>()
+            .ok()
+    });
+    let port = redirect_port.or(registered_port).unwrap_or(0);
+    let failed = || OAuthError::step(OAuthStep::Callback);
+    let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|_| failed())?;
+    let port = listener.local_addr().map_err(|_| failed())?.port();
+    Ok((listener, format!("http://127.0.0.1:{port}/callback")))
+}
+
+/// Registers a client for `redirect_uri` (RFC 7591) with the method the configuration names
+/// or the server's list allows, asking for the scope the login will ask for.
+fn register(
+    client: &mut Client,
+    discovered: &Discovered,
+    login: &AuthorizationCode<'_>,
+    redirect_uri: &str,
+    attempt: &Attempt,
+) -> Result<Registered, OAuthError> {
+    let configured = &login.settings.configured;
+    let method = registration::method_to_register(
+        configured.token_endpoint_auth_method,
+        discovered.server.auth_methods.as_deref(),
+    );
+    let (scope, _) = authorization_request::login_scope(discovered, &configured.scopes);
+    registration::register(
+        client,
+        &discovered.server,
+        redirect_uri,
+        scope.as_deref(),
+        method,
+        login.secrets,
+        attempt,
+    )
+}
+
+/// Discovery as for a check, then what login needs besides: a secure authorization
+/// endpoint and PKCE S256.
+fn discover(
+    client: &mut Client,
+    login: &AuthorizationCode<'_>,
+    attempt: &Attempt,
+) -> Result<Discovered, OAuthError> {
+    let settings = login.settings;
+    let discovered = discovery::discover(
+        client,
+        login.endpoint,
+        &settings.configured.issuer,
+        &settings.configured.scopes,
+        attempt,
+    )?;
+    if discovered.server.authorization_endpoint.is_none() {
+        return Err(OAuthError::step(OAuthStep::InsecureEndpoint));
     }
-    let base = endpoint.uri().to_string();
-    let joiner = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{joiner}{}", form(&params))
+    if !discovered.server.pkce_s256 {
+        return Err(OAuthError::step(OAuthStep::Pkce));
+    }
+    Ok(discovered)
 }
 
 /// Writes a line for the person logging in (a writer that fails is a failed callback step:
@@ -172,9 +272,77 @@ enum Callback {
     /// Not our authorization (`state`): 400, keep waiting.
     WrongState,
     /// Our authorization, failed: 400, the login fails.
-    Failed,
+    Failed(Failure),
     /// Our authorization, with this code.
     Code(String),
+}
+
+/// Why our authorization failed, in fixed words: the step (`callback_error`, `iss_missing`,
+/// `iss_mismatch`, `no_code`) and the authorization server's `error` code when it is one of
+/// [`AUTHORIZATION_ERRORS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Failure {
+    step: &'static str,
+    code: Option<&'static str>,
+}
+
+/// The RFC 6749 §4.1.2.1 (and RFC 8707) `error` codes an authorization response may carry,
+/// each with the sentence the browser shows; any other code is reported without its text.
+const AUTHORIZATION_ERRORS: [(&str, &str); 8] = [
+    (
+        "access_denied",
+        "OAuth authorization failed: the authorization server answered access_denied (the request was denied).",
+    ),
+    (
+        "invalid_request",
+        "OAuth authorization failed: the authorization server answered invalid_request.",
+    ),
+    (
+        "unauthorized_client",
+        "OAuth authorization failed: the authorization server answered unauthorized_client.",
+    ),
+    (
+        "unsupported_response_type",
+        "OAuth authorization failed: the authorization server answered unsupported_response_type.",
+    ),
+    (
+        "invalid_scope",
+        "OAuth authorization failed: the authorization server answered invalid_scope.",
+    ),
+    (
+        "server_error",
+        "OAuth authorization failed: the authorization server answered server_error.",
+    ),
+    (
+        "temporarily_unavailable",
+        "OAuth authorization failed: the authorization server answered temporarily_unavailable.",
+    ),
+    (
+        "invalid_target",
+        "OAuth authorization failed: the authorization server answered invalid_target.",
+    ),
+];
+
+impl Failure {
+    /// The sentence the browser shows: the step, and the code when known.
+    fn page(self) -> &'static str {
+        match self.step {
+            "iss_missing" => {
+                "OAuth authorization failed: the response has no iss, which the authorization server advertises (RFC 9207)."
+            }
+            "iss_mismatch" => {
+                "OAuth authorization failed: the response's iss is not the configured issuer."
+            }
+            "no_code" => "OAuth authorization failed: the response carries no code.",
+            _ => AUTHORIZATION_ERRORS
+                .iter()
+                .find(|(c, _)| Some(*c) == self.code)
+                .map_or(
+                    "OAuth authorization failed: the authorization server answered an error.",
+                    |(_, page)| page,
+                ),
+        }
+    }
 }
 
 /// Serves the callback ([`loopback::serve`]) until a code, a failure, the wait's end or
@@ -190,7 +358,11 @@ fn wait_for_code(
     match judged {
         Ok(code) => code,
         Err(WaitEnd::Cancelled) => Err(OAuthError::step(OAuthStep::Cancelled)),
-        Err(WaitEnd::Expired | WaitEnd::Failed) => Err(OAuthError::step(OAuthStep::Callback)),
+        Err(WaitEnd::Expired) => Err(OAuthError::Login {
+            step: "wait_expired",
+            code: None,
+        }),
+        Err(WaitEnd::Failed) => Err(OAuthError::step(OAuthStep::Callback)),
     }
 }
 
@@ -201,9 +373,12 @@ fn verdict(head: Option<&str>, expect: &Expected<'_>) -> Verdict<Result<String, 
     match head.map_or(Callback::NotOurs, |h| judge(h, expect)) {
         Callback::NotOurs => Verdict::Wait(page("404 Not Found", "Not found.")),
         Callback::WrongState => Verdict::Wait(page("400 Bad Request", "Invalid OAuth callback.")),
-        Callback::Failed => Verdict::Done(
-            page("400 Bad Request", "OAuth authorization failed."),
-            Err(OAuthError::step(OAuthStep::Callback)),
+        Callback::Failed(failure) => Verdict::Done(
+            page("400 Bad Request", failure.page()),
+            Err(OAuthError::Login {
+                step: failure.step,
+                code: failure.code,
+            }),
         ),
         Callback::Code(code) => Verdict::Done(
             page(
@@ -243,47 +418,53 @@ fn judge(head: &str, expect: &Expected<'_>) -> Callback {
     if all("state") != [expect.state] {
         return Callback::WrongState;
     }
-    let iss = all("iss");
-    let iss_ok = match iss.as_slice() {
-        [] => !expect.iss_required,
-        [one] => *one == expect.issuer,
-        _ => false,
-    };
-    if !iss_ok || !all("error").is_empty() {
-        return Callback::Failed;
+    let failed = |step, code| Callback::Failed(Failure { step, code });
+    if let Some(error) = all("error").first() {
+        let code = AUTHORIZATION_ERRORS
+            .iter()
+            .map(|(c, _)| *c)
+            .find(|c| c == error);
+        return failed("callback_error", code);
+    }
+    match all("iss").as_slice() {
+        [] if expect.iss_required => return failed("iss_missing", None),
+        [] => {}
+        [one] if *one == expect.issuer => {}
+        _ => return failed("iss_mismatch", None),
     }
     match all("code").as_slice() {
         [code] if !code.is_empty() => Callback::Code((*code).to_string()),
-        _ => Callback::Failed,
+        _ => failed("no_code", None),
     }
 }
 
-/// What the browser's round trip gave, to exchange for a token.
+/// What the browser's round trip gave, to exchange for a token, and the client it was for
+/// when that was registered.
 struct Grant<'a> {
     code: &'a str,
     verifier: &'a str,
     redirect_uri: &'a str,
+    registered: Option<Registered>,
 }
 
-/// The code for a token, saved to `token_file`: under the file's lock the space for the token
-/// is reserved before the code is spent, so a volume that cannot take it fails the login
-/// before the grant exists.
+/// The code for a token, saved to `token_file` with a registered client: under the file's
+/// lock the space for the token is reserved before the code is spent, so a volume that
+/// cannot take it fails the login before the grant exists.
 fn exchange(
     client: &mut Client,
     discovered: &Discovered,
     login: &AuthorizationCode<'_>,
-    grant: &Grant<'_>,
+    grant: Grant<'_>,
     token_file: &std::path::Path,
-) -> Result<(), OAuthError> {
+) -> Result<token::Token, OAuthError> {
     let settings = login.settings;
     let attempt = Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
     let _lock = store::lock(token_file, attempt.deadline())?;
     let reservation = store::reserve(&store::Os, token_file)?;
-    let auth = ClientAuth {
-        id: &settings.configured.client_id,
-        secret: settings.client_secret.as_ref(),
-    };
-    let token = token::request(
+    let auth = settings
+        .client_auth(grant.registered.as_ref())
+        .ok_or(OAuthError::LoginRequired)?;
+    let mut token = token::request(
         client,
         discovered,
         &auth,
@@ -296,7 +477,9 @@ fn exchange(
         login.secrets,
         &attempt,
     )?;
-    reservation.commit(&token, &settings.binding(login.endpoint))
+    token.registered = grant.registered;
+    reservation.commit(&token, &settings.binding(login.endpoint))?;
+    Ok(token)
 }
 
 /// 32 random bytes, base64url without padding.
@@ -337,6 +520,7 @@ mod tests {
     fn only_our_callback_with_our_state_and_issuer_gives_a_code() {
         let e = expect(true);
         let h = "127.0.0.1:8765";
+        let failed = |step, code| Callback::Failed(Failure { step, code });
         let ok = "/callback?code=c%2F1&state=s1&iss=https%3A%2F%2Fas.example";
         assert_eq!(judge(&head(ok, h), &e), Callback::Code("c/1".into()));
         for (target, host, want) in [
@@ -358,31 +542,36 @@ mod tests {
                 h,
                 Callback::WrongState,
             ),
-            ("/callback?code=c&state=s1", h, Callback::Failed),
+            ("/callback?code=c&state=s1", h, failed("iss_missing", None)),
             (
                 "/callback?code=c&state=s1&iss=https%3A%2F%2Fevil",
                 h,
-                Callback::Failed,
+                failed("iss_mismatch", None),
             ),
             (
                 "/callback?code=c&state=s1&iss=https%3A%2F%2Fas.example&iss=https%3A%2F%2Fas.example",
                 h,
-                Callback::Failed,
+                failed("iss_mismatch", None),
             ),
             (
                 "/callback?error=access_denied&state=s1&iss=https%3A%2F%2Fas.example",
                 h,
-                Callback::Failed,
+                failed("callback_error", Some("access_denied")),
+            ),
+            (
+                "/callback?error=made_up&state=s1",
+                h,
+                failed("callback_error", None),
             ),
             (
                 "/callback?state=s1&iss=https%3A%2F%2Fas.example",
                 h,
-                Callback::Failed,
+                failed("no_code", None),
             ),
             (
                 "/callback?code=&state=s1&iss=https%3A%2F%2Fas.example",
                 h,
-                Callback::Failed,
+                failed("no_code", None),
             ),
         ] {
             assert_eq!(judge(&head(target, host), &e), want, "{target} {host}");
@@ -399,8 +588,19 @@ mod tests {
         );
         assert_eq!(
             judge(&head("/callback?code=c&state=s1&iss=x", h), &lax),
-            Callback::Failed
+            failed("iss_mismatch", None)
         );
+        // The browser's page names the failure, never text from the server.
+        let denied = Failure {
+            step: "callback_error",
+            code: Some("access_denied"),
+        };
+        assert!(denied.page().contains("access_denied"));
+        let other = Failure {
+            step: "callback_error",
+            code: None,
+        };
+        assert!(!other.page().contains("made_up"));
     }
 
     #[test]

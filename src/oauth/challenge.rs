@@ -13,6 +13,16 @@ pub(crate) struct Challenge {
     pub resource_metadata: Option<String>,
     /// `scope`: the scopes the resource wants, space-separated.
     pub scope: Option<String>,
+    /// The endpoint answered 401 (set by discovery, which knows the status): it wants
+    /// credentials, named or not.
+    pub unauthorized: bool,
+}
+
+impl Challenge {
+    /// Whether it names anything.
+    pub(crate) fn names_anything(&self) -> bool {
+        self.resource_metadata.is_some() || self.scope.is_some()
+    }
 }
 
 /// Longest value kept.

@@ -9,14 +9,18 @@
 //!   the canonical resource URI, the well-known locations, form encoding;
 //! * [`challenge`]: the 401's `WWW-Authenticate` (`resource_metadata`, `scope`);
 //! * [`discovery`]: protected-resource metadata (RFC 9728), the pinned issuer's metadata
-//!   (RFC 8414, then OpenID Connect), the scope;
+//!   (RFC 8414, then OpenID Connect), the scope; [`details`]: the same read for `doctor
+//!   --oauth-details`, validated for showing, never for a token;
 //! * [`token`]: token requests with client authentication, and what a usable token is;
+//! * [`registration`]: dynamic client registration (RFC 7591), `login --register` only;
 //! * [`store`]: the token file (private, bound to issuer, resource and client, written
 //!   atomically, locked across read–refresh–write);
 //! * [`acquire`]: the policy of a health check — reuse within the target's run, the token
 //!   file, refresh, client credentials; never interactive;
 //! * [`authorization_code`]: the authorization code grant with PKCE through a loopback
-//!   callback, which `login` runs; [`loopback`]: the callback's bounded one-thread server.
+//!   callback, which `login` runs; [`loopback`]: the callback's bounded one-thread server;
+//!   [`authorization_request`]: the URL it sends the browser to (pushed first when the
+//!   server requires it).
 //!
 //! Every failure is an [`OAuthError`]: a typed step (the reason `doctor` reads), and for the
 //! token endpoint the HTTP status, the RFC 6749 error code and the network failure word —
@@ -24,10 +28,13 @@
 
 pub(crate) mod acquire;
 pub(crate) mod authorization_code;
+pub(crate) mod authorization_request;
 pub(crate) mod challenge;
+pub(crate) mod details;
 pub(crate) mod discovery;
 pub(crate) mod loopback;
 pub(crate) mod random;
+pub(crate) mod registration;
 pub(crate) mod store;
 pub(crate) mod token;
 pub(crate) mod url;
@@ -37,7 +44,7 @@ pub(crate) use acquire::{AuthFacts, Authorizer, Settings};
 use crate::contract::{LocalResource, Status};
 use crate::net;
 use crate::result::reason::{McpFailure, NetFailure, OAuthStep, OsError, Reason, TokenFileProblem};
-use crate::result::{Fact, Key, Observation};
+use crate::result::{Evidence, Fact, Key, Observation};
 
 /// Why OAuth could not produce a token.
 #[derive(Clone, Debug)]
@@ -47,6 +54,18 @@ pub(crate) enum OAuthError {
     Network(Box<net::NetError>),
     /// `grant: authorization_code` and no saved credentials.
     LoginRequired,
+    /// `grant: authorization_code`, and the saved access token expired with no refresh
+    /// token to renew it (the authorization server issued none).
+    LoginExpired,
+    /// Login only: the browser's round trip failed at `step` (a fixed word:
+    /// `callback_error`, `iss_missing`, `iss_mismatch`, `no_code`, `wait_expired`), with the
+    /// authorization server's RFC 6749 `error` code when it sent one we know.
+    Login {
+        /// Which part of the round trip.
+        step: &'static str,
+        /// The `error` code.
+        code: Option<&'static str>,
+    },
     /// A step failed.
     Step {
         /// Which.
@@ -60,6 +79,9 @@ pub(crate) enum OAuthError {
         response_seen: bool,
         /// Why the operating system refused to write the token file.
         os_error: Option<OsError>,
+        /// What else the step established, as facts (the client authentication used, how
+        /// a listed issuer differs from the pin, …).
+        facts: Evidence,
     },
 }
 
@@ -72,6 +94,7 @@ impl OAuthError {
             failure: None,
             response_seen: false,
             os_error: None,
+            facts: Evidence::default(),
         }
     }
 
@@ -98,7 +121,21 @@ impl OAuthError {
             failure: Some(e.kind),
             response_seen: e.response_seen,
             os_error: None,
+            facts: Evidence::default(),
         }
+    }
+
+    /// Adds the client authentication the step used.
+    pub(crate) fn with_method(self, choice: token::MethodChoice) -> OAuthError {
+        self.with_facts(|facts| choice.record(facts))
+    }
+
+    /// Adds facts the step established.
+    pub(crate) fn with_facts(mut self, add: impl FnOnce(&mut Evidence)) -> OAuthError {
+        if let OAuthError::Step { facts, .. } = &mut self {
+            add(facts);
+        }
+        self
     }
 
     /// Adds the HTTP status the step got.
@@ -121,12 +158,22 @@ impl OAuthError {
                 Status::Misconfigured,
                 Reason::Mcp(McpFailure::LoginRequired),
             ),
+            OAuthError::LoginExpired => {
+                Observation::failed(Status::Misconfigured, Reason::Mcp(McpFailure::LoginExpired))
+                    .with(Key::Login, Fact::Word("expired"))
+            }
+            OAuthError::Login { .. } => Observation::failed(
+                Status::Misconfigured,
+                Reason::Mcp(McpFailure::OAuth(OAuthStep::Callback)),
+            )
+            .with(Key::Oauth, Fact::Word(OAuthStep::Callback.as_word())),
             OAuthError::Step {
                 step,
                 http_status,
                 failure,
                 response_seen,
                 os_error,
+                facts,
             } => {
                 let reason = Reason::Mcp(McpFailure::OAuth(*step));
                 let mut o = match (failure, os_error) {
@@ -147,7 +194,7 @@ impl OAuthError {
                 };
                 o.evidence.set(Key::Oauth, Fact::Word(step.as_word()));
                 match step {
-                    OAuthStep::TokenEndpoint(Some(error)) => {
+                    OAuthStep::TokenEndpoint(Some(error)) | OAuthStep::Par(Some(error)) => {
                         o.evidence.set(Key::OauthError, Fact::Word(error.as_word()));
                     }
                     OAuthStep::TokenFile(problem) => {
@@ -166,6 +213,7 @@ impl OAuthError {
                 if let Some(failure) = failure {
                     o.evidence.set(Key::Failure, Fact::Word(failure.as_word()));
                 }
+                o.evidence.extend(facts);
                 o
             }
         }

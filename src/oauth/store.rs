@@ -4,8 +4,11 @@
 //! `expires_at` (RFC 3339, UTC), and the binding — `issuer`, `resource`, `client_id` — plus
 //! the granted `scope`: the Go reference's format, so its files keep working. We add
 //! `generation` (one more at every write; a file without one is generation 0), which orders
-//! a recovered temporary file against the file; keys we do not know are ignored on reading,
-//! so later additions keep files readable both ways.
+//! a recovered temporary file against the file, and for a client `login --register`
+//! registered, `registered: true` with its `token_endpoint_auth_method`, `redirect_uri`,
+//! `client_secret` (a confidential one's: this file is the only place it is kept) and
+//! `client_secret_expires_at`; keys we do not know are ignored on reading, so later additions
+//! keep files readable both ways.
 //!
 //! * **Reading** refuses a symbolic link, anything but a regular file, a file group or
 //!   others may access or another user owns (checked on the opened file), more than 64 KiB,
@@ -36,8 +39,9 @@ use nix::fcntl::{Flock, FlockArg, OFlag};
 use serde_json::{Map, Value};
 
 use super::OAuthError;
+use super::registration::Registered;
 use super::token::Token;
-use crate::contract::Secret;
+use crate::contract::{AuthMethod, Secret};
 use crate::result::reason::TokenFileProblem;
 use crate::runtime::SecretLog;
 use crate::text::rfc3339::{self, Timestamp};
@@ -54,8 +58,9 @@ pub(crate) struct Binding {
     pub issuer: String,
     /// The canonical resource URI.
     pub resource: String,
-    /// The configured client id.
-    pub client_id: String,
+    /// The configured client id; `None`: none is configured, and the file must hold the
+    /// client `login --register` registered (its id is then the file's).
+    pub client_id: Option<String>,
 }
 
 /// Reads the token file at `path`: `Ok(None)` when there is none. Both tokens are recorded in
@@ -134,18 +139,24 @@ fn parse(
             secrets.record(&Secret::new(value.to_string()));
         }
     }
-    let stored = Binding {
-        issuer: text("issuer").unwrap_or_default().to_string(),
-        resource: text("resource").unwrap_or_default().to_string(),
-        client_id: text("client_id").unwrap_or_default().to_string(),
-    };
+    if let Some(secret) = text("client_secret") {
+        secrets.record(&Secret::new(secret.to_string()));
+    }
     let (Some(access), Some(expires_at)) = (
         text("access_token"),
         text("expires_at").and_then(rfc3339::parse),
     ) else {
         return Err(TokenFileProblem::Malformed);
     };
-    if stored != *binding {
+    let registered = registered(&doc)?;
+    let client = text("client_id").unwrap_or_default();
+    let bound = text("issuer") == Some(binding.issuer.as_str())
+        && text("resource") == Some(binding.resource.as_str())
+        && match &binding.client_id {
+            Some(id) => client == id,
+            None => registered.is_some(),
+        };
+    if !bound {
         return Err(TokenFileProblem::Binding);
     }
     let token = Token {
@@ -155,8 +166,41 @@ fn parse(
             .map(|t| Secret::new(t.to_string())),
         expires_at: system_time(expires_at),
         scope: text("scope").unwrap_or_default().to_string(),
+        method: None,
+        registered,
+        // A file without one was issued for its binding's resource (the endpoint's).
+        resource: text("token_resource")
+            .unwrap_or(&binding.resource)
+            .to_string(),
     };
     Ok((token, generation(&doc)))
+}
+
+/// The registered client a document holds, when it says `registered: true`: its id, method
+/// and redirect URI are required then, and a confidential method's secret.
+fn registered(doc: &Map<String, Value>) -> Result<Option<Registered>, TokenFileProblem> {
+    if doc.get("registered") != Some(&Value::Bool(true)) {
+        return Ok(None);
+    }
+    let text = |key: &str| doc.get(key).and_then(Value::as_str);
+    let malformed = TokenFileProblem::Malformed;
+    let method = text("token_endpoint_auth_method")
+        .and_then(AuthMethod::parse)
+        .ok_or(malformed)?;
+    let secret = text("client_secret").map(|s| Secret::new(s.to_string()));
+    if method.confidential() && secret.is_none() {
+        return Err(malformed);
+    }
+    Ok(Some(Registered {
+        client_id: text("client_id")
+            .filter(|c| !c.is_empty())
+            .ok_or(malformed)?
+            .to_string(),
+        secret,
+        method,
+        secret_expires_at: doc.get("client_secret_expires_at").and_then(Value::as_u64),
+        redirect_uri: text("redirect_uri").ok_or(malformed)?.to_string(),
+    }))
 }
 
 /// The document for `token`, bound to `binding`, as generation `generation`: one JSON object
@@ -171,9 +215,33 @@ pub(super) fn document(token: &Token, binding: &Binding, generation: u64) -> Str
     doc.insert("expires_at".into(), expires.into());
     doc.insert("issuer".into(), binding.issuer.clone().into());
     doc.insert("resource".into(), binding.resource.clone().into());
-    doc.insert("client_id".into(), binding.client_id.clone().into());
+    let client = match (&binding.client_id, &token.registered) {
+        (Some(id), _) => id.clone(),
+        (None, Some(r)) => r.client_id.clone(),
+        (None, None) => String::new(),
+    };
+    doc.insert("client_id".into(), client.into());
     doc.insert("scope".into(), token.scope.clone().into());
     doc.insert("generation".into(), generation.into());
+    // The resource a refresh must ask for again, when the metadata named another than the
+    // endpoint (RFC 9728 root metadata).
+    if !token.resource.is_empty() && token.resource != binding.resource {
+        doc.insert("token_resource".into(), token.resource.clone().into());
+    }
+    if let Some(r) = &token.registered {
+        doc.insert("registered".into(), true.into());
+        doc.insert(
+            "token_endpoint_auth_method".into(),
+            r.method.as_str().into(),
+        );
+        doc.insert("redirect_uri".into(), r.redirect_uri.clone().into());
+        if let Some(secret) = &r.secret {
+            doc.insert("client_secret".into(), secret.expose().into());
+        }
+        if let Some(at) = r.secret_expires_at {
+            doc.insert("client_secret_expires_at".into(), at.into());
+        }
+    }
     let mut text = Value::Object(doc).to_string();
     text.push('\n');
     text

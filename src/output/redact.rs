@@ -72,6 +72,12 @@ impl Redactor {
         redact_assignments(&out)
     }
 
+    /// The secrets rule alone, for `doctor --oauth-details`: its URLs are what it shows (the
+    /// OAuth client validated each), so only a credential value could still need hiding.
+    pub fn apply_secrets(&self, text: &str) -> String {
+        self.replace_secrets(text, "[REDACTED]")
+    }
+
     /// For a target id: every secret value becomes `redacted`, so the id still matches
     /// `^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$` (as upstream does). An id cannot hold a URL or an
     /// assignment: its alphabet has no `:`, `/`, `=` or space.

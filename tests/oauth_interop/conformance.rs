@@ -7,20 +7,34 @@ use std::thread;
 
 use serde_json::Value;
 
-use crate::interop::oauth::Conformance;
+use crate::interop::oauth::{Conformance, Suite};
 use crate::util::{TempDir, bin};
 
-/// The official conformance suite's client `auth/*` scenarios that fit a pre-registered
-/// client (tests/interop/README.md says which do not, and why). Each must pass by the
-/// suite's own verdict: no FAILURE or WARNING check, and the wrapper's exit accepted.
-const CONFORMANCE_SCENARIOS: &[&str] = &[
-    "auth/client-credentials-basic",
-    "auth/pre-registration",
+/// Every client `auth/*` scenario of the current suite (0.2.0-alpha.12) that agenthealth
+/// runs, through the wrapper alone: the wrapper pins the issuer the way `doctor
+/// --oauth-details` shows it and uses the context's client when the scenario gives one, else
+/// `login --register`. Each must pass by the suite's own verdict: no FAILURE or WARNING check,
+/// and the wrapper's exit accepted. (`scope-from-www-authenticate` answers `HEAD` 404 and
+/// challenges only the POST; the `2025-03-26-*` pair publishes no protected-resource
+/// metadata.)
+const ALPHA12: &[&str] = &[
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-retry-limit",
     "auth/token-endpoint-auth-basic",
     "auth/token-endpoint-auth-post",
     "auth/token-endpoint-auth-none",
-    "auth/scope-from-scopes-supported",
-    "auth/scope-omitted-when-undefined",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
     "auth/iss-supported",
     "auth/iss-not-advertised",
     "auth/iss-supported-missing",
@@ -28,14 +42,56 @@ const CONFORMANCE_SCENARIOS: &[&str] = &[
     "auth/iss-unexpected",
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
-    "auth/resource-mismatch",
-    "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
 ];
 
-/// A scenario whose protected server answers `HEAD /mcp` with 404: the `WWW-Authenticate`
-/// challenge naming the scope to request comes only with the 401 to a POST, so a client
-/// that reads the challenge from `HEAD` alone requests no scope (a WARNING, which fails).
-const CONFORMANCE_POST_CHALLENGE_SCENARIOS: &[&str] = &["auth/scope-from-www-authenticate"];
+/// The same for 0.1.16 (no `iss-*` scenarios; the 2025-03-26 one's issuer has a path).
+const V0116: &[&str] = &[
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/client-credentials-basic",
+];
+
+/// What agenthealth does not implement, and so does not run (issue 19's exclusions): every
+/// other `auth/*` scenario of either version is in a list above.
+const EXCLUDED: &[(&str, &str)] = &[
+    ("auth/basic-cimd", "client ID metadata documents"),
+    ("auth/scope-step-up", "step-up authorization"),
+    (
+        "auth/authorization-server-migration",
+        "a pinned issuer does not follow a move",
+    ),
+    ("auth/client-credentials-jwt", "JWT client assertions"),
+    (
+        "auth/wif-jwt-bearer",
+        "JWT client assertions (a workload JWT as the grant)",
+    ),
+    (
+        "auth/enterprise-managed-authorization",
+        "token exchange / enterprise flows",
+    ),
+    (
+        "auth/cross-app-access-complete-flow",
+        "token exchange / enterprise flows",
+    ),
+    ("auth/dpop", "DPoP"),
+    ("auth/dpop-nonce", "DPoP"),
+];
 
 /// Runs one scenario; `Err` with the suite's report when it does not pass.
 fn run_conformance(suite: &Conformance, scenario: &str) -> Result<(), String> {
@@ -110,8 +166,8 @@ fn find_checks(dir: &Path) -> Option<PathBuf> {
 
 /// Runs `scenarios`, [`CONFORMANCE_PARALLEL`] at a time (each spends most of its time
 /// starting Node), and fails with every report that did not pass.
-fn assert_conformance(scenarios: &[&'static str]) {
-    let suite = Conformance::locate();
+fn assert_conformance(version: Suite, scenarios: &[&'static str]) {
+    let suite = Conformance::locate(version);
     let suite = std::sync::Arc::new(suite);
     let mut failures = Vec::new();
     for chunk in scenarios.chunks(CONFORMANCE_PARALLEL) {
@@ -126,7 +182,7 @@ fn assert_conformance(scenarios: &[&'static str]) {
     }
     assert!(
         failures.is_empty(),
-        "{} of {} conformance scenarios failed:\n\n{}",
+        "{version:?}: {} of {} conformance scenarios failed:\n\n{}",
         failures.len(),
         scenarios.len(),
         failures.join("\n\n")
@@ -136,12 +192,49 @@ fn assert_conformance(scenarios: &[&'static str]) {
 /// Scenarios run at once (each starts its own servers on ephemeral ports).
 const CONFORMANCE_PARALLEL: usize = 3;
 
+/// The `auth/*` client scenarios a suite version lists.
+fn listed(version: Suite) -> Vec<String> {
+    let suite = Conformance::locate(version);
+    let out = Command::new(&suite.node)
+        .arg(&suite.cli)
+        .args(["list", "--client"])
+        .output()
+        .expect("list the scenarios");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|s| s.starts_with("auth/"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Nothing is skipped silently: each version's `auth/*` scenarios are exactly its run list
+/// and the exclusions.
 #[test]
-fn conformance_auth_scenarios_for_a_pre_registered_client_pass() {
-    assert_conformance(CONFORMANCE_SCENARIOS);
+fn every_conformance_auth_scenario_is_run_or_excluded_by_name() {
+    for (version, run) in [(Suite::Alpha12, ALPHA12), (Suite::V0116, V0116)] {
+        let listed = listed(version);
+        for scenario in &listed {
+            let known =
+                run.contains(&scenario.as_str()) || EXCLUDED.iter().any(|(s, _)| s == scenario);
+            assert!(known, "{version:?}: {scenario} is neither run nor excluded");
+        }
+        for scenario in run {
+            assert!(
+                listed.iter().any(|s| s == scenario),
+                "{version:?} has no {scenario}"
+            );
+        }
+    }
 }
 
 #[test]
-fn conformance_scope_from_a_challenge_sent_only_on_post_passes() {
-    assert_conformance(CONFORMANCE_POST_CHALLENGE_SCENARIOS);
+fn conformance_alpha12_auth_scenarios_pass_through_agenthealth_alone() {
+    assert_conformance(Suite::Alpha12, ALPHA12);
+}
+
+#[test]
+fn conformance_0116_auth_scenarios_pass_through_agenthealth_alone() {
+    assert_conformance(Suite::V0116, V0116);
 }

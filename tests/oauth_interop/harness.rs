@@ -14,7 +14,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::Value;
 
-use crate::interop::oauth::{AuthServer, BASIC, Client, ODD, POST, SECRETS, WEB};
+use crate::interop::oauth::{
+    BASIC, Client, Lab, ODD, POST, SDK_BASIC, SDK_POST, SDK_SECRETS, SECRETS, WEB,
+};
 use crate::util::{Outcome, TempDir, command, run_env};
 use agenthealth_testkit::oauth_browser::{Browser, Decision};
 use agenthealth_testkit::oauth_http;
@@ -23,8 +25,7 @@ use agenthealth_testkit::oauth_http;
 pub(super) const ERAS: [(&str, &str); 2] = [("2026-07-28", "modern"), ("2025-11-25", "legacy")];
 /// What `agenthealth login` prints before the URL, and after success.
 const LOGIN_PROMPT: &str = "Open this URL to authorize AgentHealth:";
-pub(super) const LOGIN_DONE: &str =
-    "OAuth login complete; credentials saved to the configured token file.";
+pub(super) const LOGIN_DONE: &str = "OAuth login complete; credentials saved to the configured token file. The access token expires at ";
 /// The advice every failed login ends with (upstream: `OAuth login failed; verify …`).
 pub(super) const LOGIN_ADVICE: &str =
     "verify issuer, client registration, callback and token file configuration";
@@ -51,6 +52,10 @@ pub(super) struct Target {
     pub(super) refresh_env: bool,
     pub(super) redirect_port: Option<u16>,
     pub(super) revision: Option<&'static str>,
+    /// `token_endpoint_auth_method`, when configured.
+    pub(super) auth_method: Option<&'static str>,
+    /// No `client_id`: `login --register` registers one and saves it in the token file.
+    pub(super) register: bool,
 }
 
 impl Target {
@@ -72,6 +77,8 @@ impl Target {
             refresh_env: false,
             redirect_port: None,
             revision: None,
+            auth_method: None,
+            register: false,
         }
     }
 
@@ -87,6 +94,11 @@ impl Target {
 
     pub(super) fn revision(mut self, revision: &'static str) -> Target {
         self.revision = Some(revision);
+        self
+    }
+
+    pub(super) fn auth_method(mut self, method: &'static str) -> Target {
+        self.auth_method = Some(method);
         self
     }
 
@@ -106,12 +118,14 @@ impl Target {
             y.push_str(&format!("      protocol_version: '{revision}'\n"));
         }
         y.push_str(&format!(
-            "      oauth:\n        issuer: {}\n        client_id: {}\n        grant: {}\n",
-            q(&self.issuer),
-            q(self.client.id),
-            self.grant
+            "      oauth:\n        issuer: {}\n",
+            q(&self.issuer)
         ));
-        if self.client.secret.is_some() {
+        if !self.register {
+            y.push_str(&format!("        client_id: {}\n", q(self.client.id)));
+        }
+        y.push_str(&format!("        grant: {}\n", self.grant));
+        if self.client.secret.is_some() && !self.register {
             y.push_str(&format!("        client_secret_env: {SECRET_ENV}\n"));
         }
         if self.refresh_env {
@@ -128,6 +142,9 @@ impl Target {
         }
         if let Some(port) = self.redirect_port {
             y.push_str(&format!("        redirect_port: {port}\n"));
+        }
+        if let Some(method) = self.auth_method {
+            y.push_str(&format!("        token_endpoint_auth_method: {method}\n"));
         }
         y
     }
@@ -165,6 +182,31 @@ pub(super) fn check(config: &Path, env: &[(&'static str, String)]) -> Outcome {
         &["check", config.to_str().unwrap(), "--format", "json"],
         env,
     )
+}
+
+/// `doctor CONFIG` (the terminal advice).
+pub(super) fn doctor(config: &Path, env: &[(&'static str, String)]) -> Outcome {
+    run_with(&["doctor", config.to_str().unwrap()], env)
+}
+
+/// The JSON object saved in `token_file`.
+pub(super) fn saved_file(token_file: &Path) -> Value {
+    let text = std::fs::read_to_string(token_file).expect("token file");
+    serde_json::from_str(&text).expect("token file JSON")
+}
+
+/// Makes the access token saved in `token_file` look expired (its `expires_at` an hour
+/// ago), so the next check refreshes without waiting for the lifetime to pass.
+pub(super) fn expire_saved_token(token_file: &Path) {
+    let text = std::fs::read_to_string(token_file).expect("token file");
+    let mut doc: Value = serde_json::from_str(&text).expect("token file JSON");
+    doc["expires_at"] = Value::from("2000-01-01T00:00:00Z");
+    std::fs::write(token_file, format!("{doc}\n")).expect("rewrite the token file");
+}
+
+/// The evidence of the check named `check` of a JSON result document.
+pub(super) fn evidence<'a>(doc: &'a Value, check: &str) -> &'a Value {
+    &doc["checks"][check]["evidence"]
 }
 
 /// A loopback redirect port nothing listens on.
@@ -217,16 +259,18 @@ pub(super) fn leak_forms(client_id: &str, secret: &str) -> Vec<String> {
     ]
 }
 
-/// None of the lab's client secrets, the given extra values, nor any token the
-/// authorization server issued appears on stdout or stderr.
-pub(super) fn assert_no_secrets(o: &Outcome, lab: &AuthServer, extra: &[&str], what: &str) {
+/// None of the labs' client secrets, the given extra values, nor any token or client secret
+/// the authorization server issued appears on stdout or stderr.
+pub(super) fn assert_no_secrets(o: &Outcome, lab: &impl Lab, extra: &[&str], what: &str) {
     let mut needles: Vec<String> = Vec::new();
-    for client in [BASIC, POST, ODD, WEB] {
+    for client in [BASIC, POST, ODD, WEB, SDK_BASIC, SDK_POST] {
         needles.extend(leak_forms(client.id, client.secret.unwrap()));
     }
-    needles.extend(SECRETS.iter().map(|s| (*s).to_owned()));
+    needles.extend(SECRETS.iter().chain(&SDK_SECRETS).map(|s| (*s).to_owned()));
     needles.extend(extra.iter().map(|s| (*s).to_owned()));
-    needles.extend(lab.log().issued_tokens());
+    let log = lab.log();
+    needles.extend(log.issued_tokens());
+    needles.extend(log.registered_secrets());
     for needle in needles.iter().filter(|n| n.len() >= 8) {
         assert!(
             !o.stdout.contains(needle.as_str()) && !o.stderr.contains(needle.as_str()),
@@ -239,7 +283,7 @@ pub(super) fn assert_no_secrets(o: &Outcome, lab: &AuthServer, extra: &[&str], w
 }
 
 /// The token requests the lab saw with this grant type, since its last reset.
-pub(super) fn token_requests(lab: &AuthServer, grant: &str) -> Vec<Value> {
+pub(super) fn token_requests(lab: &impl Lab, grant: &str) -> Vec<Value> {
     lab.log().grants(grant).into_iter().cloned().collect()
 }
 
@@ -264,9 +308,31 @@ pub(super) fn login(
     env: &[(&'static str, String)],
     decision: Decision,
 ) -> Login {
+    login_args(config, target, &[], env, decision)
+}
+
+/// [`login`] with `--register`.
+pub(super) fn login_registering(
+    config: &Path,
+    target: &str,
+    env: &[(&'static str, String)],
+    decision: Decision,
+) -> Login {
+    login_args(config, target, &["--register"], env, decision)
+}
+
+fn login_args(
+    config: &Path,
+    target: &str,
+    extra: &[&str],
+    env: &[(&'static str, String)],
+    decision: Decision,
+) -> Login {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let config = config.to_string_lossy();
-    let mut child = command(&["login", &config, target], &env)
+    let mut args = vec!["login", &config, target];
+    args.extend_from_slice(extra);
+    let mut child = command(&args, &env)
         .spawn()
         .expect("spawn agenthealth login");
     let (lines_tx, lines_rx) = mpsc::channel::<String>();
@@ -311,8 +377,14 @@ pub(super) fn login(
     if !url.is_empty() {
         let redirect = oauth_http::query_param(&url, "redirect_uri").unwrap_or_default();
         let mut browser = Browser::new();
+        // A pushed request's URL names no redirect_uri: the callback is the loopback
+        // `/callback` then.
         let callback = browser.authorize(&url, decision, |u| {
-            !redirect.is_empty() && u.starts_with(redirect.as_str())
+            if redirect.is_empty() {
+                oauth_http::split_url(u).1.starts_with("/callback")
+            } else {
+                u.starts_with(redirect.as_str())
+            }
         });
         match callback {
             Ok(callback) => {
@@ -374,7 +446,9 @@ impl Login {
             self.code, self.stdout, self.stderr
         );
         assert!(
-            self.stdout.lines().any(|l| l.trim() == LOGIN_DONE),
+            self.stdout
+                .lines()
+                .any(|l| l.trim().starts_with(LOGIN_DONE)),
             "{what}: {}",
             self.stdout
         );

@@ -16,10 +16,16 @@
 //! `harness`: the targets, configurations and the `login` driver; `grants`: the grants a
 //! check runs by itself; `authorization_code`: `agenthealth login` and the tokens it saves;
 //! `conformance`: the official suite's client scenarios; `disk_faults`: token files on a
-//! volume that fills up or fails, against the rotating server.
+//! volume that fills up or fails, against the rotating server; `python_sdk`: the
+//! authorization server built on the Python SDK's own auth routes; `oidc_provider`:
+//! oidc-provider's own policies (PAR required, its refresh-token policy, registration);
+//! `registration`: `login --register` and the client it saves.
 
 mod authorization_code;
 mod conformance;
 mod disk_faults;
 mod grants;
 mod harness;
+mod oidc_provider;
+mod python_sdk;
+mod registration;

@@ -375,6 +375,24 @@ impl McpRun {
         o
     }
 
+    /// A refused credential says where the OAuth access token came from (`token_source`) on
+    /// every check it failed, not only authentication's, so doctor advises each alike (a
+    /// saved token refused: log in again).
+    fn with_token_source(&mut self, mut o: Observation) -> Observation {
+        if !o.reason.is_some_and(Reason::rejects_credentials) {
+            return o;
+        }
+        let source = self
+            .session
+            .as_mut()
+            .and_then(|s| s.transport().auth_facts())
+            .and_then(|f| f.evidence.get(Key::TokenSource).cloned());
+        if let Some(source) = source {
+            o.evidence.set(Key::TokenSource, source);
+        }
+        o
+    }
+
     /// The opted-in tool call (see [`functional`]), on this run's session and inventory.
     fn functional(&mut self, attempt: &Attempt) -> Observation {
         // The loader guarantees both; a configuration built elsewhere is refused, never run.
@@ -437,9 +455,18 @@ impl TargetRun for McpRun {
                 let o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
                 self.with_auth_facts(o)
             }
-            Dimension::Protocol => self.establish(attempt).map_or_else(|o| o, Ready::observe),
-            Dimension::Capability => self.capability(attempt),
-            Dimension::Functional => self.functional(attempt),
+            Dimension::Protocol => {
+                let o = self.establish(attempt).map_or_else(|o| o, Ready::observe);
+                self.with_token_source(o)
+            }
+            Dimension::Capability => {
+                let o = self.capability(attempt);
+                self.with_token_source(o)
+            }
+            Dimension::Functional => {
+                let o = self.functional(attempt);
+                self.with_token_source(o)
+            }
             _ => Observation::failed(Status::Unknown, Reason::Engine(Note::DimensionUnsupported)),
         };
         // A request that met its deadline with nothing received leaves the session silent for

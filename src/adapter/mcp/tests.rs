@@ -977,13 +977,14 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
     let oauth = |issuer: &str| McpOptions {
         oauth: Some(OAuthOptions {
             issuer: issuer.into(),
-            client_id: "c".into(),
+            client_id: Some("c".into()),
             grant: OAuthGrant::ClientCredentials,
             client_secret_env: Some("S".into()),
             refresh_token_env: None,
             token_file: None,
             scopes: Vec::new(),
             redirect_port: None,
+            token_endpoint_auth_method: None,
         }),
         ..McpOptions::default()
     };

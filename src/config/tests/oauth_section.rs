@@ -2,6 +2,7 @@
 //! that hold its secrets, the token file, the callback port and the scopes.
 
 use super::*;
+use crate::contract::AuthMethod;
 
 /// A target whose `mcp.oauth` mapping holds `body`.
 fn oauth(body: &str) -> String {
@@ -141,8 +142,8 @@ fn secrets_are_named_by_their_variables_never_given() {
             oauth(&format!("{CC}, client_secret: {CANARY}")),
             "targets[0].mcp.oauth.client_secret",
             "unknown key; expected one of issuer, client_id, grant, client_secret_env, \
-             refresh_token_env, token_file, scopes, redirect_port (did you mean \
-             `client_secret_env`?)",
+             refresh_token_env, token_file, scopes, redirect_port, \
+             token_endpoint_auth_method (did you mean `client_secret_env`?)",
         ),
     ]);
 }
@@ -233,4 +234,85 @@ fn the_oauth_block_is_a_mapping_and_replaces_auth() {
         "cannot be combined with `mcp.oauth`",
         6,
     );
+}
+
+#[test]
+fn the_token_endpoint_auth_method_is_one_of_three_and_fits_the_client() {
+    assert_eq!(loaded(CC).token_endpoint_auth_method, None);
+    let o = loaded(&format!(
+        "{CC}, token_endpoint_auth_method: client_secret_post"
+    ));
+    assert_eq!(
+        o.token_endpoint_auth_method,
+        Some(AuthMethod::ClientSecretPost)
+    );
+    let o = loaded(&format!("{AC}, token_endpoint_auth_method: none"));
+    assert_eq!(o.token_endpoint_auth_method, Some(AuthMethod::None));
+    let at = "targets[0].mcp.oauth.token_endpoint_auth_method";
+    refuses(&[
+        (
+            oauth(&format!("{CC}, token_endpoint_auth_method: none")),
+            at,
+            "grant `client_credentials` needs a confidential client (client_secret_basic or \
+             client_secret_post)",
+        ),
+        (
+            oauth(&format!(
+                "{AC}, client_secret_env: S, token_endpoint_auth_method: none"
+            )),
+            at,
+            "`none` is a public client: remove `client_secret_env`, or choose \
+             client_secret_basic or client_secret_post",
+        ),
+        (
+            oauth(&format!(
+                "{AC}, token_endpoint_auth_method: client_secret_basic"
+            )),
+            at,
+            "a confidential method needs the client's secret: set `client_secret_env`",
+        ),
+        (
+            oauth(&format!(
+                "{CC}, token_endpoint_auth_method: private_key_jwt"
+            )),
+            at,
+            "unknown method; expected one of client_secret_basic, client_secret_post, none",
+        ),
+    ]);
+    rejects(
+        &oauth(&format!(
+            "{CC}, token_endpoint_auth_method: client_secret_pots"
+        )),
+        at,
+        "unknown method; expected one of client_secret_basic, client_secret_post, none \
+         (did you mean `client_secret_post`?)",
+    );
+}
+
+#[test]
+fn only_a_login_may_leave_the_client_to_registration() {
+    let registered = loaded("issuer: i, grant: authorization_code, token_file: /t");
+    assert_eq!(registered.client_id, None);
+    // Its secret, if any, comes from the registration saved in the token file.
+    let o = loaded(
+        "issuer: i, grant: authorization_code, token_file: /t, token_endpoint_auth_method: client_secret_post",
+    );
+    assert_eq!(
+        o.token_endpoint_auth_method,
+        Some(AuthMethod::ClientSecretPost)
+    );
+    assert_eq!(loaded(CC).client_id.as_deref(), Some("c"));
+    refuses(&[
+        (
+            oauth("issuer: i, grant: refresh_token, refresh_token_env: R"),
+            "targets[0].mcp.oauth",
+            "missing required key `client_id`",
+        ),
+        (
+            oauth("issuer: i, grant: authorization_code, token_file: /t, client_secret_env: S"),
+            "targets[0].mcp.oauth.client_secret_env",
+            "names the secret of a configured client_id; a registered client's secret is saved \
+             in the token file",
+        ),
+    ]);
 }

@@ -68,8 +68,10 @@ fn the_protected_resource_is_found_on_its_own_origin_and_names_the_resource_and_
             OAuthStep::ResourceMetadataOrigin,
         ),
         (
-            |w, _| {
-                w.challenge = None;
+            // Nothing anywhere, and the challenge's location gone too (with none named, the
+            // issuer on the MCP origin would be a 2025-03-26 server's: see below).
+            |w, root| {
+                w.challenge = Some(format!(r#"Bearer resource_metadata="{root}/gone""#));
                 w.docs.clear();
             },
             OAuthStep::ResourceMetadata,
@@ -294,4 +296,148 @@ fn an_https_issuer_needs_https_endpoints_even_on_loopback() {
             Some(OAuthStep::InsecureEndpoint)
         );
     }
+}
+
+/// Root protected-resource metadata may name the origin, or a same-origin path prefix of
+/// the endpoint (RFC 9728 §3.3); tokens are then requested for the resource as published,
+/// and the evidence says which rule matched. A path-inserted or custom document stays
+/// exact, and so does any other origin, path or query.
+#[test]
+fn root_metadata_may_name_the_origin_or_a_path_prefix_and_nothing_else_is_relaxed() {
+    let at_root = |resource: &'static str| {
+        move |root: &str| {
+            let mut w = good(root);
+            w.challenge = Some(r#"Bearer scope="read""#.into());
+            w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+            w.docs.insert(
+                "/.well-known/oauth-protected-resource".into(),
+                json!({"resource": resource.replace("{root}", root), "authorization_servers": [root]}),
+            );
+            w
+        }
+    };
+    for (published, rule) in [
+        ("{root}", "root_origin"),
+        ("{root}/", "root_origin"),
+        ("{root}/mcp", ""),
+    ] {
+        let fake = Fake::start(at_root(published));
+        let mut a = Authorizer::new(
+            Arc::new(settings(&fake, OAuthGrant::ClientCredentials)),
+            fake.endpoint(),
+            SecretLog::new(),
+        );
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        assert!(r.is_ok(), "{published}: {r:?}");
+        let sent = published.replace("{root}", &fake.root);
+        assert_eq!(
+            value(&fake.form(), "resource"),
+            Some(sent.as_str()),
+            "as published"
+        );
+        let said = a.facts().evidence.get(Key::ResourceRule);
+        assert_eq!(said, Some(&Fact::Word(rule)).filter(|_| !rule.is_empty()));
+    }
+    // A prefix at a `/` boundary: the endpoint `/api/mcp` under `/api`.
+    let prefixed = |published: &'static str| {
+        move |root: &str| {
+            let mut w = at_root(published)(root);
+            w.challenge = Some(r#"Bearer scope="read""#.into());
+            w
+        }
+    };
+    let fake = Fake::start(prefixed("{root}/api"));
+    let endpoint = Endpoint::parse(&format!("{}/api/mcp", fake.root)).expect("endpoint");
+    let s = settings(&fake, OAuthGrant::ClientCredentials);
+    let mut a = Authorizer::new(Arc::new(s), endpoint.clone(), SecretLog::new());
+    let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(
+        a.facts().evidence.get(Key::ResourceRule),
+        Some(&Fact::Word("path_prefix"))
+    );
+    for refused in [
+        "{root}/ap",
+        "{root}/api?x=1",
+        "http://127.0.0.2:9/api",
+        "{root}/other",
+    ] {
+        let fake = Fake::start(prefixed(refused));
+        let endpoint = Endpoint::parse(&format!("{}/api/mcp", fake.root)).expect("endpoint");
+        let s = settings(&fake, OAuthGrant::ClientCredentials);
+        let mut a = Authorizer::new(Arc::new(s), endpoint, SecretLog::new());
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        assert_eq!(step_of(&r), Some(OAuthStep::ResourceMismatch), "{refused}");
+        assert!(fake.requests("/token").is_empty());
+    }
+    // The origin from the path-inserted document is another resource.
+    fails_at(&[(
+        |w, root| {
+            if let Some(d) = w.docs.get_mut("/.well-known/oauth-protected-resource/mcp") {
+                d["resource"] = json!(root);
+            }
+        },
+        OAuthStep::ResourceMismatch,
+    )]);
+}
+
+/// A 2025-03-26 server publishes no protected-resource metadata. With the pinned issuer on
+/// the MCP origin, its RFC 8414 metadata is used (also from the origin's root for an issuer
+/// with a path), else the default endpoints; the resource is the endpoint and the evidence
+/// says so. A pin of another origin, or a challenge naming metadata that is not there,
+/// stays `resource_metadata`.
+#[test]
+fn a_2025_03_26_server_without_resource_metadata_uses_the_issuer_at_its_origin() {
+    fn without_prm(root: &str) -> World {
+        let mut w = good(root);
+        w.challenge = Some(r#"Bearer scope="read""#.into());
+        w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+        w
+    }
+    let run = |fake: &Fake, issuer: String| {
+        let mut s = settings(fake, OAuthGrant::ClientCredentials);
+        s.configured.issuer = issuer;
+        let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+        let r = a.authorization(&mut Client::new(Reuse::Fresh), &attempt());
+        (r, a.facts().evidence.get(Key::Discovery).cloned())
+    };
+    let fake = Fake::start(without_prm);
+    let (r, said) = run(&fake, fake.root.clone());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(said, Some(Fact::Word("2025-03-26")));
+    let resource = format!("{}/mcp", fake.root);
+    assert_eq!(value(&fake.form(), "resource"), Some(resource.as_str()));
+
+    // An issuer with a path, whose document is at the origin's root.
+    let fake = Fake::start(|root| {
+        let mut w = without_prm(root);
+        if let Some(doc) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+            doc["issuer"] = json!(format!("{root}/oauth"));
+        }
+        w
+    });
+    let (r, _) = run(&fake, format!("{}/oauth", fake.root));
+    assert!(r.is_ok(), "{r:?}");
+
+    // No metadata at all: the default token endpoint.
+    let fake = Fake::start(|root| {
+        let mut w = without_prm(root);
+        w.docs.clear();
+        w
+    });
+    let (r, _) = run(&fake, fake.root.clone());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(fake.requests("/token").len(), 1);
+
+    // Not on the MCP origin, or named metadata missing: no guessing.
+    let fake = Fake::start(without_prm);
+    let (r, _) = run(&fake, "http://127.0.0.2:9".into());
+    assert_eq!(step_of(&r), Some(OAuthStep::ResourceMetadata));
+    fails_at(&[(
+        |w, root| {
+            w.challenge = Some(format!(r#"Bearer resource_metadata="{root}/missing""#));
+            w.docs.remove("/.well-known/oauth-protected-resource/mcp");
+        },
+        OAuthStep::ResourceMetadata,
+    )]);
 }

@@ -38,6 +38,8 @@ fn client_credentials_with_basic_for_the_resource_and_reused_within_the_run() {
     );
     assert_eq!(value(&form, "scope"), Some("read"), "the challenge's scope");
     assert_eq!(value(&form, "client_secret"), None);
+    // RFC 6749 §3.2.1: the body names the client too (the Python SDK's servers need it).
+    assert_eq!(value(&form, "client_id"), Some("registered-client"));
     // No metadata request carries a credential.
     for r in fake.server.requests() {
         if r.target != "/token" {
@@ -79,6 +81,40 @@ fn client_secret_post_when_basic_is_not_listed() {
     let (r, _) = authorize(&fake, settings(&fake, OAuthGrant::ClientCredentials));
     assert_eq!(step_of(&r), Some(OAuthStep::AuthMethod));
     assert!(fake.requests("/token").is_empty());
+}
+
+#[test]
+fn a_public_client_is_not_sent_where_only_confidential_methods_are_listed() {
+    let confidential_only = |root: &str| {
+        let mut w = good(root);
+        if let Some(doc) = w.docs.get_mut("/.well-known/oauth-authorization-server") {
+            doc["token_endpoint_auth_methods_supported"] =
+                json!(["client_secret_post", "client_secret_basic"]);
+        }
+        w
+    };
+    let public = |fake: &Fake, method| {
+        let mut s = settings(fake, OAuthGrant::ClientCredentials);
+        s.client_secret = None;
+        s.configured.grant = OAuthGrant::RefreshToken;
+        s.configured.token_endpoint_auth_method = method;
+        s.refresh_token = Some(Secret::new("configured-refresh".into()));
+        s
+    };
+    let fake = Fake::start(confidential_only);
+    let (r, _) = authorize(&fake, public(&fake, None));
+    let Err(e) = r else { panic!("refused") };
+    let o = e.observation();
+    assert_eq!(o.evidence.get(Key::Oauth), Some(&Fact::Word("auth_method")));
+    assert_eq!(o.evidence.get(Key::AuthMethod), Some(&Fact::Word("none")));
+    assert!(fake.requests("/token").is_empty(), "zero token requests");
+    // Said explicitly, `none` is used.
+    let fake = Fake::start(confidential_only);
+    let (r, _) = authorize(&fake, public(&fake, Some(AuthMethod::None)));
+    assert!(r.is_ok(), "{r:?}");
+    let form = fake.form();
+    assert_eq!(value(&form, "client_id"), Some("registered-client"));
+    assert!(fake.requests("/token")[0].header("authorization").is_none());
 }
 
 #[test]
@@ -247,6 +283,35 @@ fn login_credentials_missing_is_login_required_without_traffic() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A saved access token that expired with no refresh token is its own reason (`login=expired`),
+/// not "no saved credentials"; a usable saved token says it came from the file.
+#[test]
+fn an_expired_saved_token_without_a_refresh_token_is_login_expired() {
+    let fake = Fake::start(good);
+    let dir = scratch("login-expired");
+    let path = dir.join("user.json");
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
+    s.configured.token_file = Some(path.display().to_string());
+    store::write(&path, &token("old", None, -60), &binding(&fake)).expect("write");
+    let (r, _) = authorize(&fake, s.clone());
+    let Err(e) = r else { panic!("refused") };
+    assert!(matches!(e, OAuthError::LoginExpired), "{e:?}");
+    let o = e.observation();
+    assert_eq!(o.evidence.get(Key::Login), Some(&Fact::Word("expired")));
+    assert!(fake.server.requests().is_empty(), "no traffic");
+    store::write(&path, &token("fresh", None, 3600), &binding(&fake)).expect("write");
+    let mut a = Authorizer::new(Arc::new(s), fake.endpoint(), SecretLog::new());
+    assert!(
+        a.authorization(&mut Client::new(Reuse::Fresh), &attempt())
+            .is_ok()
+    );
+    assert_eq!(
+        a.facts().evidence.get(Key::TokenSource),
+        Some(&Fact::Word("file"))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn refresh_token_grant_uses_the_configured_refresh_token() {
     let fake = Fake::start(good);
@@ -256,4 +321,37 @@ fn refresh_token_grant_uses_the_configured_refresh_token() {
     let (r, _) = authorize(&fake, s);
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(value(&fake.form(), "refresh_token"), Some("env-refresh"));
+}
+
+/// A saved grant issued for another resource than discovery now names is not refreshed
+/// (`resource_changed`, no token request: a refresh for another resource can end the
+/// grant); the resource a token was issued for is kept in the file as `token_resource` only
+/// when it is not the endpoint's, and a file without one was issued for the endpoint.
+#[test]
+fn a_grant_issued_for_another_resource_is_not_refreshed() {
+    let fake = Fake::start(good);
+    let dir = scratch("resource-changed");
+    let path = dir.join("user.json");
+    let mut s = settings(&fake, OAuthGrant::AuthorizationCode);
+    s.configured.token_file = Some(path.display().to_string());
+    let mut moved = token("old", Some("r-old"), -60);
+    moved.resource = format!("{}/elsewhere", fake.root);
+    store::write(&path, &moved, &binding(&fake)).expect("write");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+        .unwrap_or_default();
+    assert_eq!(doc["token_resource"], moved.resource.as_str());
+    let (r, _) = authorize(&fake, s.clone());
+    assert_eq!(step_of(&r), Some(OAuthStep::ResourceChanged), "{r:?}");
+    assert!(fake.requests("/token").is_empty(), "no refresh sent");
+
+    let mut same = token("old", Some("r-old"), -60);
+    same.resource = binding(&fake).resource;
+    store::write(&path, &same, &binding(&fake)).expect("write");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+        .unwrap_or_default();
+    assert!(doc.get("token_resource").is_none(), "{doc}");
+    let (r, _) = authorize(&fake, s);
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(fake.requests("/token").len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
 }

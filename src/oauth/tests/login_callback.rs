@@ -33,7 +33,7 @@ fn a_login_nobody_completes_ends_with_its_wait() {
     let wait = Duration::from_millis(300);
     let (result, took, printed) = unattended_login(&fake, wait, &Cancel::new());
     assert!(
-        result.as_ref().is_err_and(|e| e.contains("Callback")),
+        result.as_ref().is_err_and(|e| e.contains("wait_expired")),
         "{result:?}"
     );
     assert!(
@@ -149,9 +149,14 @@ fn login_delivers_the_code_through_the_loopback_callback() {
         .map_err(|_| ())
         .and_then(|r| r.map_err(|_| ()));
     assert!(result.is_ok());
-    assert_eq!(
-        rx.recv_timeout(LONG).ok().as_deref(),
-        Some("OAuth login complete; credentials saved to the configured token file.")
+    // The last line says when the saved access token expires (the fake's hour) and that a
+    // refresh token will renew it.
+    let last = rx.recv_timeout(LONG).unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "OAuth login complete; credentials saved to the configured token file. The access token expires at 20"
+        ) && last.ends_with("Z; a refresh token was saved."),
+        "{last}"
     );
     let form = fake.form();
     assert_eq!(value(&form, "grant_type"), Some("authorization_code"));
@@ -193,9 +198,9 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let result = worker.join().map_err(|_| ());
     assert!(matches!(
         result,
-        Ok(Err(OAuthError::Step {
-            step: OAuthStep::Callback,
-            ..
+        Ok(Err(OAuthError::Login {
+            step: "iss_mismatch",
+            code: None
         }))
     ));
     assert!(fake.requests("/token").is_empty());
@@ -223,6 +228,7 @@ fn login_thread(
             step_timeout: LONG,
             wait,
             cancel: &cancel,
+            register: false,
         };
         crate::oauth::authorization_code::authorize(&login, &mut LineSink(tx, Vec::new()))
     });

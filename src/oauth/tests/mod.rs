@@ -2,12 +2,14 @@
 //! ones included: the grants a check runs ([`grants`]), every discovery rule
 //! ([`discovery_rules`]), the token endpoint's answers ([`token_endpoint`]), the token file's
 //! safety rules and locking ([`token_files`]), saving refreshed tokens whatever the disk does
-//! ([`token_saves`]), and login's callback ([`login_callback`]). The
+//! ([`token_saves`]), login's callback ([`login_callback`]) and dynamic registration
+//! ([`registration`]). The
 //! scripted world and its helpers are here.
 
 mod discovery_rules;
 mod grants;
 mod login_callback;
+mod registration;
 mod token_endpoint;
 mod token_files;
 mod token_saves;
@@ -26,8 +28,7 @@ use super::store::{self, Binding};
 use super::token::Token;
 use super::{OAuthError, check_offline, url};
 use crate::config::OAuthOptions;
-use crate::contract::OAuthGrant;
-use crate::contract::{Bound, Secret};
+use crate::contract::{AuthMethod, Bound, OAuthGrant, Secret};
 use crate::net::testkit::http_server::{Reply, Request as Recorded, Server};
 use crate::net::testkit::{with_watchdog, within};
 use crate::net::{Client, Endpoint, Reuse};
@@ -157,13 +158,14 @@ pub(super) fn settings(fake: &Fake, grant: OAuthGrant) -> Settings {
     Settings {
         configured: OAuthOptions {
             issuer: fake.root.clone(),
-            client_id: "registered-client".into(),
+            client_id: Some("registered-client".into()),
             grant,
             client_secret_env: None,
             refresh_token_env: None,
             token_file: None,
             scopes: Vec::new(),
             redirect_port: None,
+            token_endpoint_auth_method: None,
         },
         client_secret: Some(Secret::new("client-secret-value".into())),
         refresh_token: None,
@@ -218,7 +220,7 @@ pub(super) fn binding(fake: &Fake) -> Binding {
     Binding {
         issuer: fake.root.clone(),
         resource: format!("{}/mcp", fake.root),
-        client_id: "registered-client".into(),
+        client_id: Some("registered-client".into()),
     }
 }
 
@@ -234,6 +236,9 @@ pub(super) fn token(access: &str, refresh: Option<&str>, expires_in: i64) -> Tok
         refresh: refresh.map(|r| Secret::new(r.into())),
         expires_at,
         scope: "read".into(),
+        method: None,
+        registered: None,
+        resource: String::new(),
     }
 }
 

@@ -60,7 +60,7 @@ fn a_token_file_bound_to_another_issuer_resource_or_client_is_refused() {
             ..b.clone()
         },
         Binding {
-            client_id: "another-client".into(),
+            client_id: Some("another-client".into()),
             ..b.clone()
         },
     ];
@@ -150,5 +150,69 @@ fn a_held_lock_is_waited_for_until_the_deadline_only() {
     assert!(started.elapsed() < Duration::from_secs(1));
     drop(held);
     assert!(store::lock(&path, std::time::Instant::now() + LONG).is_ok());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A client `login --register` registered is saved with the tokens (its secret only here)
+/// and read back; with no client configured, only such a file binds, whatever its id; a
+/// configured id still binds to that id alone.
+#[test]
+fn a_registered_client_is_saved_with_the_tokens_and_binds_when_none_is_configured() {
+    use crate::contract::AuthMethod;
+    use crate::oauth::registration::Registered;
+    let fake = Fake::start(good);
+    let dir = scratch("registered");
+    let path = dir.join("token.json");
+    let unnamed = Binding {
+        client_id: None,
+        ..binding(&fake)
+    };
+    let mut t = token("a1", Some("r1"), 60);
+    t.registered = Some(Registered {
+        client_id: "dyn-7".into(),
+        secret: Some(Secret::new("registered-secret-value".into())),
+        method: AuthMethod::ClientSecretPost,
+        secret_expires_at: Some(0),
+        redirect_uri: "http://127.0.0.1:5555/callback".into(),
+    });
+    store::write(&path, &t, &unnamed).expect("write");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+        .unwrap_or_default();
+    assert_eq!(doc["client_id"], "dyn-7");
+    assert_eq!(doc["registered"], true);
+    assert_eq!(doc["token_endpoint_auth_method"], "client_secret_post");
+    assert_eq!(doc["client_secret"], "registered-secret-value");
+    let secrets = SecretLog::new();
+    let read = store::read(&path, &unnamed, &secrets)
+        .expect("read")
+        .expect("present");
+    assert_eq!(read.registered, t.registered);
+    assert!(
+        secrets
+            .values()
+            .iter()
+            .any(|s| s.expose() == "registered-secret-value"),
+        "the registered secret is recorded for redaction"
+    );
+    let named = Binding {
+        client_id: Some("dyn-7".into()),
+        ..binding(&fake)
+    };
+    assert!(store::read(&path, &named, &secrets).is_ok());
+    let other = Binding {
+        client_id: Some("someone-else".into()),
+        ..binding(&fake)
+    };
+    assert_eq!(
+        step_of(&store::read(&path, &other, &secrets).map(|_| String::new())),
+        Some(OAuthStep::TokenFile(TokenFileProblem::Binding))
+    );
+    // A file of a configured client is no registered client's.
+    let plain = dir.join("plain.json");
+    store::write(&plain, &token("a2", None, 60), &binding(&fake)).expect("write");
+    assert_eq!(
+        step_of(&store::read(&plain, &unnamed, &secrets).map(|_| String::new())),
+        Some(OAuthStep::TokenFile(TokenFileProblem::Binding))
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -325,7 +325,7 @@ fn recovery_takes_only_a_private_complete_bound_newer_temporary() {
         store::document(&token("left", Some("left-refresh"), 3600), b, generation)
     };
     let other = Binding {
-        client_id: "another-client".into(),
+        client_id: Some("another-client".into()),
         ..b.clone()
     };
     let mut truncated = doc(5, &b);

@@ -62,6 +62,7 @@ pub(super) fn advice(
         }
         McpFailure::OAuth(step) => super::oauth::advice(step, check),
         McpFailure::LoginRequired => super::oauth::login_required(),
+        McpFailure::LoginExpired => super::oauth::login_expired(),
         McpFailure::Limit(_) => {
             let what = word(check, Key::Limit).map_or(String::new(), |w| format!(" ({w})"));
             format!(

@@ -11,6 +11,7 @@
 //! advice depends on a message string or on text from a server.
 
 mod config;
+pub mod details;
 mod engine;
 mod http;
 mod mcp;
@@ -341,9 +342,27 @@ fn rejected_credential(check: &Check, audience: Audience) -> String {
         Some(env) => {
             format!("HTTP {s}{on}: the token in ${env} was rejected; check its value and scope")
         }
+        None if word(check, Key::CredentialKind).as_deref() == Some("oauth")
+            && word(check, Key::TokenSource).as_deref() == Some("file") =>
+        {
+            format!(
+                "HTTP {s}{on}: the MCP server refused the saved access token (revoked, or the grant ended): log in again (`agenthealth login CONFIG TARGET`)"
+            )
+        }
         None if word(check, Key::CredentialKind).as_deref() == Some("oauth") => format!(
             "HTTP {s}{on}: the MCP server refused the OAuth access token its authorization server issued; check that the server accepts tokens for this endpoint as the resource (audience) and the scopes granted (mcp.oauth.scopes)"
         ),
+        None if status == Some(401) && yes(check, Key::OauthChallenge) => {
+            let command = if audience.adhoc {
+                "agenthealth doctor mcp URL --oauth-details"
+            } else {
+                "agenthealth doctor CONFIG --oauth-details"
+            };
+            format!(
+                "HTTP 401{on}: the server uses OAuth (its challenge names protected-resource metadata): run `{command}` to print the mcp.oauth block to paste under the target, or set {} to a variable holding a token you already have",
+                audience.name(Setting::BearerEnv)
+            )
+        }
         None if status == Some(403) && challenged == Some(&Fact::Bool(false)) => format!(
             "HTTP 403{on} without a WWW-Authenticate challenge and with no credential sent: the server refuses this client, not a token; check its Host and Origin allow-lists (many accept `localhost` but refuse `127.0.0.1`, or the reverse) and any IP allow-list, then use {} with a host it accepts",
             audience.name(Setting::Endpoint)

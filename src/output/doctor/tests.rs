@@ -500,6 +500,26 @@ fn a_403_without_challenge_or_credential_is_an_allow_list() {
     ]);
     assert!(oauth.contains("refused the OAuth access token"), "{oauth}");
     assert!(!oauth.contains("allow-lists"), "{oauth}");
+    let revoked = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::CredentialKind, Fact::Word("oauth")),
+        (Key::TokenSource, Fact::Word("file")),
+    ]);
+    assert!(
+        revoked.contains("refused the saved access token") && revoked.contains("log in again"),
+        "{revoked}"
+    );
+    assert!(!revoked.contains("audience"), "{revoked}");
+    let oauth_server = advice(&[
+        (Key::HttpStatus, Fact::Int(401)),
+        (Key::AuthChallenge, Fact::Bool(true)),
+        (Key::OauthChallenge, Fact::Bool(true)),
+    ]);
+    assert!(
+        oauth_server.contains("the server uses OAuth")
+            && oauth_server.contains("`agenthealth doctor CONFIG --oauth-details`"),
+        "{oauth_server}"
+    );
     let unauthorized = advice(&[
         (Key::HttpStatus, Fact::Int(401)),
         (Key::AuthChallenge, Fact::Bool(false)),
@@ -618,6 +638,7 @@ fn every_oauth_failure_has_its_own_advice() {
         (S::ResourceMetadata, "protected-resource metadata"),
         (S::ResourceMetadataOrigin, "origin"),
         (S::ResourceMismatch, "resource"),
+        (S::ResourceChanged, "log in again"),
         (S::IssuerNotListed, "authorization_servers"),
         (S::ServerMetadata, "mcp.oauth.issuer"),
         (S::InsecureEndpoint, "https"),
@@ -626,6 +647,12 @@ fn every_oauth_failure_has_its_own_advice() {
         (S::TokenResponse, "bearer token"),
         (S::NoRefreshToken, "mcp.oauth.refresh_token_env"),
         (S::Callback, "log in again"),
+        (S::Par(None), "pushed_authorization_request_endpoint"),
+        (S::Registration, "mcp.oauth.client_id"),
+        (
+            S::Par(Some(TokenError::InvalidRequest)),
+            "refused ours (invalid_request)",
+        ),
         (S::Cancelled, "cancelled"),
         (S::TokenEndpoint(None), "token request failed"),
     ];
@@ -659,6 +686,106 @@ fn every_oauth_failure_has_its_own_advice() {
         assert!(advice.contains(names), "{step:?}: {advice}");
         assert!(seen.insert(advice.clone()), "{step:?} repeats: {advice}");
     }
+}
+
+/// The authentication check's advice for a failed OAuth `step` with `facts`.
+fn oauth_advice(step: crate::result::reason::OAuthStep, facts: &[(Key, Fact)]) -> String {
+    use crate::result::reason::McpFailure;
+    let c = check(
+        Status::Misconfigured,
+        Some(Reason::Mcp(McpFailure::OAuth(step))),
+        facts,
+    );
+    file_advice(Dimension::Authentication, &c).unwrap_or_default()
+}
+
+/// An expired saved token without a refresh token says the server issued none and to log
+/// in again or ask for offline_access; no saved credentials says to log in.
+#[test]
+fn an_expired_token_without_refresh_is_not_no_saved_credentials() {
+    use crate::result::reason::McpFailure;
+    let advice = |failure| {
+        let c = check(Status::Misconfigured, Some(Reason::Mcp(failure)), &[]);
+        file_advice(Dimension::Authentication, &c).unwrap_or_default()
+    };
+    let expired = advice(McpFailure::LoginExpired);
+    assert_eq!(
+        expired,
+        "the saved access token expired and the authorization server issued no refresh token: \
+         log in again (`agenthealth login CONFIG TARGET`), or ask for offline_access (add it to \
+         mcp.oauth.scopes)"
+    );
+    let required = advice(McpFailure::LoginRequired);
+    assert!(required.starts_with("no saved credentials"), "{required}");
+}
+
+/// The client authentication: a public client where only confidential methods are listed
+/// names `token_endpoint_auth_method: none`; a configured method the server does not list
+/// names it; a client refused with Basic where post is listed too says to configure post
+/// instead of checking a secret that may be right.
+#[test]
+fn the_client_authentication_advice_names_the_method_to_configure() {
+    use crate::result::reason::{OAuthStep as S, TokenError};
+    let advice = oauth_advice;
+    let public = advice(S::AuthMethod, &[(Key::AuthMethod, Fact::Word("none"))]);
+    assert!(
+        public.contains("set mcp.oauth.token_endpoint_auth_method: none"),
+        "{public}"
+    );
+    let unlisted = advice(
+        S::AuthMethod,
+        &[(Key::AuthMethod, Fact::Word("client_secret_post"))],
+    );
+    assert!(
+        unlisted
+            .contains("does not list mcp.oauth.token_endpoint_auth_method (client_secret_post)"),
+        "{unlisted}"
+    );
+    let refused = S::TokenEndpoint(Some(TokenError::InvalidClient));
+    let other = advice(
+        refused,
+        &[
+            (Key::AuthMethod, Fact::Word("client_secret_basic")),
+            (Key::AuthMethodAlternative, Fact::Word("client_secret_post")),
+        ],
+    );
+    assert!(
+        other.starts_with("the authorization server refused the client with client_secret_basic")
+            && other.contains("set mcp.oauth.token_endpoint_auth_method: client_secret_post"),
+        "{other}"
+    );
+    let only = advice(
+        refused,
+        &[(Key::AuthMethod, Fact::Word("client_secret_post"))],
+    );
+    assert!(only.contains("check mcp.oauth.client_id"), "{only}");
+    assert!(!only.contains("token_endpoint_auth_method"), "{only}");
+}
+
+/// An issuer a trailing slash apart from the one the server names: the advice says which
+/// way, instead of "check the issuer".
+#[test]
+fn an_issuer_a_trailing_slash_apart_is_said_so() {
+    use crate::result::reason::OAuthStep as S;
+    let advice = oauth_advice;
+    let listed = advice(
+        S::IssuerNotListed,
+        &[(Key::IssuerSlash, Fact::Word("with"))],
+    );
+    assert!(
+        listed.contains("write mcp.oauth.issuer with it"),
+        "{listed}"
+    );
+    let named = advice(
+        S::ServerMetadata,
+        &[(Key::IssuerSlash, Fact::Word("without"))],
+    );
+    assert!(
+        named.contains("write mcp.oauth.issuer without it"),
+        "{named}"
+    );
+    let plain = advice(S::IssuerNotListed, &[]);
+    assert!(plain.contains("--oauth-details"), "{plain}");
 }
 
 /// A token file that could not take a refreshed token: the advice says what happened to the

@@ -13,9 +13,10 @@
 // * the issuer to pin: the context's `issuer`, else the first `authorization_servers` entry
 //   of the protected-resource metadata (RFC 9728 path-inserted location, then the root,
 //   then the `resource_metadata` of an unauthenticated POST's challenge);
-// * the registration: the context's client, else a pre-registered client the suite's
-//   authorization server accepts (it accepts any id) — confidential when its metadata lists
-//   client_secret_basic or client_secret_post, public otherwise;
+// * the issuer of a 2025-03-26 server without protected-resource metadata: what the MCP
+//   origin's RFC 8414 document names, else the origin itself (what `doctor` tells an operator);
+// * the registration: the context's client, else none: `agenthealth login --register`
+//   registers one (RFC 7591) and the configuration omits client_id;
 // * the grant: client_credentials when the server's metadata offers only that grant,
 //   otherwise authorization_code through `agenthealth login`;
 // * the protocol revision to pin: MCP_CONFORMANCE_PROTOCOL_VERSION.
@@ -135,20 +136,20 @@ async function deliver(authorizationUrl) {
 }
 
 const prm = await protectedResourceMetadata();
-const issuer = context.issuer ?? prm?.authorization_servers?.[0];
+let issuer = context.issuer ?? prm?.authorization_servers?.[0];
+if (!issuer && !prm) {
+  // 2025-03-26: no protected-resource metadata; the authorization server is the MCP origin.
+  const origin = new URL(serverUrl).origin;
+  issuer = (await getJson(`${origin}/.well-known/oauth-authorization-server`))?.issuer ?? origin;
+}
 if (!issuer) {
   say('no issuer: neither the context nor protected-resource metadata names one');
   process.exit(1);
 }
 const asMeta = await authorizationServerMetadata(issuer);
-const methods = asMeta.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
-let clientId = context.client_id;
-let secret = context.client_secret;
-if (!clientId) {
-  clientId = 'agenthealth-conformance';
-  const confidential = methods.includes('client_secret_basic') || methods.includes('client_secret_post');
-  secret = confidential ? 'agenthealth-conformance-secret' : undefined;
-}
+const clientId = context.client_id;
+const secret = context.client_secret;
+const register = !clientId;
 const grants = asMeta.grant_types_supported ?? ['authorization_code'];
 const grant = secret && grants.includes('client_credentials') && !grants.includes('authorization_code')
   ? 'client_credentials'
@@ -169,13 +170,13 @@ const lines = [
   ...(revision ? [`      protocol_version: ${quote(revision)}`] : []),
   '      oauth:',
   `        issuer: ${quote(issuer)}`,
-  `        client_id: ${quote(clientId)}`,
+  ...(clientId ? [`        client_id: ${quote(clientId)}`] : []),
   `        grant: ${grant}`,
   ...(secret ? ['        client_secret_env: CONFORMANCE_CLIENT_SECRET'] : []),
   ...(grant === 'authorization_code' ? [`        token_file: ${quote(path.join(dir, 'tokens', 'conformance.json'))}`] : []),
 ];
 fs.writeFileSync(config, `${lines.join('\n')}\n`);
-say(`issuer ${issuer}, client ${clientId} (${secret ? 'confidential' : 'public'}), grant ${grant}`);
+say(`issuer ${issuer}, client ${clientId ?? '(register)'} (${secret ? 'confidential' : 'public or registered'}), grant ${grant}`);
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dir };
 if (secret) env.CONFORMANCE_CLIENT_SECRET = secret;
@@ -183,7 +184,8 @@ if (secret) env.CONFORMANCE_CLIENT_SECRET = secret;
 if (grant === 'authorization_code') {
   let announced = false;
   let urlNext = false;
-  const loginCode = await run(['login', config, 'conformance'], env, RUN_LIMIT_MS, (line) => {
+  const loginArgs = ['login', config, 'conformance', ...(register ? ['--register'] : [])];
+  const loginCode = await run(loginArgs, env, RUN_LIMIT_MS, (line) => {
     if (urlNext && !announced) {
       announced = true;
       deliver(line.trim());

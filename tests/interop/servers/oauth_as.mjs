@@ -4,17 +4,29 @@
 //   node --preserve-symlinks-main $AGENTHEALTH_INTEROP_DIR/servers/oauth_as.mjs
 //        [--issuer-path /tenant] [--access-token-ttl SECONDS] [--refresh-token-ttl SECONDS]
 //        [--auth-methods client_secret_basic,client_secret_post,none] [--port N]
+//        [--refresh-policy lab|stock] [--par optional|required] [--registration]
+//
+// * --refresh-policy stock: oidc-provider's own issueRefreshToken (a refresh token only when
+//   offline_access was granted, which needs prompt=consent in the authorization request);
+//   lab (the default) issues one to every client allowed the refresh_token grant.
+// * --par required: features.pushedAuthorizationRequests.requirePushedAuthorizationRequests:
+//   the metadata says require_pushed_authorization_requests: true and /auth without a
+//   request_uri answers error=invalid_request on the redirect (PAR is offered either way).
+// * --registration: features.registration (RFC 7591, open registration, no initial access
+//   token); dynamically registered clients are logged in `registrations`.
 //
 // Prints `listening on ISSUER` once bound (ISSUER = http://127.0.0.1:PORT plus the
 // --issuer-path, if any) and, with INTEROP_EXIT_ON_STDIN_EOF=1, exits when stdin closes.
 //
 // What it is configured to do (see tests/interop/README.md, "OAuth lab"):
-// * pre-registered clients only (no dynamic registration), listed in CLIENTS below;
+// * the pre-registered clients listed in CLIENTS below (and, with --registration, any that
+//   register);
 // * RFC 8707 resource indicators: any `http://127.0.0.1:<port>/mcp` is a resource server
 //   whose scopes are `read write`; its access tokens are RFC 9068 JWTs (RS256, typ at+jwt)
 //   with that URL as audience, living --access-token-ttl seconds (default 300);
-// * refresh tokens for every client allowed the refresh_token grant (stock oidc-provider
-//   only issues them with a consented `offline_access`), rotated on every use;
+// * refresh tokens (with the default --refresh-policy lab) for every client allowed the
+//   refresh_token grant (stock oidc-provider only issues them with a consented
+//   `offline_access`), rotated on every use;
 // * PKCE required for every client;
 // * token endpoint client authentication is strict, which stock oidc-provider is not: a
 //   method outside --auth-methods, or other than the client's registered one, is refused
@@ -23,9 +35,10 @@
 //   or deny) logs in the fixed user `lab-user` and grants everything asked, via the Grant API.
 //
 // Test-only routes outside the issuer: GET /_lab/log (every request, every token request
-// with the auth method that arrived and the tokens issued, every auth-method refusal, and
-// `refresh_token_replays`: rotated-out refresh tokens presented again, each of which revokes
-// its grant, counted in `grants_revoked`) and POST /_lab/reset (empties the log).
+// with the auth method that arrived and the tokens issued, every auth-method refusal, the
+// registrations, refresh_token_replays — a rotated-out refresh token presented again, which
+// makes the provider revoke the grant — grants_revoked and par_requests) and POST /_lab/reset
+// (empties the log).
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import express from 'express';
@@ -39,6 +52,9 @@ const { values: opts } = parseArgs({
     'refresh-token-ttl': { type: 'string', default: '86400' },
     'auth-methods': { type: 'string', default: 'client_secret_basic,client_secret_post,none' },
     port: { type: 'string', default: '0' },
+    'refresh-policy': { type: 'string', default: 'lab' },
+    par: { type: 'string', default: 'optional' },
+    registration: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
@@ -54,8 +70,10 @@ if (
   || !(Number.isInteger(refreshTtl) && refreshTtl > 0)
   || methods.length === 0
   || !methods.every((m) => KNOWN_METHODS.includes(m))
+  || !['lab', 'stock'].includes(opts['refresh-policy'])
+  || !['optional', 'required'].includes(opts.par)
 ) {
-  console.error('usage: oauth_as.mjs [--issuer-path /PATH] [--access-token-ttl S] [--refresh-token-ttl S] [--auth-methods M,M] [--port N]');
+  console.error('usage: oauth_as.mjs [--issuer-path /PATH] [--access-token-ttl S] [--refresh-token-ttl S] [--auth-methods M,M] [--port N] [--refresh-policy lab|stock] [--par optional|required] [--registration]');
   process.exit(2);
 }
 
@@ -115,7 +133,8 @@ const RESOURCE_SCOPE = 'read write';
 
 // --- the log the tests read through GET /_lab/log ---
 const log = {
-  requests: [], token_requests: [], refused: [], refresh_token_replays: 0, grants_revoked: 0,
+  requests: [], token_requests: [], refused: [], registrations: [],
+  refresh_token_replays: 0, grants_revoked: 0, par_requests: 0,
 };
 
 function basicCredentials(header) {
@@ -166,7 +185,11 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      registration: { enabled: false },
+      registration: { enabled: opts.registration, initialAccessToken: false },
+      pushedAuthorizationRequests: {
+        enabled: true,
+        requirePushedAuthorizationRequests: opts.par === 'required',
+      },
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
@@ -194,7 +217,9 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
       Session: refreshTtl,
       IdToken: accessTtl,
     },
-    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ...(opts['refresh-policy'] === 'lab'
+      ? { issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token') }
+      : {}),
     rotateRefreshToken: true,
   });
   // Plain http on loopback: keep cookies usable without TLS.
@@ -210,6 +235,16 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
     }
   });
   provider.on('grant.revoked', () => { log.grants_revoked += 1; });
+  provider.on('pushed_authorization_request.saved', () => { log.par_requests += 1; });
+  provider.on('registration_create.success', (_ctx, client) => {
+    log.registrations.push({
+      client_id: client.clientId,
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      application_type: client.applicationType,
+      grant_types: client.grantTypes,
+      redirect_uris: client.redirectUris,
+    });
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -225,8 +260,10 @@ server.listen(Number(opts.port), '127.0.0.1', async () => {
     log.requests.length = 0;
     log.token_requests.length = 0;
     log.refused.length = 0;
+    log.registrations.length = 0;
     log.refresh_token_replays = 0;
     log.grants_revoked = 0;
+    log.par_requests = 0;
     res.status(204).end();
   });
 

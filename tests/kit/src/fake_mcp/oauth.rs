@@ -16,6 +16,9 @@
 //! * `GET /authorize`: approves at once (no login page) with a 302 to the `redirect_uri`
 //!   carrying `code`, `state` and `iss`, like the conformance suite's authorization servers.
 //!   Only `http://127.0.0.1:<port>/callback` redirects are accepted.
+//! * `POST /register` (RFC 7591): registers any client whose `redirect_uris` are such
+//!   callbacks, as `demo-client-N`, with the `token_endpoint_auth_method` asked for (`none`
+//!   by default) and, for a confidential one, a secret.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -35,11 +38,14 @@ pub const CLIENT_SECRET: &str = "demo-secret";
 /// from elsewhere (docs/oauth.md's `grant: refresh_token` example). Rotated like any other.
 pub const HANDED_OVER_REFRESH: &str = "demo-refresh";
 
-/// Codes issued by `/authorize` (code → challenge, redirect) and live refresh tokens.
+/// Codes issued by `/authorize` (code → challenge, redirect), live refresh tokens, and how
+/// many clients `/register` registered (their ids count on their own, so a document's first
+/// registration is `demo-client-1` whatever it logged in before).
 pub(super) struct OAuthState {
     codes: HashMap<String, (String, String)>,
     refresh: Vec<String>,
     issued: u64,
+    registered: u64,
 }
 
 impl Default for OAuthState {
@@ -48,6 +54,7 @@ impl Default for OAuthState {
             codes: HashMap::new(),
             refresh: vec![HANDED_OVER_REFRESH.to_string()],
             issued: 0,
+            registered: 0,
         }
     }
 }
@@ -101,9 +108,11 @@ pub(super) fn answer(
             "response_types_supported": ["code"],
             "code_challenge_methods_supported": ["S256"],
             "scopes_supported": ["mcp:read"],
+            "registration_endpoint": format!("{base}/register"),
             "authorization_response_iss_parameter_supported": true
         }))),
         ("GET", "/authorize") => Some(authorize(base, state, query)),
+        ("POST", "/register") => Some(register(state, body)),
         ("POST", "/token") => Some(token(base, protected, state, authorization, body)),
         _ => None,
     }
@@ -138,6 +147,50 @@ fn authorize(base: &str, state: &Mutex<OAuthState>, query: &str) -> Answered {
         status: 302,
         headers: vec![("Location".into(), location)],
         body: Vec::new(),
+    }
+}
+
+fn register(state: &Mutex<OAuthState>, body: &[u8]) -> Answered {
+    let Ok(asked) = serde_json::from_slice::<Value>(body) else {
+        return error(400, "invalid_client_metadata");
+    };
+    let redirects = asked["redirect_uris"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let loopback = !redirects.is_empty()
+        && redirects.iter().all(|r| {
+            r.as_str()
+                .is_some_and(|r| r.starts_with("http://127.0.0.1:") && r.ends_with("/callback"))
+        });
+    if !loopback {
+        return error(400, "invalid_redirect_uri");
+    }
+    let method = asked["token_endpoint_auth_method"]
+        .as_str()
+        .unwrap_or("none")
+        .to_string();
+    let n = {
+        let mut s = lock(state);
+        s.registered += 1;
+        s.registered
+    };
+    let mut doc = json!({
+        "client_id": format!("demo-client-{n}"),
+        "client_id_issued_at": 0,
+        "token_endpoint_auth_method": method,
+        "redirect_uris": redirects,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+    });
+    if method != "none" {
+        doc["client_secret"] = json!(format!("demo-client-secret-{n}"));
+        doc["client_secret_expires_at"] = json!(0);
+    }
+    Answered {
+        status: 201,
+        headers: vec![("Cache-Control".into(), "no-store".into())],
+        body: doc.to_string().into_bytes(),
     }
 }
 

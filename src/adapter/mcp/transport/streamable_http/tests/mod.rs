@@ -134,6 +134,7 @@ pub(super) fn refused(status: u16, challenged: bool) -> TransportError {
         head: HeadFacts {
             redirect: None,
             challenged: Some(challenged),
+            oauth: false,
         },
     }
 }

@@ -155,6 +155,7 @@ fn redirects_are_never_followed() {
     let elsewhere_facts = HeadFacts {
         redirect: Some(Redirect::Elsewhere),
         challenged: None,
+        oauth: false,
     };
     assert_eq!(
         got.err(),
@@ -214,7 +215,8 @@ fn a_redirect_to_the_endpoint_with_a_slash_says_so() {
             status: 307,
             head: HeadFacts {
                 redirect: Some(Redirect::TrailingSlash),
-                challenged: None
+                challenged: None,
+                oauth: false,
             }
         })
     );
