@@ -77,8 +77,10 @@ demo-graph: build
 	@bash examples/demo.sh target/release/agenthealth target/release/examples/fake_mcp_server graph $(ARGS)
 
 ## bench: every number of docs/performance.md from one run (static binary, RUNS=21 alternating
-## rounds): ping mcp over the floor, across a 20 ms-each-way link, the 1,000-node graph, the
-## sizes of both static binaries (x86_64, aarch64); writes docs/performance.svg.
+## rounds): ping mcp over the floor, across a 20 ms-each-way link (a tun link in a private network
+## namespace), the 1,000-node graph, a fleet replica's /probe, keep-alive, ping beside busy loops,
+## the sizes of both static binaries (x86_64, aarch64); writes docs/performance.svg
+## (BENCH_ONLY=wan,fleet: only those sections).
 ## bench-size: the two sizes and their targets alone
 bench: bench-binaries
 	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy

@@ -10,8 +10,13 @@
 * The floor of `ping mcp` is process start (/bin/true) plus the same requests sent by
   examples/floor_client.rs (one connection, framing only) to the same server; the report
   gives ours - floor.
-* WAN: the same checks through examples/latency_proxy.rs (20 ms each way, a new connection
-  costs one round trip more), with the sequential round trips and connections it counted.
+* WAN: the same checks across a link the kernel sees as 20 ms each way (tests/fixtures/net/
+  tun_delay.py in a private network namespace, `unshare -rn`), through examples/latency_proxy.rs
+  on its far side (delay 0: it only counts the sequential round trips and connections).
+* Fleet: /probe of one replica (`serve` of a modules-only configuration) driven by wrk over
+  1,000 distinct targets (probes/s, p50/p99, peak RSS); keep-alive /health requests per
+  second against a `Connection: close` run; `ping mcp` on loopback beside two busy loops
+  (connections per run, median against the idle one, the load average).
 * HTTPS: a fresh connection's TLS 1.3 handshake against a store of one certificate, MCP's
   kept-alive connection, and the system trust store's load.
 * The hostile catalogue: `ping mcp` against seven hostile behaviours with `--timeout 300`
@@ -31,6 +36,7 @@ Writes the table to stdout and the plot to docs/performance.svg.
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -42,27 +48,33 @@ import time
 import urllib.parse
 
 RUNS = max(21, int(os.environ.get("RUNS", "21")))
+# BENCH_ONLY=fleet,wan runs only those sections (local, wan, hostile, graph, oauth, fleet); all by default.
+ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
+TOKEN = "bench-token-0123456789abcdef"
 SIZES_ONLY = sys.argv[1:2] == ["--sizes"]
+# The WAN rows run this script again inside a private network namespace.
+WAN_INSIDE = sys.argv[5:6] == ["--wan-inside"]
 if SIZES_ONLY:
     STATIC = sys.argv[2:]
 else:
     BIN, FAKE, FLOOR, PROXY = sys.argv[1:5]
-    STATIC = [BIN] + sys.argv[5:]
+    STATIC = [BIN] + ([] if WAN_INSIDE else sys.argv[5:])
 HERE = os.path.dirname(os.path.abspath(__file__))
+TUN = os.path.join(HERE, "..", "tests", "fixtures", "net", "tun_delay.py")
 INTEROP = os.environ.get("AGENTHEALTH_INTEROP_DIR", os.path.join(os.getcwd(), "target/interop"))
 SVG = os.environ.get("BENCH_SVG", os.path.join(HERE, "..", "docs", "performance.svg"))
 TMP = tempfile.mkdtemp(prefix="agenthealth-bench-")
 children = []
 
 
-def start(argv, **kw):
-    """Starts a server that prints one `listening on X` line; returns (process, X)."""
+def start(argv, ready="listening on ", **kw):
+    """Starts a server that prints one `listening on X` line (or `ready`); returns (process, X)."""
     p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, **kw)
     children.append(p)
     line = p.stdout.readline()
-    if not line.startswith("listening on "):
+    if not line.startswith(ready):
         sys.exit("bench: %s did not start" % argv[0])
-    return p, line.strip()[len("listening on "):]
+    return p, line.strip()[len(ready):]
 
 
 def run_once(argv, env=None):
@@ -143,13 +155,30 @@ def alternate(cases, runs):
         c.rss = peak_rss(c.argv, c.env)
 
 
+def wanted(section):
+    return not ONLY or section in ONLY
+
+
 def main():
-    if os.environ.get("BENCH_ONLY") == "oauth":
-        print_targets(hostile_oauth() + login_crowd())
-        return
-    _, fake = start([FAKE, "--port", "0", "--route", "/hang=hang",
+    if WAN_INSIDE:
+        return wan_inside()
+    _, fake = start([FAKE, "--port", "0", "--route", "/modern=modern", "--route", "/hang=hang",
                      "--route", "/trickle=trickle", "--route", "/stall=stall",
                      "--route", "/endless-sse=endless-sse", "--route", "/huge=huge", "--until-killed"])
+    local, by, true = local_rows(fake) if wanted("local") else ([], {}, None)
+    wan = wan_rows() if wanted("wan") else []
+    late = hostile_catalogue(fake) if wanted("hostile") else None
+    graph = graph_rows(fake) if wanted("graph") else None
+    oauth = hostile_oauth() + login_crowd() if wanted("oauth") else []
+    fleet = fleet_rows() if wanted("fleet") else None
+    sized = sizes(STATIC)
+    targets(by, wan, graph, late, sized, oauth, fleet)
+    if wanted("local") and wanted("wan"):
+        plot(local, by, true, wan)
+
+
+def local_rows(fake):
+    """ping mcp and friends against local servers beside the floor: (cases, by label, true)."""
     _, fake2 = start([FAKE, "--port", "0", "--until-killed"])
     ca = os.path.join(TMP, "ca.pem")
     _, tls = start([FAKE, "--port", "0", "--tls", ca, "--until-killed"])
@@ -206,11 +235,43 @@ def main():
     print("  - floor: ping rows, ours minus the floor (the floor client's run: its process start and")
     print("  the same requests); floor rows, the floor client minus /bin/true (the requests alone).")
     print("  CPU: user + system time of the run (getrusage of the children), median; steadier than wall")
+    return local, by, true
 
-    # WAN: through the latency proxy.
+
+WAN_KINDS = ("modern passive", "legacy passive", "modern functional")
+
+
+def wan_rows():
+    """The WAN rows, measured inside a private network namespace (this script again, under
+    `unshare -rn`): [(label, median, worst, trips, conns, cleanup, codes)]."""
+    out = subprocess.run(["unshare", "--user", "--map-root-user", "--net", "--",
+                          sys.executable, os.path.abspath(__file__), BIN, FAKE, FLOOR, PROXY, "--wan-inside"],
+                         stdout=subprocess.PIPE, text=True)
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0 or len(rows) != len(WAN_KINDS):
+        sys.exit("bench: the WAN rows need unshare -rn and /dev/net/tun (exit %d)" % out.returncode)
+    print()
+    print("%-34s %9s %9s %12s %12s %8s" % ("WAN: 20 ms each way (%d runs)" % RUNS, "median", "worst", "round trips", "connections", "DELETE"))
+    fmt = lambda s: "-".join(str(x) for x in sorted(s)[::max(1, len(s) - 1)])
     wan = []
-    fake_hostport = fake[len("http://"):]
-    proxy, paddr = start([PROXY, fake_hostport, "20"])
+    for r in rows:
+        print("%-34s %6.1f ms %6.1f ms %12s %12s %8s%s" % (r["label"], r["median"], r["worst"], fmt(r["trips"]),
+                                                            fmt(r["conns"]), fmt(r["cleanup"]),
+                                                            "" if r["codes"] == [0] else "  exit %s" % r["codes"]))
+        wan.append((r["label"], r["median"], set(r["trips"]), set(r["conns"])))
+    print("  across tun0 (tun_delay.py: every packet to 10.77.0.2 reflected 20 ms later), so the kernel")
+    print("  sees the distance too (TCP_INFO's round trip, which the lane decision reads)")
+    return wan
+
+
+def wan_inside():
+    """In the namespace: the link, the fake server, the counting proxy on the far side; prints
+    one JSON line per WAN kind."""
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    start([sys.executable, TUN, "20"], ready="ready")
+    _, fake = start([FAKE, "--port", "0", "--route", "/modern=modern", "--until-killed"])
+    proxy, paddr = start([PROXY, fake[len("http://"):], "0", "10.77.0.1", "20"])
+    far = "10.77.0.2:" + paddr.rsplit(":", 1)[1]
     functional = os.path.join(TMP, "functional.yaml")
     with open(functional, "w") as f:
         f.write("""version: v1
@@ -224,40 +285,37 @@ targets:
         tool: echo
         safe: true
         arguments_json: '{"text": "hi"}'
-""" % paddr)
-    kinds = [
-        ("modern passive", ping("http://%s/modern" % paddr)),
-        ("legacy passive", ping("http://%s/mcp" % paddr)),
-        ("modern functional", [BIN, "check", functional]),
-    ]
-    print()
-    print("%-34s %9s %9s %12s %12s %8s" % ("WAN: 20 ms each way (%d runs)" % RUNS, "median", "worst", "round trips", "connections", "DELETE"))
-    for label, argv in kinds:
-        c = Case(label, argv)
+""" % far)
+    argv = {"modern passive": [BIN, "ping", "mcp", "http://%s/modern" % far],
+            "legacy passive": [BIN, "ping", "mcp", "http://%s/mcp" % far],
+            "modern functional": [BIN, "check", functional]}
+    for label in WAN_KINDS:
+        c = Case(label, argv[label])
         trips, conns, cleanup = set(), set(), set()
         c.measure()
         c.walls.clear()
         c.cpus.clear()
         for _ in range(RUNS):
-            proxy.stdin.write("\n")
-            proxy.stdin.flush()
-            proxy.stdout.readline()  # reset the counts
+            counted(proxy)  # reset the counts
             c.measure()
-            proxy.stdin.write("\n")
-            proxy.stdin.flush()
-            counts = dict(kv.split("=") for kv in proxy.stdout.readline().split())
-            trips.add(int(counts["round_trips"]))
-            conns.add(int(counts["connections"]))
-            cleanup.add(int(counts["cleanup"]))
-        fmt = lambda s: "-".join(str(x) for x in sorted(s)[::max(1, len(s) - 1)])
-        print("%-34s %6.1f ms %6.1f ms %12s %12s %8s%s" % (label, c.median, c.worst, fmt(trips), fmt(conns), fmt(cleanup),
-                                                            "" if c.codes == {0} else "  exit %s" % sorted(c.codes)))
-        wan.append((label, c, trips, conns))
+            counts = counted(proxy)
+            trips.add(counts["round_trips"])
+            conns.add(counts["connections"])
+            cleanup.add(counts["cleanup"])
+        print(json.dumps({"label": label, "median": c.median, "worst": c.worst, "trips": sorted(trips),
+                          "conns": sorted(conns), "cleanup": sorted(cleanup), "codes": sorted(c.codes)}), flush=True)
 
-    late = hostile_catalogue(fake)
-    oauth = hostile_oauth() + login_crowd()
 
-    # The 1,000-node graph and its config load.
+def counted(proxy):
+    """The latency proxy's counts since the last call (and they start again)."""
+    proxy.stdin.write("\n")
+    proxy.stdin.flush()
+    return {k: int(v) for k, v in (kv.split("=") for kv in proxy.stdout.readline().split())}
+
+
+def graph_rows(fake):
+    """The 1,000-node graph and its config load: the json check's Case."""
+    _, fake2 = start([FAKE, "--port", "0", "--until-killed"])
     graph = os.path.join(TMP, "graph.yaml")
     with open(graph, "w") as f:
         subprocess.run([os.path.join(HERE, "graph/generate.sh"), "10", "9", "10",
@@ -277,10 +335,131 @@ targets:
     print("%-34s %9d" % ("peak threads", threads))
     print("  round trips: the longest chain of requests each sent after the previous answer")
     print("  arrived (the cleanup DELETE apart); connections: accepted by the proxy")
-    sized = sizes(STATIC)
+    return heavy[0]
 
-    targets(by, wan, heavy[0], late, sized, oauth)
-    plot(local, by, true, wan)
+
+def serve(config_text, *extra):
+    """A running `serve` of `config_text` on 127.0.0.1: (process, "127.0.0.1:PORT")."""
+    path = os.path.join(TMP, "serve-%d.yaml" % len(children))
+    with open(path, "w") as f:
+        f.write(config_text)
+    p = subprocess.Popen([BIN, "serve", path, "--listen", "127.0.0.1:0", "--token-env", "AHP_TOKEN"] + list(extra),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, AHP_TOKEN=TOKEN))
+    children.append(p)
+    line = p.stderr.readline()
+    if "serving AHP v1 on http://" not in line:
+        sys.exit("bench: serve did not start: %r" % line)
+    return p, line.split("http://", 1)[1].split()[0]
+
+
+def wrk(argv):
+    """wrk's report: requests/s, the 50 % and 99 % latencies (ms) and non-2xx answers."""
+    out = subprocess.run(["wrk"] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    unit = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+    def latency(pct):
+        for line in out.splitlines():
+            words = line.split()
+            if len(words) == 2 and words[0] == pct:
+                for suffix in ("us", "ms", "s"):
+                    if words[1].endswith(suffix):
+                        return float(words[1][:-len(suffix)]) * unit[suffix]
+        return float("nan")
+    rps = next((float(l.split()[1]) for l in out.splitlines() if l.startswith("Requests/sec:")), 0.0)
+    non2xx = next((int(l.split()[-1]) for l in out.splitlines() if "Non-2xx" in l), 0)
+    errors = next((l.strip() for l in out.splitlines() if l.strip().startswith("Socket errors")), "")
+    return {"rps": rps, "p50": latency("50%"), "p99": latency("99%"), "non2xx": non2xx, "errors": errors}
+
+
+def vm_hwm(pid):
+    """Peak resident memory (VmHWM, KiB) of a running process."""
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return 0
+
+
+def fleet_rows():
+    """/probe, keep-alive and busy-loop rows: a dict of what targets() needs."""
+    if not shutil.which("wrk"):
+        sys.exit("bench: wrk is not installed (apt-get install wrk; .ci/interop-setup does)")
+    routes = []
+    for i in range(1000):
+        routes += ["--route", "/t/%04d=modern" % i]
+    _, fake = start([FAKE, "--port", "0", "--until-killed"] + routes)
+    host = fake[len("http://"):]
+    replica, addr = serve("version: v1\nmodules:\n  - name: m\n    type: mcp\n    allow: [127.0.0.1/32]\n",
+                          "--probe-concurrency", "32")
+    lua = os.path.join(TMP, "probe.lua")
+    with open(lua, "w") as f:
+        f.write("local paths = {\n")
+        for i in range(1000):
+            f.write('  "/probe?module=m&target=http%%3A%%2F%%2F%s%%2Ft%%2F%04d",\n' % (host.replace(":", "%3A"), i))
+        f.write("}\nlocal i = 0\nrequest = function()\n  i = i %% #paths + 1\n"
+                "  return wrk.format(\"GET\", paths[i], {[\"Authorization\"] = \"Bearer %s\"})\nend\n" % TOKEN)
+    wrk(["-t2", "-c32", "-d2s", "-s", lua, "http://%s" % addr])  # warm-up
+    probe = wrk(["-t2", "-c32", "-d10s", "--latency", "-s", lua, "http://%s" % addr])
+    probe["rss"] = vm_hwm(replica.pid)
+    print()
+    print("%-34s %9s %9s %9s %9s %9s" % ("/probe, 1 replica, 1,000 targets", "probes/s", "p50", "p99", "non-2xx", "peak RSS"))
+    print("%-34s %9.0f %6.1f ms %6.1f ms %9d %5d KiB %s" % ("wrk -t2 -c32 -d10s", probe["rps"], probe["p50"], probe["p99"],
+                                                          probe["non2xx"], probe["rss"], probe["errors"]))
+    return {"probe": probe, "keepalive": keepalive_rows(fake), "busy": busy_rows(fake)}
+
+
+def keepalive_rows(fake):
+    """/health on one connection per client (keep-alive) against a new one per request."""
+    _, addr = serve("version: v1\ntargets:\n  - name: web\n    type: http\n    endpoint: %s/health\n" % fake)
+    url = "http://%s/health" % addr
+    rates = {"keep-alive": [], "Connection: close": []}
+    for _ in range(3):
+        rates["keep-alive"].append(wrk(["-t1", "-c8", "-d5s", url])["rps"])
+        rates["Connection: close"].append(wrk(["-t1", "-c8", "-d5s", "-H", "Connection: close", url])["rps"])
+    print()
+    print("%-34s %12s" % ("/health, wrk -t1 -c8 -d5s (3 runs)", "median req/s"))
+    for label, values in rates.items():
+        print("%-34s %12.0f" % (label, statistics.median(values)))
+    return {k: statistics.median(v) for k, v in rates.items()}
+
+
+def busy_rows(fake):
+    """`ping mcp` on loopback, idle and beside two busy loops: connections per run (through the
+    counting proxy, delay 0) and the medians, beside /bin/true's and the floor client's in the
+    same rounds (what the busy loops cost any process start and any client)."""
+    proxy, paddr = start([PROXY, fake[len("http://"):], "0"])
+    cases = {}
+    for label in ("idle", "two busy loops"):
+        loops = []
+        if label != "idle":
+            loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+        c = Case("ping mcp, %s" % label, [BIN, "ping", "mcp", "http://%s/t/0000" % paddr])
+        others = [Case("true", ["/bin/true"]), Case("floor", [FLOOR, "modern", fake + "/t/0000"])]
+        for case in [c] + others:
+            case.measure()
+            case.walls.clear()
+        conns = []
+        for _ in range(31):
+            for other in others:
+                other.measure()
+            counted(proxy)
+            c.measure()
+            conns.append(counted(proxy)["connections"])
+        load = os.getloadavg()[0]
+        for p in loops:
+            p.kill()
+            p.wait()
+        cases[label] = (c, conns, load, [o.median for o in others])
+    print()
+    print("%-34s %9s %9s %12s %9s %9s %9s" % ("ping mcp on loopback (31 runs)", "median", "worst", "connections",
+                                            "load avg", "true", "floor"))
+    for label, (c, conns, load, (true, floor)) in cases.items():
+        print("%-34s %6.2f ms %6.2f ms %12s %9.2f %6.2f ms %6.2f ms" % (
+            label, c.median, c.worst, "-".join(str(x) for x in sorted(set(conns))), load, true, floor))
+    print("  true, floor: medians of /bin/true and of the floor client (one connection, same server)")
+    print("  in the same rounds: what the busy loops cost any process and any client")
+    idle, busy = cases["idle"], cases["two busy loops"]
+    return {"idle": idle[0].median, "busy": busy[0].median, "conns": max(idle[1] + busy[1]), "load": busy[2],
+            "true": busy[3][0] / max(idle[3][0], 1e-9), "floor": busy[3][1] / max(idle[3][1], 1e-9)}
 
 
 # e_machine of an ELF header (bytes 18-19, little-endian) -> the target's architecture.
@@ -315,10 +494,13 @@ def print_targets(rows):
         print("  %-4s %s" % ("met" if met else "MISS", text))
 
 
-def targets(by, wan, graph, late, sized, oauth):
-    """The targets of the performance issue, each met or not, from the numbers above."""
+def targets(by, wan, graph, late, sized, oauth, fleet):
+    """The targets of the performance issues, each met or not, from the numbers above (of the
+    sections that ran)."""
     rows = []
     for label in ("ping mcp: modern, fake", "ping mcp: legacy, fake"):
+        if label not in by:
+            continue
         c = by[label]
         over = c.median - by[c.floor].median
         rows.append(("%s: %+.2f ms over the floor" % (label, over), over <= 1.0))
@@ -334,11 +516,33 @@ def targets(by, wan, graph, late, sized, oauth):
                          max(trips) <= limits[label]))
         rows.append(("WAN %s: %d connections (1, plus one per inventory listed beside the first)" % (label, max(conns)),
                      max(conns) <= 3))
-    rows.append(("1,000-node graph: peak RSS %d KiB (at most 16 MB)" % graph.rss, graph.rss * 1024 <= 16_000_000))
-    rows.append(("hostile catalogue: %d runs past bound + 100 ms (0)" % late, late == 0))
+    if graph:
+        rows.append(("1,000-node graph: peak RSS %d KiB (at most 16 MB)" % graph.rss, graph.rss * 1024 <= 16_000_000))
+    if late is not None:
+        rows.append(("hostile catalogue: %d runs past bound + 100 ms (0)" % late, late == 0))
     rows += oauth
+    if fleet:
+        rows += fleet_targets(fleet)
     rows += size_rows(sized)
     print_targets(rows)
+
+
+def fleet_targets(fleet):
+    """The fleet issue's targets."""
+    probe, kept, busy = fleet["probe"], fleet["keepalive"], fleet["busy"]
+    ratio = kept["keep-alive"] / max(kept["Connection: close"], 1.0)
+    slower = busy["busy"] / max(busy["idle"], 1e-9)
+    return [
+        ("/probe: %.0f probes/s of one replica at 1,000 targets, p50 %.1f ms, p99 %.1f ms, %d non-2xx (0)"
+         % (probe["rps"], probe["p50"], probe["p99"], probe["non2xx"]), probe["non2xx"] == 0),
+        ("/probe: peak RSS of the replica %d KiB (at most 16 MB)" % probe["rss"], probe["rss"] * 1024 <= 16_000_000),
+        ("keep-alive /health: %.0f req/s, %.2f x the Connection: close run's %.0f"
+         % (kept["keep-alive"], ratio, kept["Connection: close"]), ratio > 1.0),
+        ("ping mcp beside two busy loops: at most %d connection(s) per run (1)" % busy["conns"], busy["conns"] == 1),
+        ("ping mcp beside two busy loops: median %.2f ms, %.2f x the idle %.2f ms (at most 1.5 x; load average %.1f;"
+         " /bin/true %.1f x, the floor client %.1f x)"
+         % (busy["busy"], slower, busy["idle"], busy["load"], busy["true"], busy["floor"]), slower <= 1.5),
+    ]
 
 
 def hostile_catalogue(fake):
@@ -494,8 +698,8 @@ def plot(local, by, true, wan):
     for c in local:
         if c.label.startswith("ping mcp") and c.floor:
             rows.append((c.label[len("ping mcp: "):], c.median, by[c.floor].median))
-    wan_rows = [(label + " (WAN)", c.median, "-".join(str(t) for t in sorted(trips)))
-                for label, c, trips, _ in wan]
+    wan_rows = [(label + " (WAN)", median, "-".join(str(t) for t in sorted(trips)))
+                for label, median, trips, _ in wan]
     width, bar_x, row_h = 760, 190, 26
     height = 60 + row_h * (len(rows) + len(wan_rows)) + 30
     local_max = max([r[1] for r in rows] + [1.0])
@@ -532,7 +736,8 @@ try:
 finally:
     for p in children:
         try:
-            p.stdin.close()
+            if p.stdin:
+                p.stdin.close()
         except OSError:
             pass
         p.kill()

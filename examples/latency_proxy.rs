@@ -4,10 +4,15 @@
 //! across such a link.
 //!
 //! ```text
-//! latency_proxy UPSTREAM_HOST:PORT DELAY_MS
+//! latency_proxy UPSTREAM_HOST:PORT DELAY_MS [LISTEN_IP FAR_MS]
 //! ```
 //!
-//! Prints `listening on 127.0.0.1:PORT`. Each line read on stdin is answered with
+//! Prints `listening on 127.0.0.1:PORT`. With `LISTEN_IP FAR_MS` it listens there instead: the
+//! far side of the kernel-visible link `make bench` makes in a network namespace, `FAR_MS` each
+//! way from the client, where it only counts (`DELAY_MS` 0). The round trips are then counted
+//! as the client lived them: an answer reaches the client `FAR_MS` after it leaves here, a
+//! request left the client `FAR_MS` before it arrives, and a connection's first request was
+//! decided when its handshake began (three one-way trips before it was accepted). Each line read on stdin is answered with
 //! `round_trips=N connections=M cleanup=K` for the traffic since the previous line, and the
 //! counts start again (`cleanup`: `DELETE` requests, the end-of-run cleanup, which are not
 //! part of the chain). `round_trips` is the longest chain of requests each sent only after the
@@ -27,8 +32,8 @@ use agenthealth_testkit::lock;
 
 #[derive(Default)]
 struct Counts {
-    /// Depth of the deepest answer delivered to the client so far.
-    delivered: u32,
+    /// Each answer delivered so far: when the client has it, and its depth.
+    delivered: Vec<(Instant, u32)>,
     /// The deepest request so far.
     deepest: u32,
     connections: u32,
@@ -85,7 +90,20 @@ fn pipe(
     let _ = writer.join();
 }
 
-fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<Counts>>) {
+impl Counts {
+    /// The deepest answer the client had received by `at`.
+    fn seen_by(&self, at: Instant) -> u32 {
+        let had = self.delivered.iter().filter(|(t, _)| *t <= at);
+        had.map(|(_, d)| *d).max().unwrap_or(0)
+    }
+}
+
+fn serve(
+    client: TcpStream,
+    upstream: &str,
+    (delay, far): (Duration, Duration),
+    counts: Arc<Mutex<Counts>>,
+) {
     let accepted = Instant::now();
     let Ok(server) = TcpStream::connect(upstream) else {
         return;
@@ -120,7 +138,13 @@ fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<C
                         t.depth = 0;
                     } else if t.answered {
                         let mut c = lock(&counts);
-                        t.depth = c.delivered + 1;
+                        // When the client decided to send it.
+                        let now = Instant::now();
+                        let sent = match t.depth {
+                            0 if far > Duration::ZERO => accepted.checked_sub(3 * far),
+                            _ => now.checked_sub(far),
+                        };
+                        t.depth = c.seen_by(sent.unwrap_or(now)) + 1;
                         t.answered = false;
                         c.deepest = c.deepest.max(t.depth);
                     }
@@ -140,7 +164,7 @@ fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<C
         move |_: &[u8]| lock(&down_turn).depth,
         move |depth| {
             let mut c = lock(&counts);
-            c.delivered = c.delivered.max(depth);
+            c.delivered.push((Instant::now() + far, depth));
             lock(&turn).answered = true;
         },
     );
@@ -149,12 +173,17 @@ fn serve(client: TcpStream, upstream: &str, delay: Duration, counts: Arc<Mutex<C
 
 fn main() -> io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [upstream, delay_ms] = args.as_slice() else {
-        eprintln!("usage: latency_proxy UPSTREAM_HOST:PORT DELAY_MS");
-        std::process::exit(2);
+    let (upstream, delay_ms, ip, far_ms) = match args.as_slice() {
+        [upstream, delay_ms] => (upstream, delay_ms, "127.0.0.1", "0"),
+        [upstream, delay_ms, ip, far] => (upstream, delay_ms, ip.as_str(), far.as_str()),
+        _ => {
+            eprintln!("usage: latency_proxy UPSTREAM_HOST:PORT DELAY_MS [LISTEN_IP FAR_MS]");
+            std::process::exit(2);
+        }
     };
     let delay = Duration::from_millis(delay_ms.parse().unwrap_or(20));
-    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let far = Duration::from_millis(far_ms.parse().unwrap_or(0));
+    let listener = TcpListener::bind((ip, 0))?;
     println!("listening on {}", listener.local_addr()?);
     io::stdout().flush()?;
     let counts = Arc::new(Mutex::new(Counts::default()));
@@ -180,7 +209,7 @@ fn main() -> io::Result<()> {
     for client in listener.incoming().flatten() {
         let upstream = upstream.clone();
         let counts = counts.clone();
-        thread::spawn(move || serve(client, &upstream, delay, counts));
+        thread::spawn(move || serve(client, &upstream, (delay, far), counts));
     }
     Ok(())
 }

@@ -60,66 +60,82 @@ fn run_sse(chunks: &[&[u8]], budget: usize) -> (Vec<sse::Event>, Option<sse::Sse
     (events, None, parser.last_event_id().to_string())
 }
 
-/// `serve`'s request heads, as any client sends them: the head is complete, too large or
-/// still arriving the same whether it comes whole or cut at every offset in `cuts` (under
-/// `serve`'s limit and under one short inputs cross), and what `parse_head` accepts holds to
-/// RFC 9112/9110: a token method, an origin path, token header names, and trimmed values with
-/// no control character but HTAB (a bare CR, LF or NUL in a value is refused, not passed on).
+/// `serve`'s request heads, as any client sends them: the heads one connection carries
+/// (requests sent back to back: pipelined) come out complete, too large or still arriving the
+/// same whether the bytes come whole or cut at every offset in `cuts` (under `serve`'s limit
+/// and under one short inputs cross), and what `parse_head` accepts holds to RFC 9112/9110: a
+/// token method, an origin path and query, token header names, and trimmed values with no
+/// control character but HTAB (a bare CR, LF or NUL in a value is refused, not passed on).
 pub fn http_head(data: &[u8], cuts: &[usize]) {
-    use crate::serve::http_server::{self, Arrival, HeadBuf};
+    use crate::serve::http_server::{self};
     let pieces = pieces(data, cuts);
     for limit in [http_server::LIMITS.head_bytes, 64] {
         let whole = head_arrival(&[data], limit);
         assert_eq!(
             head_arrival(&pieces, limit),
             whole,
-            "chunking changed the head"
+            "chunking changed the heads"
         );
-        let mut buf = HeadBuf::default();
-        let Arrival::Complete(head) = buf.push(data, limit) else {
-            continue;
-        };
-        assert!(head.len() <= limit);
-        assert!(
-            head.ends_with(b"\n\n") || head.ends_with(b"\n\r\n"),
-            "{head:?}"
-        );
-        let Ok(request) = http_server::parse_head(head) else {
-            continue;
-        };
-        // RFC 9110's tchar, written out again rather than borrowed from the parser.
-        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-        let token = |s: &str| !s.is_empty() && s.bytes().all(tchar);
-        assert!(token(request.method), "{:?}", request.method);
-        let path = request.path;
-        assert!(
-            path.starts_with('/') && !path.contains(['?', '#']),
-            "{path:?}"
-        );
-        assert!(!path.bytes().any(|b| b.is_ascii_control()), "{path:?}");
-        for &(name, value) in request.headers() {
-            assert!(token(name), "{name:?}");
-            assert_eq!(value.trim_matches([' ', '\t']), value);
-            let control = |b: u8| b.is_ascii_control() && b != b'\t';
-            assert!(!value.bytes().any(control), "{name}: {value:?}");
-            assert!(request.header(name).is_some());
+        for head in &whole.0 {
+            assert!(head.len() <= limit);
+            assert!(
+                head.ends_with(b"\n\n") || head.ends_with(b"\n\r\n"),
+                "{head:?}"
+            );
+            if let Ok(request) = http_server::parse_head(head) {
+                parsed_holds_to_the_grammar(&request);
+            }
         }
     }
 }
 
-/// A head's outcome after `pieces` arrive in order, owned (it stops at the first that is not
-/// `More`, as a connection does).
-fn head_arrival(pieces: &[&[u8]], limit: usize) -> Result<Option<Vec<u8>>, ()> {
+/// What the head parser accepted is what RFC 9112/9110 allow.
+fn parsed_holds_to_the_grammar(request: &crate::serve::http_server::RequestHead<'_>) {
+    // RFC 9110's tchar, written out again rather than borrowed from the parser.
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    let token = |s: &str| !s.is_empty() && s.bytes().all(tchar);
+    assert!(token(request.method), "{:?}", request.method);
+    let path = request.path;
+    assert!(
+        path.starts_with('/') && !path.contains(['?', '#']),
+        "{path:?}"
+    );
+    assert!(!path.bytes().any(|b| b.is_ascii_control()), "{path:?}");
+    if let Some(query) = request.query {
+        assert!(!query.contains('#') && !query.bytes().any(|b| b.is_ascii_control()));
+    }
+    for &(name, value) in request.headers() {
+        assert!(token(name), "{name:?}");
+        assert_eq!(value.trim_matches([' ', '\t']), value);
+        let control = |b: u8| b.is_ascii_control() && b != b'\t';
+        assert!(!value.bytes().any(control), "{name}: {value:?}");
+        assert!(request.header(name).is_some());
+    }
+}
+
+/// The heads that `pieces` arriving in order complete, owned, and whether a head was too
+/// large (which ends the connection, so nothing after it counts): each head is taken as a
+/// connection takes it, and what follows it is the next one's start.
+fn head_arrival(pieces: &[&[u8]], limit: usize) -> (Vec<Vec<u8>>, bool) {
     use crate::serve::http_server::{Arrival, HeadBuf};
     let mut buf = HeadBuf::default();
+    let mut heads = Vec::new();
     for piece in pieces {
-        match buf.push(piece, limit) {
-            Arrival::More => {}
-            Arrival::Complete(head) => return Ok(Some(head.to_vec())),
-            Arrival::TooLarge => return Err(()),
+        let mut next: &[u8] = piece;
+        loop {
+            match buf.push(next, limit) {
+                Arrival::More => break,
+                Arrival::Complete(head) => {
+                    let head = head.to_vec();
+                    buf.take(head.len());
+                    heads.push(head);
+                    next = &[];
+                }
+                Arrival::TooLarge => return (heads, true),
+            }
         }
     }
-    Ok(None)
+    (heads, false)
 }
 
 /// The stdio line framer: a child's stdout cut at every offset in `cuts` frames into the
@@ -280,6 +296,10 @@ mod tests {
         http_head(
             b"\r\nGET /ready?x HTTP/1.0\nAuthorization: Bearer a\n\n",
             &[1, 2],
+        );
+        http_head(
+            b"GET /a HTTP/1.1\r\n\r\n\r\nGET /probe?target=x HTTP/1.1\r\n\r\nGET /c",
+            &[18, 19, 21, 40],
         );
         lines(
             b"{\"jsonrpc\":\"2.0\"}\n\nthe rest of a line that is too long\nend",

@@ -214,7 +214,13 @@ fn load(source: &ConfigSource, deadline_ms: Option<u64>) -> Result<config::Confi
 fn run_checks(args: RunArgs) -> Result<i32, ToolFailure> {
     let terminal = TerminalEnv::from_env();
     let mut config = match &args.source {
-        Source::File(source) => load(source, args.deadline_ms)?,
+        Source::File(source) => {
+            let config = load(source, args.deadline_ms)?;
+            if config.roots.is_empty() {
+                return Err(Error::Config(config::LoadError::no_targets()).into());
+            }
+            config
+        }
         Source::Adhoc {
             name,
             kind,
@@ -302,10 +308,15 @@ fn serve(args: ServeArgs) -> Result<i32, Error> {
         }
         None => None,
     };
+    let probe_concurrency = args
+        .probe_concurrency
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or_else(serve::probe::default_concurrency);
     let options = serve::Options {
         listen: args.listen,
         token,
         interval: serve::interval(args.interval_ms),
+        probe_concurrency,
     };
     let cancel = runtime::Cancel::new();
     signals::install(&cancel);
@@ -326,7 +337,7 @@ fn with_deadline_flag(config: &mut config::Config, ms: Option<u64>) {
     if let Some(ms) = ms {
         config.deadline = Some(config::RunDeadline {
             ms,
-            origin: config::Origin::CommandLine,
+            bound: contract::Bound::DeadlineFlag,
         });
     }
 }

@@ -11,6 +11,30 @@ fn validate_accepts_the_every_field_fixture() {
     assert!(o.stdout.is_empty() && o.stderr.is_empty());
 }
 
+/// A file of `modules:` only is valid (serve's `/probe` runs them), but there is nothing for
+/// `check` or `doctor` to run: a tool failure that says so.
+#[test]
+fn a_file_of_modules_only_validates_and_has_nothing_to_check() {
+    let dir = TempDir::new("cfg-modules");
+    let f = dir.file(
+        "modules.yaml",
+        "version: v1\nmodules:\n  - name: mcp\n    type: mcp\n    allow: ['*.agents.svc']\n",
+    );
+    let f = f.to_str().unwrap_or_default();
+    let v = run(&["validate", f]);
+    assert_eq!((v.code, v.stderr.as_str()), (0, ""));
+    for verb in ["check", "doctor"] {
+        let o = run(&[verb, f]);
+        o.assert_tool_failure();
+        assert!(
+            o.stderr
+                .contains("no targets: this file's modules run through serve's /probe"),
+            "{verb}: {}",
+            o.stderr
+        );
+    }
+}
+
 #[test]
 fn load_errors_name_the_path_and_never_echo_values() {
     let dir = TempDir::new("cfg");

@@ -18,7 +18,7 @@ use crate::util::{TempDir, bin, run, run_env};
 use agenthealth_testkit::fake_mcp::{FakeConfig, FakeServer};
 use agenthealth_testkit::http_server::{Reply, Server};
 
-const TOKEN: &str = "serve-test-token-0123456789";
+pub(crate) const TOKEN: &str = "serve-test-token-0123456789";
 
 /// A config of one HTTP target at `url`.
 fn http_config(dir: &TempDir, url: &str) -> std::path::PathBuf {
@@ -31,9 +31,9 @@ fn http_config(dir: &TempDir, url: &str) -> std::path::PathBuf {
 }
 
 /// A running `agenthealth serve`; killed when dropped.
-struct Serving {
+pub(crate) struct Serving {
     child: Option<Child>,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// The reader of what serve prints on stderr after its announcement.
     stderr: Option<std::thread::JoinHandle<String>>,
 }
@@ -41,7 +41,7 @@ struct Serving {
 impl Serving {
     /// Starts `serve CONFIG --listen 127.0.0.1:0 --token-env AHP_TOKEN` plus `extra`, and
     /// waits for its announcement.
-    fn start(config: &Path, extra: &[&str]) -> Serving {
+    pub(crate) fn start(config: &Path, extra: &[&str]) -> Serving {
         Serving::start_under(&[], config, extra)
     }
 
@@ -93,7 +93,7 @@ impl Serving {
             .unwrap_or_else(|| panic!("no announcement: {first:?}"));
         assert!(
             first.ends_with(
-                " (/live /ready /health /health/dependencies /health/capabilities /metrics)\n"
+                " (/live /ready /health /health/dependencies /health/capabilities /metrics /probe /targets)\n"
             ),
             "{first}"
         );
@@ -109,21 +109,16 @@ impl Serving {
         }
     }
 
-    fn pid(&self) -> Pid {
+    pub(crate) fn pid(&self) -> Pid {
         let id = self.child.as_ref().map_or(0, Child::id);
         Pid::from_raw(i32::try_from(id).expect("pid"))
     }
 
-    /// `GET path`, with the token when `authorized`.
-    fn get(&self, path: &str, authorized: bool) -> Answer {
-        let auth = if authorized {
-            format!("Authorization: Bearer {TOKEN}\r\n")
-        } else {
-            String::new()
-        };
+    /// `GET path` on a connection of its own, with the token when `authorized`.
+    pub(crate) fn get(&self, path: &str, authorized: bool) -> Answer {
         request(
             self.addr,
-            &format!("GET {path} HTTP/1.1\r\nHost: x\r\n{auth}\r\n"),
+            &get_head(path, authorized, "Connection: close\r\n"),
         )
     }
 
@@ -138,7 +133,7 @@ impl Serving {
     }
 
     /// Polls `/ready` until `done` holds for it (at most 20 s).
-    fn until_ready(&self, what: &str, done: impl Fn(&Answer) -> bool) -> Answer {
+    pub(crate) fn until_ready(&self, what: &str, done: impl Fn(&Answer) -> bool) -> Answer {
         let until = Instant::now() + Duration::from_secs(20);
         loop {
             let a = self.get("/ready", false);
@@ -152,7 +147,7 @@ impl Serving {
 
     /// Sends SIGTERM; returns the exit status and how long it took to exit. Serve prints
     /// nothing after its announcement, in particular no secret.
-    fn terminate(mut self) -> (ExitStatus, Duration) {
+    pub(crate) fn terminate(mut self) -> (ExitStatus, Duration) {
         let started = Instant::now();
         kill(self.pid(), Signal::SIGTERM).expect("SIGTERM");
         let mut child = self.child.take().expect("running");
@@ -173,7 +168,7 @@ impl Serving {
     }
 
     /// Resident memory and threads of the process, from /proc.
-    fn rss_kib_and_threads(&self) -> (u64, u64) {
+    pub(crate) fn rss_kib_and_threads(&self) -> (u64, u64) {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid())).expect("/proc status");
         let field = |name: &str| {
@@ -199,27 +194,69 @@ impl Drop for Serving {
 
 /// A parsed response.
 #[derive(Debug, Default)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.head.lines().find_map(|l| {
             let (n, v) = l.split_once(':')?;
             n.eq_ignore_ascii_case(name).then(|| v.trim())
         })
     }
 
-    fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
 
+/// The head of `GET path` (with the token when `authorized`) and `extra` header lines.
+pub(crate) fn get_head(path: &str, authorized: bool, extra: &str) -> String {
+    let auth = if authorized {
+        format!("Authorization: Bearer {TOKEN}\r\n")
+    } else {
+        String::new()
+    };
+    format!("GET {path} HTTP/1.1\r\nHost: x\r\n{auth}{extra}\r\n")
+}
+
+/// Reads one response from a kept-alive connection, by its `Content-Length`.
+pub(crate) fn read_response(conn: &mut BufReader<TcpStream>) -> Answer {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        let n = conn.read_line(&mut line).expect("read a head line");
+        assert!(n > 0, "the connection closed after {head:?}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let head = head.trim_end().to_string();
+    let mut answer = Answer {
+        status: head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status"),
+        head,
+        body: String::new(),
+    };
+    let length: usize = answer
+        .header("Content-Length")
+        .and_then(|v| v.parse().ok())
+        .expect("a Content-Length");
+    let mut body = vec![0u8; length];
+    conn.read_exact(&mut body).expect("the body");
+    answer.body = String::from_utf8(body).expect("UTF-8 body");
+    answer
+}
+
 /// Sends `raw` on a fresh connection and reads the whole response (the server closes).
-fn request(addr: SocketAddr, raw: &str) -> Answer {
+pub(crate) fn request(addr: SocketAddr, raw: &str) -> Answer {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
@@ -289,7 +326,9 @@ fn serves_ahp_v1_from_the_refresh_loop() {
     for scheme in ["bearer ", "BEARER  "] {
         let other = request(
             serving.addr,
-            &format!("GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization: {scheme}{TOKEN}\r\n\r\n"),
+            &format!(
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nauthorization: {scheme}{TOKEN}\r\n\r\n"
+            ),
         );
         assert_eq!(other.status, 200, "{scheme:?}: {}", other.head);
     }
@@ -316,6 +355,54 @@ fn serves_ahp_v1_from_the_refresh_loop() {
     let (exit, took) = serving.terminate();
     assert_eq!(exit.code(), Some(0), "a clean shutdown");
     assert!(took < Duration::from_secs(1), "stopped in {took:?}");
+}
+
+/// Every path is served on persistent connections (HTTP/1.1): one connection carries the
+/// requests of a scraper and a kubelet alike, with no `Connection: close`, until the client
+/// asks to close; HTTP/1.0 closes after one.
+#[test]
+fn every_path_keeps_its_connection_alive() {
+    let target = Server::start(|_| Reply::status(200));
+    let dir = TempDir::new("serve-keep-alive");
+    let config = http_config(&dir, &target.url("/"));
+    let serving = Serving::start(&config, &["--interval-ms", "20"]);
+    serving.until_ready("first run", |a| a.status == 200);
+    let stream = TcpStream::connect(serving.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut conn = BufReader::new(stream);
+    let paths = [
+        "/live",
+        "/ready",
+        "/health",
+        "/health/dependencies",
+        "/health/capabilities",
+        "/metrics",
+        "/nowhere",
+    ];
+    for round in 0..3 {
+        for path in paths {
+            conn.get_mut()
+                .write_all(get_head(path, true, "").as_bytes())
+                .expect("send");
+            let a = read_response(&mut conn);
+            let want = if path == "/nowhere" { 404 } else { 200 };
+            assert_eq!(a.status, want, "{path} (round {round}): {}", a.head);
+            assert_eq!(a.header("Connection"), None, "{path}: {}", a.head);
+        }
+    }
+    conn.get_mut()
+        .write_all(get_head("/live", false, "Connection: close\r\n").as_bytes())
+        .expect("send");
+    let last = read_response(&mut conn);
+    assert_eq!(last.header("Connection"), Some("close"));
+    let mut rest = Vec::new();
+    assert_eq!(conn.read_to_end(&mut rest).expect("closed"), 0);
+    let old = request(serving.addr, "GET /live HTTP/1.0\r\n\r\n");
+    assert_eq!((old.status, old.header("Connection")), (200, Some("close")));
+    let (exit, _) = serving.terminate();
+    assert_eq!(exit.code(), Some(0));
 }
 
 #[test]
@@ -517,7 +604,26 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
     // Garbage is a 400.
     assert_eq!(request(addr, "HELLO\r\n\r\n").status, 400);
 
-    // A head that never ends is dropped once its 5 s are up.
+    // A head that never ends is dropped once its 5 s are up; so is the second head of a
+    // kept-alive connection, timed from its first byte.
+    let kept = std::thread::spawn(move || {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(15)))
+            .expect("timeout");
+        let mut conn = BufReader::new(stream);
+        conn.get_mut()
+            .write_all(b"GET /live HTTP/1.1\r\n\r\n")
+            .expect("send");
+        assert_eq!(read_response(&mut conn).status, 200);
+        conn.get_mut()
+            .write_all(b"GET /live HTTP/1.1\r\n")
+            .expect("send");
+        let started = Instant::now();
+        let mut rest = Vec::new();
+        let n = conn.read_to_end(&mut rest).unwrap_or(0);
+        (n, started.elapsed())
+    });
     let mut partial = TcpStream::connect(addr).expect("connect");
     partial.write_all(b"GET /live HTTP/1.1\r\n").expect("send");
     partial
@@ -531,6 +637,12 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
     assert!(
         waited > Duration::from_secs(3) && waited < Duration::from_secs(7),
         "closed after {waited:?}"
+    );
+    let (n, waited) = kept.join().expect("the kept-alive client");
+    assert_eq!(n, 0, "the second head got no answer");
+    assert!(
+        waited > Duration::from_secs(3) && waited < Duration::from_secs(7),
+        "the second head was dropped after {waited:?}"
     );
 
     stop.store(true, Ordering::SeqCst);

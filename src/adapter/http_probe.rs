@@ -57,8 +57,8 @@ impl Adapter for HttpAdapter {
 
     fn start(&self, ctx: Arc<TargetPlan>) -> Box<dyn TargetRun> {
         Box::new(HttpRun {
+            client: Client::within(Reuse::Fresh, ctx.target.allow.clone()),
             ctx,
-            client: Client::new(Reuse::Fresh),
             setup: None,
             passive: None,
         })

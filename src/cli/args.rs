@@ -44,6 +44,8 @@ pub(crate) struct LowArgs {
     pub(crate) listen: Option<Recorded<std::net::SocketAddr>>,
     /// `--token-env`: the name of the variable, not its value.
     pub(crate) token_env: Option<Recorded<String>>,
+    /// `--probe-concurrency`: `/probe` runs at once.
+    pub(crate) probe_concurrency: Option<Recorded<u64>>,
     /// `--interval-ms` (hidden; tests): the pause between `serve`'s runs.
     pub(crate) interval_ms: Option<Recorded<u64>>,
     /// `--oauth-details` (doctor).

@@ -137,7 +137,15 @@ pub(crate) const FLAGS: &[Flag] = &[
         takes: Takes::Value("NAME", update_token_env),
         verbs: &["serve"],
         adhoc: false,
-        doc: "bearer token of the detailed paths and /metrics, from $NAME",
+        doc: "bearer token of the detailed paths, /metrics and /probe, from $NAME",
+    },
+    Flag {
+        long: "probe-concurrency",
+        short: None,
+        takes: Takes::Value("N", update_probe_concurrency),
+        verbs: &["serve"],
+        adhoc: false,
+        doc: "/probe runs at once, 1-256, as many queued (default 16/CPU, 16-128)",
     },
     Flag {
         long: "help",
@@ -206,7 +214,7 @@ pub(crate) const VERBS: &[(&str, &[&str], &str)] = &[
     (
         "serve",
         &["serve <config.yaml|->"],
-        "run the checks every 30 s and serve AHP v1 and /metrics over HTTP",
+        "run the checks every 30 s and serve AHP v1, /metrics and /probe over HTTP",
     ),
     (
         "login",
@@ -338,6 +346,17 @@ fn parse_listen(value: &str) -> Option<std::net::SocketAddr> {
 
 fn update_token_env(low: &mut LowArgs, value: &str) {
     low.token_env = Some(env_name(value));
+}
+
+fn update_probe_concurrency(low: &mut LowArgs, value: &str) {
+    let range = rules::CONCURRENCY;
+    low.probe_concurrency = Some(
+        value
+            .parse::<u64>()
+            .ok()
+            .filter(|n| range.contains(*n))
+            .ok_or_else(|| format!("must be a whole number from {} to {}", range.min, range.max)),
+    );
 }
 
 fn update_interval_ms(low: &mut LowArgs, value: &str) {

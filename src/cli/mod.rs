@@ -99,6 +99,8 @@ pub(crate) struct ServeArgs {
     pub(crate) token_env: Option<String>,
     /// `--interval-ms`: the pause after each run, when not the default.
     pub(crate) interval_ms: Option<u64>,
+    /// `--probe-concurrency`: `/probe` runs at once, when not the default.
+    pub(crate) probe_concurrency: Option<u64>,
     /// `--deadline`: each run's deadline in milliseconds, replacing the file's `deadline_ms`.
     pub(crate) deadline_ms: Option<u64>,
 }

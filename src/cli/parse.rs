@@ -176,10 +176,12 @@ fn not_a_run(verb: &str, args: &[String], low: &LowArgs) -> Result<Command, Usag
             listen: raise("listen", low.listen.clone())?.unwrap_or(defs::DEFAULT_LISTEN),
             token_env: raise("token-env", low.token_env.clone())?,
             interval_ms: raise("interval-ms", low.interval_ms.clone())?,
+            probe_concurrency: raise("probe-concurrency", low.probe_concurrency.clone())?,
             deadline_ms: raise("deadline", low.deadline_ms.clone())?,
         })),
         ("serve", _) => Err(usage(
-            "serve <config.yaml|-> [--listen HOST:PORT] [--token-env NAME] [--deadline MS]",
+            "serve <config.yaml|-> [--listen HOST:PORT] [--token-env NAME] [--deadline MS] \
+             [--probe-concurrency N]",
         )),
         ("login", [file, target]) => Ok(Command::Login {
             config: ConfigSource::from_arg(file),

@@ -663,7 +663,7 @@ mod tests {
         let bash = completion(Shell::Bash);
         assert!(
             bash.contains(
-                "        serve) flags=\"--deadline --listen --token-env --help --version\" ;;\n"
+                "        serve) flags=\"--deadline --listen --token-env --probe-concurrency --help --version\" ;;\n"
             ),
             "{bash}"
         );

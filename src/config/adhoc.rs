@@ -64,6 +64,7 @@ pub(crate) fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocO
             .stdio
             .as_ref()
             .and_then(|argv| stdio_options(kind, argv)),
+        allow: None,
         path: "targets[0]".into(),
         origin: Origin::CommandLine,
     };
@@ -73,6 +74,7 @@ pub(crate) fn single(name: &str, kind: TargetType, endpoint: &str, opts: &AdhocO
         nodes: vec![target],
         roots: vec![0],
         deadline: None,
+        modules: Vec::new(),
     }
 }
 

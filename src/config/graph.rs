@@ -118,6 +118,7 @@ pub(crate) fn assemble(roots: Vec<Decl>, concurrency: usize) -> Result<Config, F
         nodes,
         roots: root_ids,
         deadline: None,
+        modules: Vec::new(),
     })
 }
 

@@ -40,7 +40,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::reader::{At, Fail, KeyPath};
-use super::{Config, DEFAULT_CONCURRENCY, Origin, RunDeadline, graph, rules, section, yaml};
+use super::{Config, DEFAULT_CONCURRENCY, Module, RunDeadline, graph, rules, section, yaml};
+use crate::contract::Bound;
 
 /// Largest configuration file accepted.
 pub(crate) const MAX_FILE_BYTES: u64 = 4 << 20;
@@ -81,6 +82,11 @@ impl LoadError {
             out.push_str(&format!(" (line {line})"));
         }
         out
+    }
+
+    /// A file of modules only, given to a command that runs targets.
+    pub fn no_targets() -> LoadError {
+        LoadError::document("no targets: this file's modules run through serve's /probe")
     }
 
     fn document(expected: &str) -> LoadError {
@@ -235,8 +241,9 @@ fn locate(fail: Fail, text: &str) -> LoadError {
     }
 }
 
-/// The document root: `version`, `targets`, `concurrency`, `deadline_ms`; with the first
-/// endpoint that cannot work.
+/// The document root: `version`, `targets`, `modules`, `concurrency`, `deadline_ms`; with the
+/// first endpoint that cannot work. A file with `modules` may have no `targets` (a probe-only
+/// `serve`); without `modules`, `targets` is required and not empty, as it always was.
 fn config(root: &yaml::Node) -> Result<(Config, Option<Fail>), Fail> {
     let path = KeyPath::default();
     let doc = At {
@@ -245,7 +252,13 @@ fn config(root: &yaml::Node) -> Result<(Config, Option<Fail>), Fail> {
     }
     .section(
         "a mapping with `version` and `targets`",
-        &["version", "targets", "concurrency", "deadline_ms"],
+        &[
+            "version",
+            "targets",
+            "modules",
+            "concurrency",
+            "deadline_ms",
+        ],
     )?;
 
     let v = doc.require("version")?;
@@ -263,21 +276,42 @@ fn config(root: &yaml::Node) -> Result<(Config, Option<Fail>), Fail> {
     let deadline = match doc.get("deadline_ms") {
         Some(d) => Some(RunDeadline {
             ms: d.at().whole(rules::DEADLINE_MS)?,
-            origin: Origin::File,
+            bound: Bound::DeadlineMs,
         }),
         None => None,
     };
-    let t = doc.require("targets")?;
-    let items = t.at().list("a list of targets")?;
-    if items.is_empty() {
-        return Err(t.path.fail("expected at least one target"));
+    let mut decls = Vec::new();
+    if doc.get("targets").is_some() || doc.get("modules").is_none() {
+        let t = doc.require("targets")?;
+        let items = t.at().list("a list of targets")?;
+        if items.is_empty() {
+            return Err(t.path.fail("expected at least one target"));
+        }
+        for (path, node) in &items {
+            decls.push(section::top_level_target(At { node, path })?);
+        }
     }
-    let mut decls = Vec::with_capacity(items.len());
-    for (path, node) in &items {
-        decls.push(section::top_level_target(At { node, path })?);
-    }
+    let modules = match doc.get("modules") {
+        Some(m) => modules(m.at())?,
+        None => Vec::new(),
+    };
     let unusable = decls.iter().find_map(|d| d.first_unusable()).cloned();
     let mut config = graph::assemble(decls, concurrency)?;
     config.deadline = deadline;
+    config.modules = modules;
     Ok((config, unusable))
+}
+
+/// `modules`: at least one, names unique.
+fn modules(at: At<'_, '_>) -> Result<Vec<Module>, Fail> {
+    let items = at.list("a list of modules")?;
+    if items.is_empty() {
+        return Err(at.fail("expected at least one module"));
+    }
+    let mut out: Vec<Module> = Vec::with_capacity(items.len());
+    for (path, node) in &items {
+        let module = section::module(At { node, path }, &out)?;
+        out.push(module);
+    }
+    Ok(out)
 }

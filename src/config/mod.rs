@@ -21,7 +21,11 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 
-use crate::contract::{AuthMethod, Bound, Dimension, OAuthGrant, Relationship, TargetType};
+use std::sync::Arc;
+
+use crate::contract::{
+    AllowList, AuthMethod, Bound, Dimension, OAuthGrant, Relationship, TargetType,
+};
 
 pub(crate) use load::load_str;
 pub use load::{LoadError, load_file, load_stdin};
@@ -47,11 +51,78 @@ pub struct Config {
     pub roots: Vec<NodeId>,
     /// The run deadline: `deadline_ms`, or `--deadline`, which replaces it.
     pub deadline: Option<RunDeadline>,
+    /// Target templates that `serve`'s `/probe?module=…&target=URL` checks at the URL it is
+    /// given, in declaration order.
+    pub modules: Vec<Module>,
     /// The first endpoint (in declaration order) that cannot work whatever the host — it does
     /// not parse, or its scheme is one the target's type cannot use — with its key path and
     /// line. `validate` reports it (exit 6); a check reports it as a MISCONFIGURED result
     /// (exit 4), as the Go reference does, so it is no load error.
     pub unusable_endpoint: Option<LoadError>,
+}
+
+/// A `modules:` entry: a target without an endpoint (the probe's URL becomes it) and the
+/// allow list that URL must pass.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// The module's name (the `module` parameter, and the probed target's name).
+    pub name: String,
+    /// The target a probe checks, its endpoint empty and its `allow` set.
+    pub template: Target,
+}
+
+impl Config {
+    /// The configuration that runs only `roots` (and what they depend on): the nodes they
+    /// reach, in their order, with edges renumbered. The environment of a plan built from
+    /// it is read for those nodes alone.
+    pub fn subgraph(&self, roots: &[NodeId]) -> Config {
+        let mut old_to_new: Vec<Option<NodeId>> = vec![None; self.nodes.len()];
+        let mut order: Vec<NodeId> = Vec::new();
+        let mut stack: Vec<NodeId> = roots.iter().rev().copied().collect();
+        while let Some(n) = stack.pop() {
+            if n >= self.nodes.len() || old_to_new[n].is_some() {
+                continue;
+            }
+            old_to_new[n] = Some(order.len());
+            order.push(n);
+            stack.extend(self.nodes[n].dependencies.iter().rev().map(|e| e.node));
+        }
+        let nodes = order
+            .iter()
+            .map(|&n| {
+                let mut node = self.nodes[n].clone();
+                for edge in &mut node.dependencies {
+                    edge.node = old_to_new[edge.node].unwrap_or(0);
+                }
+                node
+            })
+            .collect();
+        Config {
+            concurrency: self.concurrency,
+            nodes,
+            roots: roots
+                .iter()
+                .filter_map(|&r| old_to_new.get(r).copied().flatten())
+                .collect(),
+            deadline: self.deadline,
+            modules: Vec::new(),
+            unusable_endpoint: None,
+        }
+    }
+
+    /// The configuration that runs `module`'s template at `endpoint`.
+    pub fn of_module(&self, module: &Module, endpoint: &str) -> Config {
+        let mut target = module.template.clone();
+        target.endpoint = endpoint.to_string();
+        Config {
+            concurrency: self.concurrency,
+            nodes: vec![target],
+            roots: vec![0],
+            deadline: self.deadline,
+            modules: Vec::new(),
+            unusable_endpoint: None,
+        }
+    }
 }
 
 /// How long a whole run may take — checks, retries, dependencies and cleanup — and where
@@ -60,17 +131,15 @@ pub struct Config {
 pub struct RunDeadline {
     /// Milliseconds from the start of the run (1–60000).
     pub ms: u64,
-    /// `deadline_ms` in the file, or `--deadline` on the command line.
-    pub origin: Origin,
+    /// Where it was said, as the bound a deadline it sets reports: `deadline_ms` in the file,
+    /// `--deadline` on the command line, or a scraper's timeout (`/probe`).
+    pub bound: Bound,
 }
 
 impl RunDeadline {
     /// The bound a deadline it sets reports, naming the setting a person changes.
     pub fn bound(self) -> Bound {
-        match self.origin {
-            Origin::File => Bound::DeadlineMs,
-            Origin::CommandLine => Bound::DeadlineFlag,
-        }
+        self.bound
     }
 }
 
@@ -112,6 +181,9 @@ pub struct Target {
     pub http: Option<HttpOptions>,
     /// Options of `mcp` targets.
     pub mcp: Option<McpOptions>,
+    /// What the target may reach, for a `/probe` module's target (`None`: anything, as
+    /// configured).
+    pub allow: Option<Arc<AllowList>>,
     /// Where the target was declared (`targets[0].dependencies[1]`), for messages.
     pub path: String,
     /// Whether the target came from a file or from the command line (which settings a person

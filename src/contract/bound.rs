@@ -19,6 +19,9 @@ pub enum Bound {
     DeadlineFlag,
     /// The cap on every run, whatever the configuration says.
     RunCap,
+    /// A scraper's timeout for `serve`'s `/probe` (`X-Prometheus-Scrape-Timeout-Seconds`, less
+    /// a margin): the whole probe ends by it, so the scraper never times out first.
+    ScrapeTimeout,
     /// The end-of-run cleanup budget (MCP `DELETE`, stdio shutdown).
     Cleanup,
 }
@@ -34,6 +37,7 @@ impl Bound {
             Bound::DeadlineMs => "deadline_ms",
             Bound::DeadlineFlag => "--deadline",
             Bound::RunCap => "the 60 s run cap",
+            Bound::ScrapeTimeout => "the scrape's timeout (Prometheus's scrape_timeout)",
             Bound::Cleanup => "the cleanup budget",
         }
     }

@@ -12,13 +12,17 @@
 //! * [`Revision`]: the MCP protocol revisions agenthealth speaks, in one list;
 //! * [`Format`]: how results are written (`--format`);
 //! * [`OAuthGrant`]: how an OAuth client obtains its token (`mcp.oauth.grant`), and
-//!   [`AuthMethod`]: how it authenticates at the token endpoint.
+//!   [`AuthMethod`]: how it authenticates at the token endpoint;
+//! * [`AllowList`] and [`Forbidden`]: what a `/probe` module may reach, and the word for why a
+//!   target is refused — one definition that the configuration reads, the network layer
+//!   enforces and `serve` answers by.
 //! * [`endpoint`]: what an endpoint must look like ([`EndpointProblem`]: why one cannot work).
 //!
 //! What is not a word lives beside it: the machinery that runs a check (deadlines, attempts,
 //! threads, cancellation) is [`crate::runtime`], and the text helpers (how a name is shown, a
 //! misspelling's nearest word, RFC 3339 timestamps) are [`crate::text`].
 
+pub mod allow;
 pub mod bound;
 pub mod dimension;
 pub mod endpoint;
@@ -60,6 +64,7 @@ parse_by_spelling!(
     AuthMethod, Dimension, Format, OAuthGrant, Revision, TargetType
 );
 
+pub use allow::{AllowList, Forbidden};
 pub use bound::Bound;
 pub use dimension::Dimension;
 pub use endpoint::EndpointProblem;

@@ -162,6 +162,7 @@ fn config(nodes: Vec<Target>, roots: Vec<usize>) -> Config {
         nodes,
         roots,
         deadline: None,
+        modules: Vec::new(),
         unusable_endpoint: None,
     }
 }
@@ -577,7 +578,8 @@ fn the_run_cap_bounds_every_deadline() {
 /// checks, the cleanup — and names itself as the bound that cut them.
 #[test]
 fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
-    use crate::config::{Origin, RunDeadline};
+    use crate::config::RunDeadline;
+    use crate::contract::Bound;
     use crate::result::{Note, Reason};
     let mut a = target("a", "t-dl-a,protocol=hang,dependency=close-hang");
     a.timeout_ms = 5_000;
@@ -590,9 +592,9 @@ fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
         critical: true,
         relationship: None,
     }];
-    for origin in [Origin::CommandLine, Origin::File] {
+    for bound in [Bound::DeadlineFlag, Bound::DeadlineMs] {
         let mut c = config(vec![a.clone(), b.clone()], vec![0]);
-        c.deadline = Some(RunDeadline { ms: 200, origin });
+        c.deadline = Some(RunDeadline { ms: 200, bound });
         let bound = c.deadline.map(RunDeadline::bound);
         let start = Instant::now();
         let doc = run(&c);

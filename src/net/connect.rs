@@ -12,6 +12,9 @@ use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, Either, NextTimeout, Transport,
 };
 
+use std::sync::Arc;
+
+use crate::contract::AllowList;
 use crate::result::Stage;
 
 use super::stages::Recorder;
@@ -21,14 +24,15 @@ use super::stages::Recorder;
 pub(crate) type Connected<T> = Result<Option<T>, Error>;
 use super::tcp::{self, TcpTransport};
 
-/// Our TCP connection ([`tcp::connect`]), timed.
+/// Our TCP connection ([`tcp::connect`]), timed, to addresses `allow` admits (when given).
 pub(crate) struct TimedTcp {
     rec: Recorder,
+    allow: Option<Arc<AllowList>>,
 }
 
 impl TimedTcp {
-    pub(crate) fn new(rec: Recorder) -> TimedTcp {
-        TimedTcp { rec }
+    pub(crate) fn new(rec: Recorder, allow: Option<Arc<AllowList>>) -> TimedTcp {
+        TimedTcp { rec, allow }
     }
 }
 
@@ -41,8 +45,11 @@ impl<In: Transport> Connector<In> for TimedTcp {
             return Ok(Some(Either::A(tunnel)));
         }
         self.rec.stage_started(Stage::Tcp);
-        let result = tcp::connect(details);
+        let result = tcp::connect(details, self.allow.as_deref());
         self.rec.stage_ended(Stage::Tcp, result.is_ok());
+        if let Ok(t) = &result {
+            self.rec.connected(t.rtt());
+        }
         result.map(|t| Some(Either::B(t)))
     }
 }

@@ -18,7 +18,7 @@ use std::io;
 
 use ureq::Error;
 
-use crate::contract::{Bound, LocalResource, Status};
+use crate::contract::{Bound, Forbidden, LocalResource, Status};
 use crate::result::reason::{NetFailure, Note, Reason};
 use crate::result::{Evidence, Fact, Key, Observation};
 
@@ -91,6 +91,9 @@ impl NetError {
         if let NetFailure::LocalResource(resource) = self.kind {
             evidence.set(Key::LocalResource, Fact::Word(resource.as_word()));
         }
+        if let NetFailure::AddressRefused(refusal) = self.kind {
+            evidence.set(Key::AddressRefused, Fact::Word(refusal.as_str()));
+        }
         if let Some(trust) = self.trust {
             evidence.set(Key::TrustStore, Fact::Word(trust.kind_word()));
             evidence.set(Key::TrustStoreSource, Fact::Word(trust.origin_word()));
@@ -148,6 +151,12 @@ pub fn classify_io(err: &io::Error, expired: bool) -> NetFailure {
     if no_lookup(err) == Some(&NoLookup::NoResolver) {
         return NetFailure::DnsNoResolver;
     }
+    if let Some(refused) = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<ForbiddenAddress>())
+    {
+        return NetFailure::AddressRefused(refused.0);
+    }
     classify_io_kind(err.kind())
 }
 
@@ -171,6 +180,26 @@ impl std::fmt::Display for NoLookup {
 }
 
 impl std::error::Error for NoLookup {}
+
+/// A module's allow list refused an address, carried through ureq inside the `io::Error` the
+/// resolver or the connector returns.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ForbiddenAddress(pub(crate) Forbidden);
+
+impl std::fmt::Display for ForbiddenAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "address refused: {}", self.0.as_str())
+    }
+}
+
+impl std::error::Error for ForbiddenAddress {}
+
+impl ForbiddenAddress {
+    /// As the error the resolver or the connector returns.
+    pub(crate) fn error(refusal: Forbidden) -> Error {
+        Error::Io(io::Error::other(ForbiddenAddress(refusal)))
+    }
+}
 
 /// The [`NoLookup`] an I/O error carries, if any.
 pub(crate) fn no_lookup(err: &io::Error) -> Option<&NoLookup> {

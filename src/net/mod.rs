@@ -9,6 +9,9 @@
 //!   `https`;
 //! * `localhost` answered without `/etc/hosts` ([`resolve`]); proxies by curl's rules
 //!   ([`proxy`]), loopback never proxied;
+//! * for a `/probe` module's target, its allow list ([`Client::within`]): every address a
+//!   lookup answers is checked before it is used and again before each connect, and no proxy
+//!   is used (a proxy would resolve the name itself, where no check can follow);
 //! * every blocking step bounded by the attempt's remaining time (ureq's global timeout), and
 //!   an abort hook on the [`Attempt`] that shuts the agent down, so the engine's watchdog can
 //!   always cut a stuck peer off — also mid-body;
@@ -74,6 +77,7 @@ use rustls::ClientConfig;
 use ureq::unversioned::transport::{ConnectProxyConnector, Connector};
 use ureq::{Agent, AsSendBody};
 
+use crate::contract::AllowList;
 use crate::result::reason::NetFailure;
 use crate::runtime::Attempt;
 use crate::runtime::sync::lock;
@@ -215,6 +219,7 @@ impl<'a> Request<'a> {
 /// network, no certificate parsing until the first `https` exchange).
 pub struct Client {
     reuse: Reuse,
+    allow: Option<Arc<AllowList>>,
     proxies: ProxyEnv,
     tls: Option<Arc<ClientConfig>>,
     live: Option<Live>,
@@ -236,9 +241,20 @@ struct Guard {
 impl Client {
     /// A client using the process trust store and the proxy environment.
     pub fn new(reuse: Reuse) -> Client {
+        Client::within(reuse, None)
+    }
+
+    /// A client that reaches only what `allow` admits (a `/probe` module's target), and then
+    /// through no proxy; without one, [`Client::new`].
+    pub fn within(reuse: Reuse, allow: Option<Arc<AllowList>>) -> Client {
+        let proxies = match allow {
+            Some(_) => ProxyEnv::from_lookup(|_| None),
+            None => ProxyEnv::from_env(),
+        };
         Client {
             reuse,
-            proxies: ProxyEnv::from_env(),
+            allow,
+            proxies,
             tls: None,
             live: None,
             guard: Arc::default(),
@@ -252,6 +268,7 @@ impl Client {
     pub fn sibling(&self) -> Client {
         Client {
             reuse: self.reuse,
+            allow: self.allow.clone(),
             proxies: self.proxies.clone(),
             tls: self.tls.clone(),
             live: None,
@@ -466,10 +483,11 @@ impl Client {
             .build();
         let connector =
             ().chain(ConnectProxyConnector::default())
-                .chain(TimedTcp::new(rec.clone()))
+                .chain(TimedTcp::new(rec.clone(), self.allow.clone()))
                 .chain(TlsStage::new(rec.clone(), self.tls.clone()))
                 .chain(FirstByte::new(rec.clone()));
-        let resolver = StageResolver::new(rec.clone(), self.reuse == Reuse::KeepAlive);
+        let keep = self.reuse == Reuse::KeepAlive;
+        let resolver = StageResolver::new(rec.clone(), keep, self.allow.clone());
         let agent = Agent::with_parts(config, connector, resolver);
         Live { agent, rec }
     }

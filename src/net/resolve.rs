@@ -12,6 +12,12 @@
 //! that is neither in `/etc/hosts` nor resolvable for lack of that file therefore fails at
 //! once as the DNS failure it is (`dns_no_resolver`), before any query.
 //!
+//! With a `/probe` module's allow list, every answer is checked before it is returned (IP
+//! literals, `localhost` and remembered lookups too): a refused address fails the exchange
+//! as [`NetFailure::AddressRefused`](crate::result::reason::NetFailure::AddressRefused)
+//! before anything is sent, and ureq connects to exactly the addresses returned, so the
+//! addresses checked are the ones connected to (no second resolution).
+//!
 //! ureq asks the resolver before every request, even one that will reuse a pooled
 //! connection. A keep-alive client (an MCP session) therefore remembers its lookups for the
 //! run, so one session costs one DNS query (the first exchange has the dns stage, later ones
@@ -20,7 +26,7 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 use ureq::Error;
 use ureq::config::Config;
@@ -28,11 +34,12 @@ use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
+use crate::contract::allow::{AllowList, Forbidden, UrlParts};
 use crate::result::Stage;
 use crate::runtime::sync::lock;
 use crate::runtime::threads;
 
-use super::failure::{NoLookup, no_lookup};
+use super::failure::{ForbiddenAddress, NoLookup, no_lookup};
 use super::stages::Recorder;
 
 /// A remembered lookup: host, port, addresses.
@@ -49,6 +56,7 @@ const MAX_HOSTS_BYTES: u64 = 1 << 20;
 pub(crate) struct StageResolver {
     inner: DefaultResolver,
     rec: Recorder,
+    allow: Option<Arc<AllowList>>,
     memory: Option<Mutex<Vec<Remembered>>>,
     /// Where the resolver configuration and the hosts file are (fixed paths; tests move them).
     files: (&'static str, &'static str),
@@ -56,10 +64,16 @@ pub(crate) struct StageResolver {
 
 impl StageResolver {
     /// `remember`: keep successful lookups for the agent's lifetime (keep-alive clients).
-    pub(crate) fn new(rec: Recorder, remember: bool) -> StageResolver {
+    /// `allow`: the module's allow list every answer must pass.
+    pub(crate) fn new(
+        rec: Recorder,
+        remember: bool,
+        allow: Option<Arc<AllowList>>,
+    ) -> StageResolver {
         StageResolver {
             inner: DefaultResolver::default(),
             rec,
+            allow,
             memory: remember.then(|| Mutex::new(Vec::new())),
             files: (RESOLV_CONF, HOSTS),
         }
@@ -70,7 +84,7 @@ impl StageResolver {
     fn with_files(rec: Recorder, resolv_conf: &'static str, hosts: &'static str) -> StageResolver {
         StageResolver {
             files: (resolv_conf, hosts),
-            ..StageResolver::new(rec, false)
+            ..StageResolver::new(rec, false, None)
         }
     }
 
@@ -94,6 +108,27 @@ impl StageResolver {
 
 impl Resolver for StageResolver {
     fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, Error> {
+        let Some(allow) = &self.allow else {
+            return self.resolve_unchecked(uri, config, timeout);
+        };
+        // A URL no entry could list is refused before any lookup.
+        let url = UrlParts::parse(&uri.to_string())
+            .ok_or_else(|| ForbiddenAddress::error(Forbidden::NotAllowed))?;
+        allow.listing(&url).map_err(ForbiddenAddress::error)?;
+        let addrs = self.resolve_unchecked(uri, config, timeout)?;
+        let ips: Vec<IpAddr> = addrs.iter().map(SocketAddr::ip).collect();
+        allow.admit(&url, &ips).map_err(ForbiddenAddress::error)?;
+        Ok(addrs)
+    }
+}
+
+impl StageResolver {
+    fn resolve_unchecked(
         &self,
         uri: &Uri,
         config: &Config,
@@ -295,7 +330,7 @@ mod tests {
     }
 
     fn resolve(url: &str) -> (Result<Vec<SocketAddr>, Error>, crate::net::Timings) {
-        resolve_with(&StageResolver::new(Recorder::new(), false), url)
+        resolve_with(&StageResolver::new(Recorder::new(), false, None), url)
     }
 
     fn resolve_with(
@@ -337,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_keep_alive_resolver_looks_up_once() {
-        let remembering = StageResolver::new(Recorder::new(), true);
+        let remembering = StageResolver::new(Recorder::new(), true, None);
         let (_, first) = resolve_with(&remembering, "http://localhost:8080/");
         let (again, second) = resolve_with(&remembering, "http://localhost:8080/");
         assert!(first.dns.is_some());
@@ -346,7 +381,7 @@ mod tests {
         let (_, other_port) = resolve_with(&remembering, "http://localhost:9090/");
         assert!(other_port.dns.is_some());
 
-        let forgetful = StageResolver::new(Recorder::new(), false);
+        let forgetful = StageResolver::new(Recorder::new(), false, None);
         let _ = resolve_with(&forgetful, "http://localhost:8080/");
         let (_, second) = resolve_with(&forgetful, "http://localhost:8080/");
         assert!(second.dns.is_some(), "fresh clients measure every lookup");

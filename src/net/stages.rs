@@ -49,6 +49,10 @@ pub struct Timings {
     pub proxied: bool,
     /// From the start of the exchange to the complete response head.
     pub latency: Option<Duration>,
+    /// The kernel's round trip of the connection this exchange opened, right after its
+    /// handshake (`TCP_INFO`); `None` on a reused connection, through a proxy (it would be the
+    /// proxy's), or when the kernel had no sample.
+    pub rtt: Option<Duration>,
 }
 
 impl Timings {
@@ -115,6 +119,7 @@ struct Ledger {
     proxied: bool,
     /// Bytes of the request body (sent after the head).
     body: usize,
+    rtt: Option<Duration>,
 }
 
 impl Ledger {
@@ -130,6 +135,7 @@ impl Ledger {
             attempt: None,
             proxied: false,
             body: 0,
+            rtt: None,
         }
     }
 
@@ -212,6 +218,12 @@ impl Recorder {
         }
     }
 
+    /// The new connection's kernel round trip (never a proxy's: that is not the target's).
+    pub(crate) fn connected(&self, rtt: Option<Duration>) {
+        let mut l = self.lock();
+        l.rtt = rtt.filter(|_| !l.proxied);
+    }
+
     /// The connection is ready for the request (after TLS, or reused from the pool).
     pub(crate) fn connection_ready(&self) {
         let mut l = self.lock();
@@ -268,6 +280,7 @@ impl Recorder {
             new_connection: l.tcp.started.is_some(),
             proxied: l.proxied,
             latency: l.head.map(|h| h.saturating_duration_since(l.start)),
+            rtt: l.rtt,
         }
     }
 }

@@ -18,6 +18,10 @@
 //! * a request leaves in one `write` ([`super::connect::Watched`] joins head and body), so the
 //!   server reads it whole and our side never has two segments in flight.
 //!
+//! It also reads the kernel's round trip of each new connection (`TCP_INFO`'s smoothed RTT,
+//! [`TcpTransport::rtt`]): the one measure of the link that neither the server's work nor our
+//! own scheduling delay inflates, which the MCP transport's lane decision needs.
+//!
 //! The rest is what ureq's connector did: each resolved address in turn, the connect budget
 //! shared among them; timeouts on every read and write; a shutdown handle registered with the
 //! agent (its abort cuts blocked I/O); an idle connection probed before reuse, so one the
@@ -30,10 +34,12 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::buffers::ConnBuffers;
+use super::failure::ForbiddenAddress;
+use crate::contract::AllowList;
 use nix::errno::Errno;
 use nix::libc;
-use nix::sys::socket::{MsgFlags, recv, setsockopt};
-use nix::{setsockopt_impl, sockopt_impl};
+use nix::sys::socket::{MsgFlags, getsockopt, recv, setsockopt};
+use nix::{getsockopt_impl, setsockopt_impl, sockopt_impl};
 use ureq::unversioned::transport::time;
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, NextTimeout, ShutdownHandle, Transport,
@@ -49,12 +55,88 @@ sockopt_impl!(
     bool
 );
 
+/// The head of Linux's `struct tcp_info` up to `tcpi_total_retrans`: 8 one-byte fields, then
+/// 24 `u32`s, unchanged since Linux 2.6. Only this head is asked for: the kernel writes the
+/// smaller of the size asked and its own struct, so a newer (larger) layout than the running
+/// kernel has — libc's full `tcp_info` — would come back short where this never does on Linux.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TcpInfoHead {
+    flags: [u8; 8],
+    before_rtt: [u32; 15],
+    /// `tcpi_rtt`: the smoothed round trip, in microseconds.
+    rtt: u32,
+    after_rtt: [u32; 8],
+}
+
+sockopt_impl!(
+    /// `TCP_INFO`, its stable head ([`TcpInfoHead`]); `None` when less than its `tcpi_rtt`
+    /// came back.
+    TcpInfo,
+    GetOnly,
+    libc::IPPROTO_TCP,
+    libc::TCP_INFO,
+    Option<TcpInfoHead>,
+    ShortTolerant
+);
+
+/// The getter of [`TcpInfo`]. nix's own getter of a struct (`GetStruct`) asserts that the
+/// kernel wrote exactly the size asked — a panic, so an abort, where it wrote less: qemu-user
+/// (7.2, which `make test-aarch64` runs the arm64 binary under) answers every `IPPROTO_TCP`
+/// option with 4 bytes. This one starts from a zeroed head and keeps it only when the answer
+/// reached past `tcpi_rtt`: a short answer is no round trip, so no lanes.
+struct ShortTolerant {
+    len: libc::socklen_t,
+    head: TcpInfoHead,
+}
+
+impl nix::sys::socket::sockopt::Get<Option<TcpInfoHead>> for ShortTolerant {
+    fn uninit() -> Self {
+        ShortTolerant {
+            len: std::mem::size_of::<TcpInfoHead>() as libc::socklen_t,
+            head: TcpInfoHead::default(),
+        }
+    }
+
+    fn ffi_ptr(&mut self) -> *mut libc::c_void {
+        (&mut self.head as *mut TcpInfoHead).cast()
+    }
+
+    fn ffi_len(&mut self) -> *mut libc::socklen_t {
+        &mut self.len
+    }
+
+    // `unsafe` is the trait's signature only: no unsafe operation here, the head is
+    // initialised (zeroed) before the kernel writes any of it.
+    #[allow(unsafe_code)]
+    unsafe fn assume_init(self) -> Option<TcpInfoHead> {
+        whole_rtt(self.len).then_some(self.head)
+    }
+}
+
+/// Whether an answer of `len` bytes holds `tcpi_rtt` whole.
+fn whole_rtt(len: libc::socklen_t) -> bool {
+    len as usize >= std::mem::offset_of!(TcpInfoHead, rtt) + std::mem::size_of::<u32>()
+}
+
 /// The least connect time an address gets when several share the budget.
 const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
 
 /// Opens a connection to the first of `details.addrs` that accepts, within the connect budget,
-/// and registers its shutdown handle with the agent.
-pub(crate) fn connect(details: &ConnectionDetails) -> Result<TcpTransport, Error> {
+/// and registers its shutdown handle with the agent. With `allow`, every address is checked
+/// right before its connect (the resolver checked them too: this holds whatever produced
+/// the address), and a refused one fails the exchange before any packet is sent.
+pub(crate) fn connect(
+    details: &ConnectionDetails,
+    allow: Option<&AllowList>,
+) -> Result<TcpTransport, Error> {
+    if let Some(allow) = allow {
+        for addr in details.addrs.iter() {
+            allow
+                .admit_address(addr.ip())
+                .map_err(ForbiddenAddress::error)?;
+        }
+    }
     let budget = exact(details.timeout);
     let started = std::time::Instant::now();
     let count = details.addrs.len();
@@ -145,6 +227,15 @@ impl TcpTransport {
             read_timeout: None,
             write_timeout: None,
         })
+    }
+
+    /// The kernel's smoothed round trip of the connection (`tcpi_rtt`). Read right after
+    /// connecting it is the handshake's sample: the network's round trip, which neither the
+    /// server's work nor a busy machine's scheduling delay is part of (later samples can hold
+    /// a slow server's delayed ACK). `None` when the kernel has no sample or cannot say.
+    pub(crate) fn rtt(&self) -> Option<Duration> {
+        let info = getsockopt(&*self.stream, TcpInfo).ok()??;
+        (info.rtt > 0).then(|| Duration::from_micros(u64::from(info.rtt)))
     }
 
     /// ureq's own shutdown of a `TcpStream` (both directions), held weakly: it ends with the
@@ -243,5 +334,37 @@ impl std::fmt::Debug for TcpTransport {
         f.debug_struct("TcpTransport")
             .field("peer", &self.stream.peer_addr().ok())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tcp_info_head_is_the_104_bytes_every_kernel_writes() {
+        assert_eq!(std::mem::size_of::<TcpInfoHead>(), 104);
+        // `tcpi_rtt` is the sixteenth u32, after the eight one-byte fields.
+        assert_eq!(std::mem::offset_of!(TcpInfoHead, rtt), 8 + 15 * 4);
+    }
+
+    /// qemu-user's 4 bytes (or anything short of `tcpi_rtt`'s end) are no sample, never a panic.
+    #[test]
+    fn a_short_tcp_info_is_no_round_trip() {
+        assert!(!whole_rtt(0));
+        assert!(!whole_rtt(4));
+        assert!(!whole_rtt(71));
+        assert!(whole_rtt(72));
+        assert!(whole_rtt(104));
+    }
+
+    /// Loopback's round trip, as the kernel measured the handshake: microseconds.
+    #[test]
+    fn a_loopback_connection_has_a_kernel_round_trip_of_well_under_a_millisecond() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let stream = TcpStream::connect(listener.local_addr().expect("addr")).expect("connect");
+        let t = TcpTransport::new(stream, ConnBuffers::new(1024, 1024)).expect("transport");
+        let rtt = t.rtt().unwrap_or_default();
+        assert!(rtt < Duration::from_millis(5), "{rtt:?}");
     }
 }

@@ -328,10 +328,14 @@ fn keep_alive_reuses_one_connection_and_reports_it() {
     }
     assert_eq!(server.connections(), 1);
     assert!(timings[0].new_connection);
+    // The kernel's round trip of the new connection: loopback's, microseconds.
+    let rtt = timings[0].rtt.unwrap_or_default();
+    assert!(rtt < std::time::Duration::from_millis(5), "{rtt:?}");
     assert_eq!(status_of(&timings[0], Tcp), Some(Status::Healthy));
     assert_eq!(status_of(&timings[0], Dns), Some(Status::Healthy));
     for t in &timings[1..] {
         assert!(!t.new_connection);
+        assert_eq!(t.rtt, None, "a reused connection has no handshake");
         assert_eq!(status_of(t, Dns), None, "one lookup per session");
         assert_eq!(status_of(t, Tcp), None);
         assert_eq!(status_of(t, Http), Some(Status::Healthy));
@@ -506,6 +510,11 @@ fn proxied_exchanges_tunnel_through_connect() {
     let resp = resp.expect("through the tunnel");
     assert_eq!(resp.status(), 204);
     assert!(resp.timings().proxied);
+    assert_eq!(
+        resp.timings().rtt,
+        None,
+        "the proxy's round trip is not the target's"
+    );
     let seen = server.requests();
     assert_eq!(seen[0].method, "CONNECT");
     assert_eq!(seen[0].target, "target.test:8080");
@@ -531,4 +540,76 @@ fn proxied_exchanges_tunnel_through_connect() {
     let f = resp.expect_err("unsupported");
     assert_eq!(f.kind, NetFailure::ProxyConfig);
     assert_eq!(f.status(), Status::Misconfigured);
+}
+
+/// A client within a module's allow list reaches what it admits and nothing else: a refused
+/// address fails before any connection (the server accepts none), MISCONFIGURED with the
+/// refusal as evidence; a name entry never unlocks loopback (`localhost`, `*.localhost`);
+/// one address outside refuses the name (`localhost` is 127.0.0.1 and ::1).
+#[test]
+fn a_client_within_an_allow_list_reaches_only_what_it_admits() {
+    use crate::contract::Forbidden;
+    use crate::contract::allow::{AllowEntry, AllowList};
+    let server = Server::start(|_| Reply::status(204));
+    let port = server.port();
+    let within_list = |entries: &[&str]| {
+        let list = entries
+            .iter()
+            .filter_map(|e| AllowEntry::parse(e))
+            .collect();
+        Client::within(Reuse::KeepAlive, Some(Arc::new(AllowList(list))))
+    };
+    for (entries, host, refusal) in [
+        (&["*.example"][..], "127.0.0.1", Forbidden::Loopback),
+        (&["localhost"], "localhost", Forbidden::Loopback),
+        (&["*.localhost"], "evil.localhost", Forbidden::Loopback),
+        (&["127.0.0.1/32"], "localhost", Forbidden::Loopback),
+        (&["10.0.0.0/8"], "127.0.0.1", Forbidden::Loopback),
+        (&["a.example"], "b.example", Forbidden::NotAllowed),
+        (
+            &["*.example", "0.0.0.0/0"],
+            "2130706433",
+            Forbidden::AmbiguousAddress,
+        ),
+    ] {
+        let mut client = within_list(entries);
+        let (resp, _) = get(&mut client, &format!("http://{host}:{port}/"), LONG);
+        let f = resp.expect_err("refused");
+        assert_eq!(
+            f.kind,
+            NetFailure::AddressRefused(refusal),
+            "{entries:?} {host}"
+        );
+        assert_eq!(f.status(), Status::Misconfigured);
+        let obs = f.observation();
+        assert_eq!(
+            obs.evidence.get(crate::result::Key::AddressRefused),
+            Some(&crate::result::Fact::Word(refusal.as_str()))
+        );
+        assert_eq!(
+            server.connections(),
+            0,
+            "{entries:?} {host}: nothing was contacted"
+        );
+    }
+    // Listed by address: reached, also by a lane's sibling client.
+    let mut client = within_list(&["127.0.0.1/32"]);
+    let (resp, _) = get(&mut client, &server.url("/"), LONG);
+    assert_eq!(resp.expect("admitted").status(), 204);
+    let (resp, _) = get(&mut client.sibling(), &server.url("/"), LONG);
+    assert_eq!(resp.expect("the sibling admits it too").status(), 204);
+    let (resp, _) = get(&mut client.sibling(), "http://127.0.0.2:9/", LONG);
+    assert_eq!(
+        resp.expect_err("and refuses the rest").kind,
+        NetFailure::AddressRefused(Forbidden::Loopback)
+    );
+    // No proxy for a module's target, whatever the environment says.
+    assert!(client.proxies.select(false, "mcp.example").is_none());
+    assert!(
+        client
+            .sibling()
+            .proxies
+            .select(true, "mcp.example")
+            .is_none()
+    );
 }

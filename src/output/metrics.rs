@@ -89,6 +89,38 @@ pub const FAMILIES: [&str; 6] = [
     "agenthealth_runs_total",
 ];
 
+/// The answer to a `/probe`: `probe_success` (1 when the worst top-level status passed:
+/// HEALTHY or DEGRADED, as `/ready` answers 200), `probe_duration_seconds` (the run's wall
+/// time), then the families of the targets as [`render`] writes them (the run families stay on
+/// `/metrics`: a counter of one probe means nothing). `doc` is already redacted. The
+/// Prometheus text format.
+pub fn render_probe(doc: &Document) -> String {
+    let mut out = String::new();
+    family(
+        &mut out,
+        "probe_success",
+        "gauge",
+        "1 when the target's status passed (HEALTHY or DEGRADED), else 0",
+    );
+    let passed = doc.worst().passed();
+    line(
+        &mut out,
+        "probe_success",
+        &[],
+        if passed { "1" } else { "0" },
+    );
+    family(
+        &mut out,
+        "probe_duration_seconds",
+        "gauge",
+        "wall time of the probe's run",
+    );
+    let seconds = doc.duration_ms.unwrap_or(0.0) / 1000.0;
+    line(&mut out, "probe_duration_seconds", &[], &number(seconds));
+    targets(&mut out, &fold(doc));
+    out
+}
+
 /// The metrics of `doc` (the last completed run's document, already redacted; `None`
 /// before the first run) and `runs`.
 pub fn render(doc: Option<&Document>, runs: &Runs, dialect: Dialect) -> String {

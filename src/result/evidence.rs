@@ -44,6 +44,7 @@ keys! {
     SharedTimeout = "shared_timeout": "the earlier check whose attempt timed out with nothing received on this run's session or process; this one reports that outcome instead of waiting again",
     Failure = "failure": "why a network exchange failed (dns, connect_refused, timeout, reset, closed, tls_untrusted, …)",
     LocalResource = "local_resource": "the resource of this host that ran out (file_descriptors, threads, memory): not the target's fault",
+    AddressRefused = "address_refused": "why a /probe module's allow list refuses the target (not_allowed, loopback, link_local, metadata, unspecified, multicast, ambiguous_address): nothing was sent to it",
     // Configuration.
     Endpoint = "endpoint": "why the endpoint is not a usable URL (userinfo, fragment, unsupported_scheme, …)",
     Credential = "credential": "why the credential's value cannot be sent (control_character)",

@@ -8,7 +8,7 @@
 //! HTTP status, a variable's name); the reason says which failure it is.
 
 use super::diagnostic::DiagnosticCode;
-use crate::contract::{Bound, LocalResource};
+use crate::contract::{Bound, Forbidden, LocalResource};
 
 /// Why a check did not pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -137,9 +137,9 @@ impl Note {
                 ..
             } => "incomplete response".into(),
             Note::Cancelled => "check cancelled before it completed".into(),
-            Note::BudgetExhausted(Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap) => {
-                "run deadline reached before the check could run".into()
-            }
+            Note::BudgetExhausted(
+                Bound::DeadlineMs | Bound::DeadlineFlag | Bound::RunCap | Bound::ScrapeTimeout,
+            ) => "run deadline reached before the check could run".into(),
             Note::BudgetExhausted(_) => "node budget exhausted before the check could run".into(),
             Note::LocalResource(_) => {
                 "a local resource ran out before the check could complete".into()
@@ -224,6 +224,8 @@ pub enum NetFailure {
     /// This host ran out of descriptors, threads or memory before the exchange could be
     /// made: nothing is known about the peer.
     LocalResource(LocalResource),
+    /// A `/probe` module's allow list refuses the target's address: nothing was sent to it.
+    AddressRefused(Forbidden),
     /// Anything else.
     Other,
 }
@@ -250,6 +252,7 @@ impl NetFailure {
             NetFailure::ProxyConfig => "proxy_config",
             NetFailure::InvalidRequest => "invalid_request",
             NetFailure::LocalResource(_) => "local_resource",
+            NetFailure::AddressRefused(_) => "address_refused",
             NetFailure::Other => "other",
         }
     }
@@ -269,7 +272,10 @@ impl NetFailure {
     pub fn is_local(self) -> bool {
         matches!(
             self,
-            NetFailure::TrustStore | NetFailure::ProxyConfig | NetFailure::InvalidRequest
+            NetFailure::TrustStore
+                | NetFailure::ProxyConfig
+                | NetFailure::InvalidRequest
+                | NetFailure::AddressRefused(_)
         )
     }
 }

@@ -33,13 +33,15 @@ use crate::output::metrics::Dialect;
 pub const VERSION: &str = "v1";
 
 /// The paths served, in the order help and docs list them.
-pub const PATHS: [&str; 6] = [
+pub const PATHS: [&str; 8] = [
     "/live",
     "/ready",
     "/health",
     "/health/dependencies",
     "/health/capabilities",
     "/metrics",
+    "/probe",
+    "/targets",
 ];
 
 /// Shortest accepted `--token-env` token.
@@ -56,29 +58,40 @@ pub fn valid_token(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-._~+/".contains(&b))
 }
 
-/// The answer to `request` from what the refresh loop published (`view`) at `now`.
-pub fn respond(request: &RequestHead, view: &View, token: Option<&Secret>, now: Instant) -> Answer {
+/// The routing every path shares, in the reference's order: 404 for an unknown path, 405
+/// for another method than `GET`, 400 for another `AHP-Version`, 401 without the token on a
+/// path that needs it (every one but `/live`, `/ready` and `/health`). `Ok` when the request
+/// is for its path to answer.
+pub fn admit(request: &RequestHead, token: Option<&Secret>) -> Result<(), Answer> {
     let path = request.path;
     if !PATHS.contains(&path) {
-        return error(404, "not_found");
+        return Err(error(404, "not_found"));
     }
     if request.method != "GET" {
         let mut r = error(405, "method_not_allowed");
         r.headers.push(("Allow", "GET".into()));
-        return r;
+        return Err(r);
     }
     if request
         .header("AHP-Version")
         .is_some_and(|v| !v.is_empty() && v != VERSION)
     {
-        return error(400, "unsupported_version");
+        return Err(error(400, "unsupported_version"));
     }
-    let detailed = !matches!(path, "/live" | "/ready" | "/health");
-    if detailed && !token.is_some_and(|t| authorized(request.header("Authorization"), t)) {
+    let open = matches!(path, "/live" | "/ready" | "/health");
+    if !open && !token.is_some_and(|t| authorized(request.header("Authorization"), t)) {
         let mut r = error(401, "unauthorized");
         r.headers.push(("WWW-Authenticate", "Bearer".into()));
-        return r;
+        return Err(r);
     }
+    Ok(())
+}
+
+/// The answer to `request` (admitted by [`admit`]) from what the refresh loop published
+/// (`view`) at `now`.
+pub fn respond(request: &RequestHead, view: &View, now: Instant) -> Answer {
+    let path = request.path;
+    let detailed = !matches!(path, "/live" | "/ready" | "/health");
     match path {
         "/live" => {
             let status = if view.running {
@@ -151,7 +164,9 @@ fn quote(s: &str) -> String {
 
 const JSON: &str = "application/json";
 
-fn common(content_type: &str) -> Vec<(&'static str, String)> {
+/// The headers of every answer: its type, `Cache-Control: no-store`,
+/// `X-Content-Type-Options: nosniff`, `AHP-Version: v1`.
+pub fn common(content_type: &str) -> Vec<(&'static str, String)> {
     vec![
         ("Content-Type", content_type.into()),
         ("Cache-Control", "no-store".into()),
@@ -160,7 +175,8 @@ fn common(content_type: &str) -> Vec<(&'static str, String)> {
     ]
 }
 
-fn json(status: u16, body: &str) -> Answer {
+/// A JSON answer with the protocol's headers.
+pub fn json(status: u16, body: &str) -> Answer {
     Answer {
         status,
         headers: common(JSON),
@@ -168,7 +184,8 @@ fn json(status: u16, body: &str) -> Answer {
     }
 }
 
-fn error(status: u16, name: &str) -> Answer {
+/// `{"ahp_version":"v1","error":NAME}` with `status`.
+pub fn error(status: u16, name: &str) -> Answer {
     json(
         status,
         &format!("{{\"ahp_version\":\"{VERSION}\",\"error\":\"{name}\"}}\n"),

@@ -12,7 +12,9 @@
 //! other; only `lib.rs` calls it.
 
 pub mod ahp;
+pub mod discovery;
 pub mod http_server;
+pub mod probe;
 pub mod refresh;
 pub mod snapshot;
 
@@ -25,9 +27,14 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::contract::Secret;
+use crate::output::Redactor;
 use crate::output::metrics::{self, Dialect, Runs};
+use crate::result::document::Document;
+use crate::run_plan::RunPlan;
 use crate::runtime::Cancel;
 use crate::runtime::threads;
+use http_server::Handled;
+use probe::Probes;
 use snapshot::Board;
 
 /// The pause after each run, as in the reference.
@@ -54,6 +61,8 @@ pub struct Options {
     pub token: Option<Secret>,
     /// The pause after each run.
     pub interval: Duration,
+    /// `/probe` runs at once (and as many queued).
+    pub probe_concurrency: usize,
 }
 
 /// Why `serve` could not start or stopped failing.
@@ -117,6 +126,20 @@ pub fn run(
     let before_first = metrics::render(None, &no_run, Dialect::Prometheus);
     let board = Arc::new(Board::new(MAX_AGE, before_first));
     board.set_running(true);
+    let probes = Probes::new(
+        config.clone(),
+        options.token.clone(),
+        options.probe_concurrency,
+        cancel,
+    )
+    .map_err(|_| ServeError::Server)?;
+    let targets: Arc<str> = {
+        let plan = RunPlan::from_env(config.clone());
+        Arc::from(discovery::targets_body(
+            &config,
+            &redactor(&plan, options.token.as_ref()),
+        ))
+    };
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let looped = {
         let (board, cancel, token) = (board.clone(), cancel.clone(), options.token.clone());
@@ -131,18 +154,77 @@ pub fn run(
         return Err(ServeError::Server);
     }
     announce(bound);
-    let token = options.token.as_ref();
-    let served = http_server::serve(
-        &listener,
-        &http_server::LIMITS,
-        &wake,
-        &|request| ahp::respond(request, &board.view(), token, Instant::now()),
-        &ahp::refuse,
-    );
+    let routes = Routes {
+        board: &board,
+        token: options.token.as_ref(),
+        probes: &probes,
+        targets,
+    };
+    let served = http_server::serve(&listener, &http_server::LIMITS, &wake, &routes);
     // Whatever ended the server ends the loop; its run cancels its checks and cleans up.
     cancel.cancel();
     let _ = done_rx.recv_timeout(STOP_WAIT);
     served.map_err(|_| ServeError::Server)
+}
+
+/// What `serve`'s paths answer: the AHP paths and `/metrics` from what the refresh loop
+/// published, `/probe` from its dispatcher, `/targets` from the configuration.
+struct Routes<'a> {
+    board: &'a Board,
+    token: Option<&'a Secret>,
+    probes: &'a Arc<Probes>,
+    targets: Arc<str>,
+}
+
+impl http_server::Service for Routes<'_> {
+    fn handle(
+        &self,
+        request: &http_server::RequestHead,
+        ticket: http_server::RequestId,
+    ) -> Handled {
+        if let Err(refused) = ahp::admit(request, self.token) {
+            return Handled::Now(refused);
+        }
+        match request.path {
+            "/probe" => self.probes.handle(request, ticket),
+            "/targets" => Handled::Now(http_server::Answer {
+                status: 200,
+                headers: ahp::common("application/json"),
+                body: self.targets.clone(),
+            }),
+            _ => Handled::Now(ahp::respond(request, &self.board.view(), Instant::now())),
+        }
+    }
+
+    fn refuse(&self, e: http_server::HeadError) -> http_server::Answer {
+        ahp::refuse(e)
+    }
+
+    fn done(&self) -> Option<&UnixStream> {
+        Some(self.probes.done())
+    }
+
+    fn take_done(&self) -> Vec<(http_server::RequestId, http_server::Answer)> {
+        self.probes.take_done()
+    }
+
+    fn abandoned(&self, ticket: http_server::RequestId) {
+        self.probes.abandoned(ticket);
+    }
+}
+
+/// What a run publishes must not show: the run's secrets (the environment's, tokens learned
+/// during it) and `serve`'s own token.
+fn redactor(plan: &RunPlan, token: Option<&Secret>) -> Redactor {
+    let mut secrets = plan.secrets();
+    secrets.extend(token.cloned());
+    Redactor::new(secrets.iter().map(Secret::expose))
+}
+
+/// Redacts `doc`, the document of a run of `plan`, for publishing.
+pub(crate) fn redact(doc: &mut Document, plan: &RunPlan, token: Option<&Secret>) {
+    let redactor = redactor(plan, token);
+    doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
 }
 
 /// Marks the refresh loop stopped when dropped (at its end, or if it panicked).

@@ -1,5 +1,7 @@
 //! The refresh loop: runs every check at start, then `interval` after each run completes,
-//! and publishes each completed run. Runs never overlap and requests never trigger one.
+//! and publishes each completed run. Runs never overlap and requests never trigger one
+//! (`/probe` runs a target on demand, apart from this loop: [`super::probe`]). A file of
+//! modules only has nothing to run here; the loop then only keeps `/live` answering.
 //!
 //! Each run gets a fresh [`RunPlan`] (the environment read again, nothing carried over from the
 //! previous run: no session, no process, no token beyond a configured token file), is
@@ -15,7 +17,7 @@ use crate::contract::Format;
 use crate::contract::Secret;
 use crate::engine;
 use crate::output::metrics::{self, Dialect, LastRun, Runs};
-use crate::output::{self, Redactor, Style};
+use crate::output::{self, Style};
 use crate::result::document::Document;
 use crate::run_plan::RunPlan;
 use crate::runtime::Cancel;
@@ -34,16 +36,17 @@ pub fn run(
         interval,
         |pause| cancel.sleep(pause),
         || {
+            if config.roots.is_empty() {
+                // Modules only: nothing to run on a schedule (`/probe` runs them).
+                return true;
+            }
             let plan = RunPlan::from_env(config.clone());
             let mut doc = cycle(&plan, cancel);
             if cancel.is_cancelled() {
                 return false;
             }
             let last = LastRun::of(&doc);
-            let mut secrets = plan.secrets();
-            secrets.extend(token.cloned());
-            let redactor = Redactor::new(secrets.iter().map(Secret::expose));
-            doc.map_strings(&|s| redactor.apply(s), &|id| redactor.apply_to_id(id));
+            super::redact(&mut doc, &plan, token);
             // A document the contract forbids is not published; the previous run stays (and
             // goes stale), as a run that failed to render does in the reference.
             if let Ok(pretty) = output::render(&doc, Format::Json, Style::default(), false, last) {

@@ -178,7 +178,7 @@ fn serve_runs_in_an_empty_root_with_the_deployments_arguments() {
             .expect("timeout");
         write!(
             s,
-            "GET {path} HTTP/1.1\r\nAuthorization: Bearer {token}\r\n\r\n"
+            "GET {path} HTTP/1.1\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
         )
         .expect("send");
         let mut text = String::new();

@@ -41,7 +41,12 @@ fn every_manifest_validates_against_the_kubernetes_schemas_offline() {
 
 #[test]
 fn pods_are_hardened_and_take_secrets_only_by_reference() {
-    for file in ["deployment.yaml", "cronjob.yaml", "app-deployment.yaml"] {
+    for file in [
+        "deployment.yaml",
+        "cronjob.yaml",
+        "app-deployment.yaml",
+        "probe-deployment.yaml",
+    ] {
         let m = manifest(file);
         let spec = pod_spec(&m);
         let at = |what: &str| format!("{file}: {what}");
@@ -118,6 +123,7 @@ fn each_container_has_what_its_configuration_names() {
         ("deployment.yaml", "configmap.yaml"),
         ("cronjob.yaml", "configmap.yaml"),
         ("app-deployment.yaml", "app-probe-configmap.yaml"),
+        ("probe-deployment.yaml", "probe-configmap.yaml"),
     ];
     for (workload, configmap) in cases {
         let m = manifest(workload);
@@ -125,7 +131,10 @@ fn each_container_has_what_its_configuration_names() {
         let config: Value = yaml_serde::from_str(&configmap_config(configmap)).expect("config");
         let mut needed: Vec<String> = Vec::new();
         let mut token_files: Vec<String> = Vec::new();
-        for t in array(&config["targets"]) {
+        for t in array(&config["targets"])
+            .iter()
+            .chain(array(&config["modules"]))
+        {
             if let Some(v) = t["auth"]["bearer_env"].as_str() {
                 needed.push(v.into());
             }
@@ -211,6 +220,19 @@ fn probes_schedules_and_commands_are_as_documented() {
         "the run deadline ends the check before the Job is cut"
     );
 
+    // The probe fleet has no run to be ready on: the process is the service.
+    let fleet = manifest("probe-deployment.yaml");
+    let c = &pod_spec(&fleet)["containers"][0];
+    assert_eq!(c["livenessProbe"]["httpGet"]["path"], "/live");
+    assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/live");
+    let args = strings(&c["args"]);
+    assert_eq!(args[..2], ["serve", "/etc/agenthealth/config.yaml"]);
+    assert!(
+        args.contains(&"--probe-concurrency".to_string()),
+        "{args:?}"
+    );
+    with_run_deadline(&args);
+
     let app = manifest("app-deployment.yaml");
     let probe = &pod_spec(&app)["containers"][0]["readinessProbe"];
     let command = strings(&probe["exec"]["command"]);
@@ -253,7 +275,11 @@ fn the_guide_shows_the_configmaps_configuration() {
 #[test]
 fn the_configurations_validate() {
     let dir = TempDir::new("deploy-validate");
-    for file in ["configmap.yaml", "app-probe-configmap.yaml"] {
+    for file in [
+        "configmap.yaml",
+        "app-probe-configmap.yaml",
+        "probe-configmap.yaml",
+    ] {
         let path = dir.file(file, &configmap_config(file));
         let o = run(&["validate", &path.to_string_lossy()]);
         assert_eq!((o.code, o.stderr.as_str()), (0, ""), "{file}");

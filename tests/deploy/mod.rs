@@ -5,10 +5,11 @@
 //! running in an empty root directory as uid 65532 with the manifests' exact commands
 //! ([`crate::empty_root`] builds that root).
 //!
-//! `manifests`: deploy/ and its configurations; `release_files`: the image, the LICENSE and
-//! the install lines; `images`: the archive-only image is the Dockerfile's, and hadolint on
-//! every Dockerfile; `empty_root_runs`: the manifests' commands run as they would in the
-//! image. The helpers they share are here.
+//! `manifests`: deploy/ and its configurations; `probe_fleet`: the probe fleet's Prometheus
+//! job, alerts and Service annotations, through promtool; `release_files`: the image, the
+//! LICENSE and the install lines; `images`: the archive-only image is the Dockerfile's, and
+//! hadolint on every Dockerfile; `empty_root_runs`: the manifests' commands run as they would
+//! in the image. The helpers they share are here.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
@@ -28,7 +29,10 @@ use agenthealth_testkit::tls::{TestCa, server_wrap};
 mod empty_root_runs;
 mod images;
 mod manifests;
+mod probe_fleet;
 mod release_files;
+
+pub(crate) use probe_fleet::probe_job_with_file_sd;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 

@@ -86,3 +86,40 @@ for family in parse(sys.stdin.read()):
     );
     ran.stdout.lines().map(str::to_string).collect()
 }
+
+/// Debian's `promtool` (package `prometheus`, which `.ci/interop-setup` installs) with
+/// `args`, `input` on its stdin; panics naming what is missing.
+pub fn promtool(args: &[&str], input: &str) -> Ran {
+    let mut child = Command::new("promtool")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "promtool is not installed ({e}): apt-get install prometheus (.ci/interop-setup)"
+            )
+        });
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input.as_bytes())
+            .expect("write to promtool");
+    }
+    let out = child.wait_with_output().expect("promtool output");
+    Ran {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Asserts that `promtool check metrics` accepts `text` (the text format, lint included).
+pub fn check_metrics(text: &str) {
+    let ran = promtool(&["check", "metrics"], text);
+    assert!(
+        ran.ok,
+        "promtool check metrics refused:\n{}{}\n--- metrics\n{text}",
+        ran.stdout, ran.stderr
+    );
+}

@@ -39,6 +39,7 @@ fn target(endpoint: &str, kind: TargetType, http: Option<HttpOptions>) -> Target
         dependencies: Vec::new(),
         http,
         mcp: None,
+        allow: None,
         path: "targets[0]".into(),
         origin: crate::config::Origin::File,
     }

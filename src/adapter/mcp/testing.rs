@@ -196,6 +196,7 @@ pub fn target(options: McpOptions) -> Target {
         dependencies: Vec::new(),
         http: None,
         mcp: Some(options),
+        allow: None,
         path: "targets[0]".into(),
         origin: crate::config::Origin::File,
     }

@@ -1007,6 +1007,7 @@ fn oauth_targets_with_insecure_urls_are_misconfigured_offline() {
             nodes: vec![t],
             roots: vec![0],
             deadline: None,
+            modules: Vec::new(),
             unusable_endpoint: None,
         };
         let plan = RunPlan::resolve(config, |_| Some("secret".into()));

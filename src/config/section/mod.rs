@@ -12,6 +12,7 @@ mod dependency;
 mod functional;
 mod http;
 mod mcp;
+mod module;
 mod oauth;
 mod stdio;
 mod target;
@@ -90,6 +91,8 @@ pub(crate) enum DepTo {
         path: KeyPath,
     },
 }
+
+pub(crate) use module::module;
 
 /// Reads one entry of `targets`: a target with no edge of its own.
 pub(crate) fn top_level_target(at: At<'_, '_>) -> Result<Decl, Fail> {

@@ -34,6 +34,15 @@ const TARGET_KEYS: &[&str] = &[
 /// supported here yet) by name, anything else not a target key or in `extra` with a
 /// suggestion.
 pub(super) fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail> {
+    check_keys_but(fields, &[], extra)
+}
+
+/// [`check_keys`] for a mapping that has the target keys but those in `without`.
+pub(super) fn check_keys_but(
+    fields: &Fields<'_>,
+    without: &[&str],
+    extra: &[&str],
+) -> Result<(), Fail> {
     for key in ["agent", "a2a"] {
         if let Some(f) = fields.get(key) {
             return Err(f.path.fail_key(format!(
@@ -41,7 +50,12 @@ pub(super) fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail
             )));
         }
     }
-    let known: Vec<&str> = TARGET_KEYS.iter().chain(extra).copied().collect();
+    let known: Vec<&str> = TARGET_KEYS
+        .iter()
+        .filter(|k| !without.contains(k))
+        .chain(extra)
+        .copied()
+        .collect();
     fields.only(&known)
 }
 
@@ -49,9 +63,24 @@ pub(super) fn check_keys(fields: &Fields<'_>, extra: &[&str]) -> Result<(), Fail
 /// The fields are read in the order of [`TARGET_KEYS`], then the rules across sections, so
 /// the first error a file has is the one reported.
 pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
+    target_with(fields, None)
+}
+
+/// Reads the fields of a module's target: a target whose endpoint is `endpoint` (the URL a
+/// probe names), not read from the mapping.
+pub(super) fn target_at(fields: &Fields<'_>, endpoint: String) -> Result<Decl, Fail> {
+    target_with(fields, Some(endpoint))
+}
+
+/// The target's fields, the endpoint read from the mapping (in its place among them) unless
+/// given.
+fn target_with(fields: &Fields<'_>, endpoint: Option<String>) -> Result<Decl, Fail> {
     let name = fields.nonblank("name", "a non-blank string")?;
     let kind = target_type(fields.require("type")?)?;
-    let endpoint = fields.nonblank("endpoint", "a non-blank string")?;
+    let endpoint = match endpoint {
+        Some(e) => e,
+        None => fields.nonblank("endpoint", "a non-blank string")?,
+    };
     let (id, id_path) = match fields.get("id") {
         Some(f) => (Some(id(f)?), Some(f.path.clone())),
         None => (None, None),
@@ -108,6 +137,7 @@ pub(super) fn target(fields: &Fields<'_>) -> Result<Decl, Fail> {
             dependencies: Vec::new(),
             http,
             mcp,
+            allow: None,
             path: fields.path.render(),
             origin: Origin::File,
         },

@@ -145,7 +145,7 @@ fn unknown_root_key_suggests() {
     rejects_at(
         &format!("concurency: 4\n{}", one("http", "")),
         "concurency",
-        "unknown key; expected one of version, targets, concurrency, deadline_ms (did you mean `concurrency`?)",
+        "unknown key; expected one of version, targets, modules, concurrency, deadline_ms (did you mean `concurrency`?)",
         1,
     );
 }
@@ -203,7 +203,7 @@ fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
         set,
         Some(crate::config::RunDeadline {
             ms: 500,
-            origin: crate::config::Origin::File,
+            bound: Bound::DeadlineMs,
         })
     );
     assert_eq!(
@@ -286,7 +286,7 @@ fn merge_keys_are_rejected() {
     rejects(
         text,
         "base",
-        "unknown key; expected one of version, targets, concurrency, deadline_ms",
+        "unknown key; expected one of version, targets, modules, concurrency, deadline_ms",
     );
     let text = "version: v1\ntargets:\n  - &b {name: a, type: http, endpoint: http://x}\n  - <<: *b\n    name: b\n";
     rejects_at(

@@ -4,7 +4,8 @@
 //! the configuration, as the loader reads it: the document ([`documents`]) and the files it
 //! comes from ([`files`]), a target's own fields ([`target_fields`]), its sections
 //! ([`http_section`], [`mcp_section`], [`stdio_section`], [`oauth_section`],
-//! [`functional_section`]) and the graph of dependencies ([`dependencies`]).
+//! [`functional_section`]), the graph of dependencies ([`dependencies`]) and the `/probe`
+//! modules ([`modules`]).
 
 mod dependencies;
 mod documents;
@@ -12,6 +13,7 @@ mod files;
 mod functional_section;
 mod http_section;
 mod mcp_section;
+mod modules;
 mod oauth_section;
 mod stdio_section;
 mod target_fields;

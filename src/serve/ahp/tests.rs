@@ -44,7 +44,7 @@ fn nothing_yet() -> View {
 fn send(view: &View, token: Option<&Secret>, head: &str, now: Instant) -> Answer {
     let raw = format!("{head}\r\n\r\n");
     let request = parse_head(raw.as_bytes()).expect("a valid head");
-    respond(&request, view, token, now)
+    admit(&request, token).map_or_else(|refused| refused, |()| respond(&request, view, now))
 }
 
 /// `GET path` with the right token.

@@ -23,8 +23,7 @@
 //!   attempt that was discarded.
 //!
 //! * Independent requests ([`Transport::request_all`]: the inventories) go out at once where
-//!   that is faster ([`lanes_pay`], from the round trips and the connection set-up the run has
-//!   measured): the first on the run's connection, each other on a connection of its own (a
+//!   that is faster ([`lanes_pay`], from the kernel's round trip of the run's connection): the first on the run's connection, each other on a connection of its own (a
 //!   lane, kept for the next round, with the run's session id and credential); otherwise one
 //!   after another.
 //!
@@ -98,47 +97,82 @@ pub struct HttpTransport {
     answered: usize,
 }
 
-/// What a connection has shown of its link: what opening it took (dns, tcp, tls) and the last
-/// request's round trip (request written to response head, the server's work included).
+/// What the run's connections have shown of the link: the kernel's round trip of the last
+/// connection opened (`TCP_INFO` right after its handshake, [`Timings::rtt`]), the network's
+/// alone. What our clock says of an exchange holds the server's work and every scheduling
+/// delay of a busy machine besides, which no lane cures: a loaded loopback exchange timed at
+/// milliseconds opened lanes it could not profit from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Link {
-    connect: Option<Duration>,
-    round_trip: Option<Duration>,
+    rtt: Option<Duration>,
 }
 
 impl Link {
     fn record(&mut self, timings: &Timings) {
         if timings.new_connection {
-            let stages = [timings.dns, timings.tcp, timings.tls];
-            self.connect = Some(stages.iter().flatten().filter_map(|s| s.elapsed).sum());
-        }
-        if let Some(http) = timings.http.and_then(|s| s.elapsed) {
-            self.round_trip = Some(http);
+            self.rtt = timings.rtt;
+            #[cfg(test)]
+            if let Some(far) = far_link::assumed() {
+                self.rtt = Some(far);
+            }
         }
     }
 }
 
 /// Whether `count` requests sent at once, `opening` of them on connections still to be opened,
-/// take less time than one after another over `link`: `count − 1` round trips saved, against
-/// one connection set-up (the new connections open side by side) and [`LANE_COST`] per
-/// request beside the first. Nothing known of the link yet: one after another.
+/// take less time than one after another over a link whose round trip is `rtt`: `count − 1`
+/// round trips saved, against one connection set-up (the new connections open side by side:
+/// the TCP handshake, and over `https` a TLS 1.3 handshake's round trip) and [`LANE_COST`]
+/// per request beside the first. No round trip known (no kernel sample, a proxy): one after
+/// another.
 ///
-/// So on loopback or a LAN, where a round trip costs less than a lane, the requests follow
-/// each other on the run's connection; across a WAN over plain HTTP the inventories go out
-/// together (one round trip saved of three); over HTTPS a new connection's TCP and TLS
-/// round trips cost what the overlap saves, so they follow each other unless the server
-/// itself is slow to answer; a lane already open costs no set-up.
-fn lanes_pay(count: usize, opening: usize, link: Link) -> bool {
-    let Some(round_trip) = link.round_trip else {
+/// So on loopback or a LAN, where a round trip is far below a lane's cost, the requests
+/// follow each other on the run's connection however loaded the machine and however slow the
+/// server; across a WAN over plain HTTP the inventories go out together (one round trip saved
+/// of three); over HTTPS a new connection's TCP and TLS round trips cost what the overlap
+/// saves, so only lanes already open are used.
+fn lanes_pay(count: usize, opening: usize, rtt: Option<Duration>, https: bool) -> bool {
+    let Some(rtt) = rtt else {
         return false;
     };
     let beside = u32::try_from(count.saturating_sub(1)).unwrap_or(u32::MAX);
-    let setup = if opening > 0 {
-        link.connect.unwrap_or(round_trip)
-    } else {
-        Duration::ZERO
+    let setup = match (opening, https) {
+        (0, _) => Duration::ZERO,
+        (_, false) => rtt,
+        (_, true) => rtt.saturating_mul(2),
     };
-    round_trip.saturating_mul(beside) > setup.saturating_add(LANE_COST.saturating_mul(beside))
+    rtt.saturating_mul(beside) > setup.saturating_add(LANE_COST.saturating_mul(beside))
+}
+
+/// The test seam for a far link: loopback's kernel round trip is microseconds, so tests of
+/// what lanes do (not of when they pay) let this thread's connections report a WAN's.
+#[cfg(test)]
+pub(crate) mod far_link {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    thread_local! {
+        static ASSUMED: Cell<Option<Duration>> = const { Cell::new(None) };
+    }
+
+    /// Until the guard drops, new connections of this thread's transports report `rtt`.
+    pub(crate) fn assume(rtt: Duration) -> Guard {
+        ASSUMED.with(|a| a.set(Some(rtt)));
+        Guard(())
+    }
+
+    pub(crate) fn assumed() -> Option<Duration> {
+        ASSUMED.with(Cell::get)
+    }
+
+    /// Lifts the assumption when dropped.
+    pub(crate) struct Guard(());
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            ASSUMED.with(|a| a.set(None));
+        }
+    }
 }
 
 impl HttpTransport {
@@ -148,7 +182,7 @@ impl HttpTransport {
         // One kept-alive connection for the whole run, plain HTTP and HTTPS alike (the
         // delayed-ACK stall that once made plain HTTP open a connection per request is
         // cured in the network layer: see `net::tcp`).
-        let client = Client::new(Reuse::KeepAlive);
+        let client = Client::within(Reuse::KeepAlive, ctx.target.allow.clone());
         let fixed = crate::adapter::credential::static_header(&ctx.credential);
         let endpoint = net::preflight(&ctx.target.endpoint, fixed.as_deref(), &client)?;
         if let Credential::OAuth(settings) = &ctx.credential {
@@ -612,7 +646,8 @@ impl Transport for HttpTransport {
             .len()
             .saturating_sub(1)
             .saturating_sub(self.lanes.len());
-        if outs.len() < 2 || !lanes_pay(outs.len(), opening, self.link) {
+        let https = self.endpoint.is_https();
+        if outs.len() < 2 || !lanes_pay(outs.len(), opening, self.link.rtt, https) {
             return outs.iter().map(|out| self.request(out, attempt)).collect();
         }
         self.overlap(outs, attempt)

@@ -419,11 +419,21 @@ impl FakeServer {
     /// Starts a server on `127.0.0.1:port` speaking over what `wrap` makes of each
     /// connection (TLS: the URLs are then `https://`; a `Reset` fault degrades to a close).
     pub fn try_start_wrapped(
-        mut cfg: FakeConfig,
+        cfg: FakeConfig,
         port: u16,
         wrap: Option<Wrap>,
     ) -> io::Result<FakeServer> {
-        let listener = TcpListener::bind(("127.0.0.1", port))?;
+        FakeServer::try_start_at(cfg, SocketAddr::from(([127, 0, 0, 1], port)), wrap)
+    }
+
+    /// Starts a server on `addr` (another address than loopback: the far side of a link in a
+    /// private network namespace).
+    pub fn try_start_at(
+        mut cfg: FakeConfig,
+        addr: SocketAddr,
+        wrap: Option<Wrap>,
+    ) -> io::Result<FakeServer> {
+        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let extra = std::mem::take(&mut cfg.routes);
         let mut routes = vec![Route::new("/mcp".into(), cfg)];
@@ -457,7 +467,7 @@ impl FakeServer {
         Ok(FakeServer { shared, server })
     }
 
-    /// The bound address (always `127.0.0.1`).
+    /// The bound address (`127.0.0.1` unless started elsewhere).
     pub fn addr(&self) -> SocketAddr {
         self.server.addr()
     }
@@ -518,6 +528,11 @@ impl FakeServer {
             .filter(|s| s.rpc == RpcKind::Response)
             .cloned()
             .collect()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.server.connections()
     }
 
     /// Legacy sessions issued so far (all routes).

@@ -283,6 +283,16 @@ impl Server {
         Server::scripted(Options::default(), Arc::new(route))
     }
 
+    /// A scripted plain-HTTP server on `addr` (another address than loopback: one added in a
+    /// private network namespace).
+    pub fn start_at(
+        addr: SocketAddr,
+        route: impl Fn(&Request) -> Reply + Send + Sync + 'static,
+    ) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
+        Server::serve(listener, Options::default(), Script(Arc::new(route)))
+    }
+
     /// A scripted server speaking over whatever `wrap` makes of each connection.
     pub fn start_wrapped(
         wrap: Wrap,
@@ -348,7 +358,7 @@ impl Server {
         })
     }
 
-    /// The listening address (always on 127.0.0.1).
+    /// The listening address (on 127.0.0.1 unless started elsewhere).
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
@@ -358,7 +368,7 @@ impl Server {
         self.addr.port()
     }
 
-    /// `http://127.0.0.1:<port><path>`.
+    /// `http://<address>:<port><path>`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }

@@ -178,10 +178,17 @@ fn a_legacy_server_is_checked_end_to_end() {
 /// session, no GET or DELETE; every POST carries the modern headers.
 #[test]
 fn a_modern_server_is_checked_end_to_end() {
-    // A fast server (loopback): one connection. A slow one (each POST answered after 25 ms):
-    // a round trip costs more than a lane, so the inventories go out at once, resources and
-    // prompts on a connection each.
-    for (delay, connections) in [(None, 1), (Some(Duration::from_millis(25)), 3)] {
+    // A fast server on loopback: one connection. A slow one (each POST answered after 25 ms)
+    // on loopback: still one, since the network's round trip is loopback's and only that
+    // pays for a lane. Across a far link (the kernel's round trip 40 ms) the inventories go
+    // out at once, resources and prompts on a connection each.
+    let ms = Duration::from_millis;
+    for (delay, far, connections) in [
+        (None, None, 1),
+        (Some(ms(25)), None, 1),
+        (None, Some(ms(40)), 3),
+    ] {
+        let _far = far.map(super::super::far_link::assume);
         let server = Server::start(move |r| {
             let ok = |result: &str| {
                 let reply = Reply::Send(json(
@@ -225,7 +232,7 @@ fn a_modern_server_is_checked_end_to_end() {
         }
         let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
         assert_eq!(methods, ["HEAD", "POST", "POST", "POST", "POST"]);
-        assert_eq!(server.connections(), connections, "{delay:?}");
+        assert_eq!(server.connections(), connections, "{delay:?} {far:?}");
         let on_first: Vec<String> = server
             .requests()
             .iter()
@@ -240,51 +247,44 @@ fn a_modern_server_is_checked_end_to_end() {
             "POST prompts/list",
         ];
         // At once: HEAD, discover and tools on the run's connection.
-        assert_eq!(on_first, sequential[..6 - connections], "{delay:?}");
+        assert_eq!(on_first, sequential[..6 - connections], "{delay:?} {far:?}");
     }
 }
 
-/// The inventories go out at once only where that is faster than one after another.
+/// The inventories go out at once only where that is faster than one after another, by the
+/// kernel's round trip of the link.
 #[test]
 fn requests_go_out_at_once_where_a_round_trip_costs_more_than_a_lane() {
-    use super::super::{Link, lanes_pay};
-    let ms = Duration::from_millis;
-    let link = |connect: u64, round_trip: u64| Link {
-        connect: Some(ms(connect)),
-        round_trip: Some(ms(round_trip)),
-    };
-    // Nothing measured yet: one after another.
-    assert!(!lanes_pay(3, 2, Link::default()));
-    // Loopback: a round trip of 0.1 ms is cheaper than a lane.
-    let loopback = Link {
-        connect: Some(Duration::from_micros(50)),
-        round_trip: Some(Duration::from_micros(100)),
-    };
-    assert!(!lanes_pay(3, 2, loopback));
-    // A busy machine's loopback (a round trip of 0.8 ms, long for want of a CPU): still one
-    // after another, even over lanes already open, since a lane costs a millisecond there.
-    let busy = Link {
-        connect: Some(Duration::from_micros(100)),
-        round_trip: Some(Duration::from_micros(800)),
-    };
-    assert!(!lanes_pay(3, 0, busy));
-    // Across a WAN over plain HTTP (40 ms round trips, a 40 ms connect): three at once save
-    // one round trip; two at once save nothing.
-    assert!(lanes_pay(3, 2, link(40, 40)));
-    assert!(!lanes_pay(2, 1, link(40, 40)));
-    // Over HTTPS the new connections' TCP and TLS round trips eat the saving...
-    assert!(!lanes_pay(3, 2, link(80, 40)));
-    // ...unless they are open already (a later page), or the server is slow to answer.
-    assert!(lanes_pay(3, 0, link(80, 40)));
-    assert!(lanes_pay(3, 2, link(2, 25)));
-    assert!(!lanes_pay(1, 0, link(0, 1000)));
+    use super::super::lanes_pay;
+    let ms = |n: u64| Some(Duration::from_millis(n));
+    let (http, https) = (false, true);
+    // No round trip known (no kernel sample, a proxy): one after another.
+    assert!(!lanes_pay(3, 2, None, http));
+    // Loopback, idle or under load alike: the kernel saw 2 to 30 µs (however late our own
+    // clock says an answer came), cheaper than a lane. So is a slow server on a near link:
+    // its 30 ms of work are no round trip a lane saves.
+    for rtt in [2, 30] {
+        let rtt = Some(Duration::from_micros(rtt));
+        assert!(!lanes_pay(3, 2, rtt, http) && !lanes_pay(3, 0, rtt, https));
+    }
+    // Across a WAN over plain HTTP (40 ms round trips): three at once save one round trip
+    // beyond the new connections' handshake; two at once save nothing. So does 5 ms.
+    assert!(lanes_pay(3, 2, ms(40), http));
+    assert!(!lanes_pay(2, 1, ms(40), http));
+    assert!(lanes_pay(3, 2, ms(5), http));
+    // Over HTTPS the new connections' TCP and TLS round trips eat the saving, unless they
+    // are open already (a later page).
+    assert!(!lanes_pay(3, 2, ms(40), https));
+    assert!(lanes_pay(3, 0, ms(40), https));
+    assert!(!lanes_pay(1, 0, ms(1000), http));
 }
 
-/// Inventories listed at once on connections of their own (a slow server): the answers to
-/// two are no response to the third, which the server never answers, so it is UNREACHABLE,
-/// not a partial answer (UNKNOWN).
+/// Inventories listed at once on connections of their own (a far link): the answers to two
+/// are no response to the third, which the server never answers, so it is UNREACHABLE, not a
+/// partial answer (UNKNOWN).
 #[test]
 fn a_silent_inventory_beside_answered_ones_is_unreachable() {
+    let _far = super::super::far_link::assume(Duration::from_millis(40));
     let server = Server::start(|r| {
         let ok = |result: &str| {
             let body = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#, r.id());
