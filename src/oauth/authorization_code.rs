@@ -39,7 +39,6 @@ use super::random::random;
 use super::registration::{self, Registered};
 use super::store;
 use super::token;
-use super::url::parse_query;
 use crate::contract::Bound;
 use crate::net::{Client, Endpoint, Reuse};
 use crate::result::reason::{NO_REFRESH_TOKEN, OAuthStep, TokenFileProblem};
@@ -407,7 +406,10 @@ fn judge(head: &str, expect: &Expected<'_>) -> Callback {
     if path != "/callback" || hosts != [expect.host.as_str()] {
         return Callback::NotOurs;
     }
-    let params = parse_query(query);
+    // A query we cannot decode exactly cannot carry our `state`: refused like a wrong one.
+    let Some(params) = crate::text::query_pairs(query) else {
+        return Callback::WrongState;
+    };
     let all = |name: &str| -> Vec<&str> {
         params
             .iter()
@@ -539,6 +541,11 @@ mod tests {
             ),
             (
                 "/callback?code=c&state=s1&state=s1&iss=https%3A%2F%2Fas.example",
+                h,
+                Callback::WrongState,
+            ),
+            (
+                "/callback?code=c&state=s1&iss=https%3A%2F%2Fas.example&x=%zz",
                 h,
                 Callback::WrongState,
             ),

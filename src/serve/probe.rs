@@ -371,14 +371,13 @@ struct Params {
 /// space), UTF-8; nothing else.
 fn params(query: Option<&str>) -> Option<Params> {
     let (mut target, mut module) = (None, None);
-    for pair in query?.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let slot = match decode(name)?.as_str() {
+    for (name, value) in crate::text::query_pairs(query?)? {
+        let slot = match name.as_str() {
             "target" => &mut target,
             "module" => &mut module,
             _ => return None,
         };
-        if slot.replace(decode(value)?).is_some() {
+        if slot.replace(value).is_some() {
             return None;
         }
     }
@@ -386,27 +385,6 @@ fn params(query: Option<&str>) -> Option<Params> {
         target: target.filter(|t| !t.is_empty())?,
         module,
     })
-}
-
-/// Percent-decoding of a query component, `+` as a space; `None` for a bad escape or bytes
-/// that are not UTF-8.
-fn decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
 }
 
 /// The allow list's refusal a run met, if it met one: which class of address it was.

@@ -1,6 +1,6 @@
 //! Pure functions on text that several layers need: how a configured name is shown
 //! ([`clean`]), the nearest known word to a misspelt one ([`suggest`]), what an OAuth scope
-//! may be ([`is_scope_token`]), and the RFC 3339 timestamps of token files, AHP bodies and
+//! may be ([`is_scope_token`]), the pairs of a URL query ([`query_pairs`]), and the RFC 3339 timestamps of token files, AHP bodies and
 //! health-check results ([`rfc3339`]).
 //!
 //! They are neither words of the contract ([`crate::contract`]: closed sets of values) nor
@@ -24,6 +24,42 @@ pub fn is_scope_token(s: &str) -> bool {
     !s.is_empty()
         && s.bytes()
             .all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\')
+}
+
+/// The pairs of a URL query (or a form body) in order, `+` and percent escapes decoded; a
+/// name without `=` has an empty value. `None` when an escape is not `%` and two hex digits or
+/// a decoded part is not UTF-8: a query we cannot read exactly is refused whole, never
+/// guessed at (the login callback's `state` and `/probe`'s `target` are both read here).
+pub fn query_pairs(query: &str) -> Option<Vec<(String, String)>> {
+    query
+        .split('&')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let (name, value) = part.split_once('=').unwrap_or((part, ""));
+            Some((percent_decode(name)?, percent_decode(value)?))
+        })
+        .collect()
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let high = hex(*bytes.get(i + 1)?)?;
+                let low = hex(*bytes.get(i + 2)?)?;
+                out.push(u8::try_from(high * 16 + low).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The candidate nearest to `word` by edit distance, when it is close enough to be a typo.
@@ -110,6 +146,32 @@ mod tests {
         assert_eq!(suggest("ret", known.iter().copied()), None);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("abc", "acb"), 1);
+    }
+
+    #[test]
+    fn queries_decode_exactly_or_not_at_all() {
+        let pairs = |q: &str| {
+            query_pairs(q).map(|v| {
+                v.into_iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(
+            pairs("code=a%2Fb&state=x+y&iss=http%3A%2F%2Fh&flag&&e=%C3%A9"),
+            Some(vec![
+                "code=a/b".into(),
+                "state=x y".into(),
+                "iss=http://h".into(),
+                "flag=".into(),
+                "e=é".into()
+            ])
+        );
+        assert_eq!(pairs("a=%41"), Some(vec!["a=A".into()]));
+        assert_eq!(pairs(""), Some(vec![]));
+        for bad in ["a=%zz", "a=%4", "a=%", "a=%+1", "%4=b", "a=%C3", "a=%FF"] {
+            assert_eq!(pairs(bad), None, "{bad}");
+        }
     }
 
     #[test]

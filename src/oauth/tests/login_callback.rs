@@ -102,7 +102,7 @@ fn login_delivers_the_code_through_the_loopback_callback() {
     );
     let url = rx.recv_timeout(LONG).unwrap_or_default();
     let query = url.split_once('?').map(|(_, q)| q).unwrap_or_default();
-    let params = url::parse_query(query);
+    let params = crate::text::query_pairs(query).unwrap_or_default();
     let get = |name: &str| value(&params, name).unwrap_or_default().to_string();
     assert_eq!(get("code_challenge_method"), "S256");
     assert_eq!(get("resource"), format!("{}/mcp", fake.root));
@@ -181,7 +181,8 @@ fn login_fails_on_a_wrong_issuer_without_exchanging() {
     let (worker, rx) = login_thread(s, fake.endpoint(), wait, Cancel::new());
     let _ = rx.recv_timeout(LONG);
     let url = rx.recv_timeout(LONG).unwrap_or_default();
-    let params = url::parse_query(url.split_once('?').map(|(_, q)| q).unwrap_or_default());
+    let params = crate::text::query_pairs(url.split_once('?').map(|(_, q)| q).unwrap_or_default())
+        .unwrap_or_default();
     let state = value(&params, "state").unwrap_or_default().to_string();
     let port: u16 = value(&params, "redirect_uri")
         .unwrap_or_default()

@@ -113,7 +113,7 @@ impl Fake {
     fn form(&self) -> Vec<(String, String)> {
         let token = self.requests("/token");
         let last = token.last().map(|r| r.body.clone()).unwrap_or_default();
-        url::parse_query(&String::from_utf8_lossy(&last))
+        crate::text::query_pairs(&String::from_utf8_lossy(&last)).unwrap_or_default()
     }
 }
 
