@@ -580,7 +580,8 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
         })
         .collect();
 
-    // Meanwhile, every probe is answered at once.
+    // Meanwhile, every probe is answered without waiting for a slot: a starved one would wait
+    // until the 5 s head limit freed a trickler's (speed itself is `make bench`'s, not a test's).
     let mut slowest = Duration::ZERO;
     for _ in 0..50 {
         let started = Instant::now();
@@ -589,7 +590,7 @@ fn slow_idle_and_oversized_clients_cannot_starve_live() {
         assert_eq!(live.status, 200);
     }
     assert!(
-        slowest < Duration::from_millis(500),
+        slowest < Duration::from_secs(4),
         "slowest /live took {slowest:?}"
     );
 
