@@ -6,7 +6,7 @@ port (Python's standard library only).
 
 /mcp answers HEAD/POST without a token 401 with a resource_metadata challenge; the protected
 resource's and the issuer's metadata are served (issuer = http://127.0.0.1:PORT, PKCE S256,
-an authorization endpoint for `login`); the chosen step then misbehaves: silent = accepts the
+client_secret_post and public clients, an authorization endpoint for `login`); the chosen step then misbehaves: silent = accepts the
 request and never answers; trickle = a 200 head, then one body byte every 200 ms forever. In
 `ok` mode every token request gets a token the MCP endpoint accepts. Prints `listening on
 http://127.0.0.1:PORT/mcp`; exits when stdin closes.
@@ -73,7 +73,7 @@ class H(BaseHTTPRequestHandler):
             self.misbehave("as-metadata")
             return self.send_json({"issuer": o, "token_endpoint": f"{o}/token",
                                    "authorization_endpoint": f"{o}/authorize",
-                                   "token_endpoint_auth_methods_supported": ["client_secret_post"],
+                                   "token_endpoint_auth_methods_supported": ["client_secret_post", "none"],
                                    "code_challenge_methods_supported": ["S256"]})
         self.send_json({}, 404)
 
