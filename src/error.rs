@@ -33,9 +33,15 @@ pub enum LoginError {
     NotAuthorizationCode,
     /// Referenced variables are unset or empty (their names).
     MissingEnv(Vec<String>),
-    /// A step of the login failed: its word, and the authorization server's RFC 6749
-    /// `error` code when it sent one we know.
-    Failed(&'static str, Option<&'static str>),
+    /// A step of the login failed.
+    Failed {
+        /// The step's word.
+        step: &'static str,
+        /// The authorization server's RFC 6749 `error` code, when it sent one we know.
+        code: Option<&'static str>,
+        /// What to change, in doctor's words, when the step has advice.
+        advice: Option<String>,
+    },
     /// `--register` with a configured `mcp.oauth.client_id`.
     RegisterWithClientId,
     /// No `mcp.oauth.client_id`, no `--register`, and no registered client saved.
@@ -57,11 +63,13 @@ impl fmt::Display for LoginError {
                 names.join(", ")
             ),
             LoginError::Cancelled => f.write_str("OAuth login cancelled; nothing was saved"),
-            LoginError::Failed(step, code) => {
+            LoginError::Failed { step, code, advice } => {
                 let code = code.map(|c| format!(": {c}")).unwrap_or_default();
+                let advice = advice.as_ref().map(|a| format!(": {a}")).unwrap_or_default();
+                // The reference's closing words stay last: scripts may match them.
                 write!(
                     f,
-                    "OAuth login failed ({step}{code}); verify issuer, client registration, callback and token file configuration"
+                    "OAuth login failed ({step}{code}){advice}; verify issuer, client registration, callback and token file configuration"
                 )
             }
             LoginError::RegisterWithClientId => f.write_str(
@@ -97,8 +105,10 @@ impl Error {
     pub fn line(&self, redact: &dyn Fn(&str) -> String) -> String {
         let message = match self {
             Error::Config(e) => format!("invalid configuration: {}", e.render(redact)),
-            // Our own words only: nothing to redact, nothing a short secret may garble.
+            // Our own words only (login's advice included): nothing to redact, nothing a
+            // short secret may garble. Only a login's unset variables are the user's names.
             Error::Write | Error::InvalidDocument(_) => self.to_string(),
+            Error::Login(e) if !matches!(e, LoginError::MissingEnv(_)) => self.to_string(),
             other => redact(&other.to_string()),
         };
         clean(&format!("agenthealth: {message}"))

@@ -11,10 +11,11 @@
 use std::time::Duration;
 
 use crate::config::Config;
-use crate::contract::OAuthGrant;
+use crate::contract::{Dimension, OAuthGrant};
 use crate::error::{Error, LoginError};
 use crate::net::Endpoint;
 use crate::oauth::{self, OAuthError};
+use crate::output::doctor::Audience;
 use crate::result::reason::OAuthStep;
 use crate::run_plan::{Credential, RunPlan};
 use crate::runtime::Cancel;
@@ -51,6 +52,7 @@ pub(crate) fn run(
         return Err(Error::Login(LoginError::RegisterWithClientId));
     }
     let failed = |e: OAuthError| {
+        let advice = advice(&e);
         let (step, code) = match e {
             OAuthError::Step {
                 step: OAuthStep::Cancelled,
@@ -67,10 +69,10 @@ pub(crate) fn run(
                 return Error::Login(LoginError::NoClient);
             }
         };
-        Error::Login(LoginError::Failed(step, code))
+        Error::Login(LoginError::Failed { step, code, advice })
     };
     let endpoint = Endpoint::parse(&target.target.endpoint)
-        .map_err(|_| Error::Login(LoginError::Failed(OAuthStep::Endpoint.as_word(), None)))?;
+        .map_err(|_| failed(OAuthError::step(OAuthStep::Endpoint)))?;
     oauth::check_offline(settings, &endpoint).map_err(failed)?;
     let login = oauth::authorization_code::AuthorizationCode {
         settings,
@@ -83,4 +85,59 @@ pub(crate) fn run(
     };
     let mut out = std::io::stdout().lock();
     oauth::authorization_code::authorize(&login, &mut out).map_err(failed)
+}
+
+/// What `doctor` would advise for the step that failed, read from the same observation a
+/// check would record: the line then says what to change, not only where it broke. The
+/// browser's round trip (`callback_error`, `iss_missing` …) names itself already.
+fn advice(e: &OAuthError) -> Option<String> {
+    if matches!(e, OAuthError::Login { .. }) {
+        return None;
+    }
+    let check = crate::engine::node::to_check(Dimension::Authentication, e.observation());
+    crate::output::doctor::check_advice(Dimension::Authentication, &check, Audience::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Fact, Key};
+
+    fn stderr_line(e: OAuthError) -> String {
+        let advice = advice(&e);
+        let OAuthError::Step { step, .. } = e else {
+            return String::new();
+        };
+        let failed = LoginError::Failed {
+            step: step.as_word(),
+            code: None,
+            advice,
+        };
+        // A redaction pass would garble "no secret: set …"; our own words never meet it.
+        Error::Login(failed).line(&|_| "[REDACTED]".to_string())
+    }
+
+    #[test]
+    fn a_failed_step_says_what_to_change_in_doctors_words() {
+        let public = OAuthError::step(OAuthStep::AuthMethod)
+            .with_facts(|e| e.set(Key::AuthMethod, Fact::Word("none")));
+        let line = stderr_line(public);
+        assert!(
+            line.starts_with("agenthealth: OAuth login failed (auth_method): the authorization server lists only confidential")
+                && line.contains("set mcp.oauth.token_endpoint_auth_method: none")
+                && line.ends_with("; verify issuer, client registration, callback and token file configuration"),
+            "{line}"
+        );
+        let pkce = stderr_line(OAuthError::step(OAuthStep::Pkce));
+        assert!(pkce.contains("(pkce): login needs PKCE S256"), "{pkce}");
+    }
+
+    #[test]
+    fn the_browsers_round_trip_names_itself() {
+        let e = OAuthError::Login {
+            step: "callback_error",
+            code: Some("access_denied"),
+        };
+        assert_eq!(advice(&e), None);
+    }
 }
