@@ -9,7 +9,7 @@ CC_x86_64 := gcc
 CC_aarch64 := aarch64-linux-gnu-gcc
 PREFIX ?= /usr/local
 
-.PHONY: build test test-aarch64 interop-setup static dist dist-check image-check install demo demo-graph bench bench-size bench-binaries fuzz fmt clippy
+.PHONY: build test test-aarch64 interop-setup static dist dist-check image-check install demo demo-graph bench bench-smoke bench-size bench-binaries fuzz fmt clippy
 
 build:
 	$(CARGO) build --release
@@ -81,12 +81,17 @@ demo-graph: build
 ## namespace), the 1,000-node graph, a fleet replica's /probe, keep-alive, ping beside busy loops,
 ## the sizes of both static binaries (x86_64, aarch64); writes docs/performance.svg
 ## (BENCH_ONLY=wan,fleet: only those sections).
+## bench-smoke: every row of the bench once or twice, a second of wrk, no plot (BENCH_SMOKE=1):
+## that the bench still runs against this binary, not what it measures (a step of .ci/run)
 ## bench-size: the two sizes and their targets alone
 bench: bench-binaries
 	$(CARGO) build --release --example fake_mcp_server --example floor_client --example latency_proxy
 	@python3 examples/bench.py target/x86_64-unknown-linux-musl/release/agenthealth \
 		target/release/examples/fake_mcp_server target/release/examples/floor_client \
 		target/release/examples/latency_proxy target/aarch64-unknown-linux-musl/release/agenthealth
+
+bench-smoke:
+	@BENCH_SMOKE=1 $(MAKE) --no-print-directory bench
 
 bench-size: bench-binaries
 	@python3 examples/bench.py --sizes target/x86_64-unknown-linux-musl/release/agenthealth \

@@ -47,7 +47,21 @@ import threading
 import time
 import urllib.parse
 
-RUNS = max(21, int(os.environ.get("RUNS", "21")))
+# BENCH_SMOKE=1 (`make bench-smoke`, a step of .ci/run): every row once or twice, durations
+# cut to a second, no plot: it proves the script still drives the binary (a changed output or
+# rule fails it with the traceback), never what the numbers are.
+SMOKE = os.environ.get("BENCH_SMOKE") == "1"
+RUNS = 2 if SMOKE else max(21, int(os.environ.get("RUNS", "21")))
+
+
+def rounds(n):
+    """`n` repetitions of a row, 2 in a smoke run."""
+    return min(n, 2) if SMOKE else n
+
+
+def seconds(d):
+    """A wrk duration flag (`-d10s`), one second in a smoke run."""
+    return "-d1s" if SMOKE else d
 # BENCH_ONLY=fleet,wan runs only those sections (local, wan, hostile, graph, oauth, fleet); all by default.
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 TOKEN = "bench-token-0123456789abcdef"
@@ -173,7 +187,7 @@ def main():
     fleet = fleet_rows() if wanted("fleet") else None
     sized = sizes(STATIC)
     targets(by, wan, graph, late, sized, oauth, fleet)
-    if wanted("local") and wanted("wan"):
+    if wanted("local") and wanted("wan") and not SMOKE:
         plot(local, by, true, wan)
 
 
@@ -398,7 +412,7 @@ def fleet_rows():
         f.write("}\nlocal i = 0\nrequest = function()\n  i = i %% #paths + 1\n"
                 "  return wrk.format(\"GET\", paths[i], {[\"Authorization\"] = \"Bearer %s\"})\nend\n" % TOKEN)
     wrk(["-t2", "-c32", "-d2s", "-s", lua, "http://%s" % addr])  # warm-up
-    probe = wrk(["-t2", "-c32", "-d10s", "--latency", "-s", lua, "http://%s" % addr])
+    probe = wrk(["-t2", "-c32", seconds("-d10s"), "--latency", "-s", lua, "http://%s" % addr])
     probe["rss"] = vm_hwm(replica.pid)
     print()
     print("%-34s %9s %9s %9s %9s %9s" % ("/probe, 1 replica, 1,000 targets", "probes/s", "p50", "p99", "non-2xx", "peak RSS"))
@@ -412,9 +426,9 @@ def keepalive_rows(fake):
     _, addr = serve("version: v1\ntargets:\n  - name: web\n    type: http\n    endpoint: %s/health\n" % fake)
     url = "http://%s/health" % addr
     rates = {"keep-alive": [], "Connection: close": []}
-    for _ in range(3):
-        rates["keep-alive"].append(wrk(["-t1", "-c8", "-d5s", url])["rps"])
-        rates["Connection: close"].append(wrk(["-t1", "-c8", "-d5s", "-H", "Connection: close", url])["rps"])
+    for _ in range(rounds(3)):
+        rates["keep-alive"].append(wrk(["-t1", "-c8", seconds("-d5s"), url])["rps"])
+        rates["Connection: close"].append(wrk(["-t1", "-c8", seconds("-d5s"), "-H", "Connection: close", url])["rps"])
     print()
     print("%-34s %12s" % ("/health, wrk -t1 -c8 -d5s (3 runs)", "median req/s"))
     for label, values in rates.items():
@@ -438,7 +452,7 @@ def busy_rows(fake):
             case.measure()
             case.walls.clear()
         conns = []
-        for _ in range(31):
+        for _ in range(rounds(31)):
             for other in others:
                 other.measure()
             counted(proxy)
@@ -569,7 +583,7 @@ def hostile_catalogue(fake):
     print("  (bound: 600 ms for --timeout 300, two attempts at most; 500 ms for --deadline 500)")
     for name, url in cases:
         for flag, value, bound in (("--timeout", 300, 600), ("--deadline", 500, 500)):
-            walls = [run_once([BIN, "ping", "mcp", url, flag, str(value)])[0] * 1000 for _ in range(10)]
+            walls = [run_once([BIN, "ping", "mcp", url, flag, str(value)])[0] * 1000 for _ in range(rounds(10))]
             late = sum(1 for w in walls if w > bound + 100)
             total_late += late
             print("%-34s %6.0f ms %6.0f ms %9d" % ("%s, %s %d" % (name, flag, value),
@@ -610,7 +624,7 @@ def hostile_oauth():
         server, url = start([sys.executable, HOSTILE_AS, mode], stderr=subprocess.DEVNULL)
         cfg = oauth_config(url, "        grant: client_credentials\n        client_secret_env: S\n")
         walls, seen = [], set()
-        for _ in range(10):
+        for _ in range(rounds(10)):
             t0 = time.perf_counter()
             out = subprocess.run([BIN, "check", cfg, "--format", "json"], capture_output=True, text=True, env=env)
             walls.append((time.perf_counter() - t0) * 1000)
@@ -652,7 +666,7 @@ def login_crowd():
     server, url = start([sys.executable, HOSTILE_AS, "ok"], stderr=subprocess.DEVNULL)
     results = {"callback": [], "sigint": []}
     failures = 0
-    for i in range(10):
+    for i in range(rounds(10)):
         for what in results:
             token_file = os.path.join(TMP, "login-%s-%d.json" % (what, i))
             cfg = oauth_config(url, "        grant: authorization_code\n        token_file: %s\n" % token_file)
