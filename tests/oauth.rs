@@ -713,8 +713,8 @@ fn deliver(port: u16, target: &str) -> u16 {
 
 /// `login --register` registers a new client, so a configured `client_id` is refused; with
 /// no `client_id`, no `--register` and no registration saved in the token file there is no
-/// client to log in with. Both are one line on stderr saying what to do, exit 6, before the
-/// browser (no authorization or token request).
+/// client to log in with. Both are one line on stderr saying what to do, exit 6, before any
+/// request (discovery included).
 #[test]
 fn login_needs_exactly_one_client_source() {
     let as_ = Protected::start(TokenAnswer::Ok);
@@ -748,6 +748,12 @@ fn login_needs_exactly_one_client_source() {
     );
     assert_eq!(o.stdout, "");
     assert_eq!(as_.count("/token") + as_.count("/register"), 0);
+    // Not even discovery: without a client no request is worth sending.
+    assert_eq!(
+        as_.server.requests().len(),
+        0,
+        "requests before a client was known"
+    );
     // A check with neither is the usual login-required, not an attempt without a client.
     let o = check(&["check", &unnamed, "--format", "json"]);
     assert_eq!(o.code, 4, "{}", o.stdout);

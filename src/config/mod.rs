@@ -136,13 +136,6 @@ pub struct RunDeadline {
     pub bound: Bound,
 }
 
-impl RunDeadline {
-    /// The bound a deadline it sets reports, naming the setting a person changes.
-    pub fn bound(self) -> Bound {
-        self.bound
-    }
-}
-
 /// Index of a node in [`Config::nodes`].
 pub type NodeId = usize;
 

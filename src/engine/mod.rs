@@ -151,7 +151,7 @@ fn run_clock(config: &Config, cap: Duration) -> node::Clock {
         // The run deadline keeps its own bound when it equals the cap: it is what the
         // operator set.
         run_deadline: config.deadline.map_or(capped, |d| {
-            Deadline::new(start + Duration::from_millis(d.ms), d.bound()).min(capped)
+            Deadline::new(start + Duration::from_millis(d.ms), d.bound).min(capped)
         }),
     }
 }

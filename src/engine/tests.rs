@@ -595,7 +595,7 @@ fn the_run_deadline_ends_checks_retries_dependencies_and_cleanup() {
     for bound in [Bound::DeadlineFlag, Bound::DeadlineMs] {
         let mut c = config(vec![a.clone(), b.clone()], vec![0]);
         c.deadline = Some(RunDeadline { ms: 200, bound });
-        let bound = c.deadline.map(RunDeadline::bound);
+        let bound = c.deadline.map(|d| d.bound);
         let start = Instant::now();
         let doc = run(&c);
         let took = start.elapsed();

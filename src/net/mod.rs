@@ -248,7 +248,7 @@ impl Client {
     /// through no proxy; without one, [`Client::new`].
     pub fn within(reuse: Reuse, allow: Option<Arc<AllowList>>) -> Client {
         let proxies = match allow {
-            Some(_) => ProxyEnv::from_lookup(|_| None),
+            Some(_) => ProxyEnv::default(),
             None => ProxyEnv::from_env(),
         };
         Client {

@@ -77,12 +77,12 @@ pub(crate) fn authorize(
         .ok_or_else(|| OAuthError::file(TokenFileProblem::Unwritable))?;
     let mut client = Client::new(Reuse::KeepAlive);
     let step = || Attempt::new(Deadline::after(login.step_timeout, Bound::TimeoutMs));
-    let discovered = discover(&mut client, login, &step())?;
-    // No client configured: the one an earlier `--register` saved, unless registering anew.
+    // No client configured: the one `--register` saved, read before any request is sent.
     let saved = match (&settings.configured.client_id, login.register) {
         (None, false) => Some(saved_client(login, token_file, &step())?),
         _ => None,
     };
+    let discovered = discover(&mut client, login, &step())?;
     let (listener, redirect_uri) = callback(settings.configured.redirect_port, saved.as_ref())?;
     let registered = match saved {
         Some(saved) => Some(saved),

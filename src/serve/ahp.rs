@@ -78,8 +78,7 @@ pub fn admit(request: &RequestHead, token: Option<&Secret>) -> Result<(), Answer
     {
         return Err(error(400, "unsupported_version"));
     }
-    let open = matches!(path, "/live" | "/ready" | "/health");
-    if !open && !token.is_some_and(|t| authorized(request.header("Authorization"), t)) {
+    if !open(path) && !token.is_some_and(|t| authorized(request.header("Authorization"), t)) {
         let mut r = error(401, "unauthorized");
         r.headers.push(("WWW-Authenticate", "Bearer".into()));
         return Err(r);
@@ -87,11 +86,17 @@ pub fn admit(request: &RequestHead, token: Option<&Secret>) -> Result<(), Answer
     Ok(())
 }
 
+/// The paths anyone may read: liveness, readiness and the bare status; every other path is
+/// under the token rule and may carry details.
+fn open(path: &str) -> bool {
+    matches!(path, "/live" | "/ready" | "/health")
+}
+
 /// The answer to `request` (admitted by [`admit`]) from what the refresh loop published
 /// (`view`) at `now`.
 pub fn respond(request: &RequestHead, view: &View, now: Instant) -> Answer {
     let path = request.path;
-    let detailed = !matches!(path, "/live" | "/ready" | "/health");
+    let detailed = !open(path);
     match path {
         "/live" => {
             let status = if view.running {

@@ -207,7 +207,7 @@ fn deadline_ms_bounds_the_run_and_never_exceeds_the_cap() {
         })
     );
     assert_eq!(
-        set.map(|d| d.bound()),
+        set.map(|d| d.bound),
         Some(crate::contract::Bound::DeadlineMs)
     );
 }

@@ -98,10 +98,9 @@ pub(crate) struct Reservation<'d> {
     dir: PathBuf,
     temp: PathBuf,
     file: File,
-    /// The temporary holds a token: it is kept, for the next run to recover.
+    /// The temporary holds a token: it is kept, for the next run to recover (or it became
+    /// the token file).
     holds_token: bool,
-    /// The temporary became the token file.
-    renamed: bool,
 }
 
 /// Reserves the space to save a token to `path` (see the module documentation). Errors
@@ -124,7 +123,6 @@ pub(crate) fn reserve<'d>(disk: &'d dyn Disk, path: &Path) -> Result<Reservation
         temp,
         file,
         holds_token: false,
-        renamed: false,
     };
     let unwritable = |e: io::Error| OAuthError::file_os(TokenFileProblem::Unwritable, &e);
     disk.allocate(&reservation.file, MAX_FILE_BYTES)
@@ -154,9 +152,7 @@ impl Reservation<'_> {
         let synced = self.disk.sync(&self.file);
         // Renamed even when the sync failed: the file holds a spent refresh token, which is
         // worth nothing, and a replayed one revokes the grant.
-        let renamed = self.disk.rename(&self.temp, &self.target);
-        self.renamed = renamed.is_ok();
-        let durable = match renamed {
+        let durable = match self.disk.rename(&self.temp, &self.target) {
             Ok(()) => self.disk.sync_dir(&self.dir),
             Err(e) => Err(e),
         };
@@ -166,7 +162,7 @@ impl Reservation<'_> {
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        if !self.holds_token && !self.renamed {
+        if !self.holds_token {
             let _ = std::fs::remove_file(&self.temp);
         }
     }

@@ -71,9 +71,9 @@ fn paragraph(d: &OAuthDetails) -> String {
 
 /// The `mcp.oauth` block to paste, and what registration takes.
 fn block(out: &mut String, d: &OAuthDetails, server: &ServerDetails) {
-    let grant = if server.grants.contains(&"authorization_code") || server.grants.is_empty() {
-        "authorization_code"
-    } else if server.grants.contains(&"client_credentials") {
+    // Authorization code unless the server offers only client credentials.
+    let has = |grant| server.grants.contains(&grant);
+    let grant = if has("client_credentials") && !has("authorization_code") {
         "client_credentials"
     } else {
         "authorization_code"

@@ -58,21 +58,7 @@ pub(super) fn advice(
         Note::BudgetExhausted(Bound::RunCap) => {
             "the 60 s cap on every run was reached before this check could start; split the configuration or lower the timeouts before it".into()
         }
-        Note::LocalResource(LocalResource::Disk) => format!(
-            "the token file's volume failed ({}) before the check could complete, so the token was not refreshed and the saved one is intact; the target was not at fault: free space on the volume of mcp.oauth.token_file (a refresh needs 64 KiB beside the file) or repair it",
-            word(check, Key::OsError).unwrap_or_else(|| "disk".into())
-        ),
-        Note::LocalResource(resource) => format!(
-            "this host ran out of {} before the check could complete; the target was not at fault",
-            match resource {
-                LocalResource::FileDescriptors => {
-                    "file descriptors (raise `ulimit -n`, or lower concurrency)"
-                }
-                LocalResource::Threads => "threads (raise `ulimit -u`, or lower concurrency)",
-                LocalResource::Memory => "memory (raise `ulimit -v`, or lower concurrency)",
-                LocalResource::Disk => "disk space",
-            }
-        ),
+        Note::LocalResource(resource) => local_resource(resource, check),
         Note::BudgetExhausted(bound) => format!(
             "{} ran out before this check could start; raise it, or lower the timeouts and retries before it",
             setting(bound)
@@ -122,5 +108,25 @@ pub(super) fn timed_out(check: &Check, bound: Option<Bound>) -> String {
             "no response within {d}; check that the service is up and reachable, and that {} is adequate",
             setting(bound.unwrap_or(Bound::TimeoutMs))
         ),
+    }
+}
+
+/// A resource of this host ran out: the target was not at fault.
+fn local_resource(resource: LocalResource, check: &Check) -> String {
+    let ran_out = |what: &str| {
+        format!(
+            "this host ran out of {what} before the check could complete; the target was not at fault"
+        )
+    };
+    match resource {
+        LocalResource::Disk => format!(
+            "the token file's volume failed ({}) before the check could complete, so the token was not refreshed and the saved one is intact; the target was not at fault: free space on the volume of mcp.oauth.token_file (a refresh needs 64 KiB beside the file) or repair it",
+            word(check, Key::OsError).unwrap_or_else(|| "disk".into())
+        ),
+        LocalResource::FileDescriptors => {
+            ran_out("file descriptors (raise `ulimit -n`, or lower concurrency)")
+        }
+        LocalResource::Threads => ran_out("threads (raise `ulimit -u`, or lower concurrency)"),
+        LocalResource::Memory => ran_out("memory (raise `ulimit -v`, or lower concurrency)"),
     }
 }
