@@ -216,7 +216,10 @@ impl Probes {
         let module = (self.config.modules.iter())
             .find(|m| m.name == name)
             .ok_or_else(|| ahp::error(400, "unknown_module"))?;
-        let parts = UrlParts::parse(&url).ok_or_else(|| ahp::error(400, "bad_target"))?;
+        // The URL becomes the run's endpoint: what the endpoint grammar refuses is no target.
+        let parts = (crate::contract::endpoint::http_url(&url).ok())
+            .and_then(|_| UrlParts::parse(&url))
+            .ok_or_else(|| ahp::error(400, "bad_target"))?;
         if let Some(allow) = &module.template.allow {
             allow.listing(&parts).map_err(refused)?;
         }

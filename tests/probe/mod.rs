@@ -139,6 +139,19 @@ fn bad_probe_requests_are_refused_by_status() {
             400,
             "bad_target",
         ),
+        // What the endpoint grammar refuses is no target either (it would be MISCONFIGURED).
+        (
+            "/probe?module=mcp&target=http%3A%2F%2Fa.agents.svc%2Fmcp%23top",
+            "",
+            400,
+            "bad_target",
+        ),
+        (
+            "/probe?module=mcp&target=http://a.agents.svc:1:2/mcp",
+            "",
+            400,
+            "bad_target",
+        ),
         (
             "/probe?module=mcp&target=http://elsewhere.example/mcp",
             "",
